@@ -1,0 +1,61 @@
+"""The local CobaltCore region ("the lab"): real API servers, real Keystone, real K-ORC.
+
+One implementation behind `make lab-up|lab-down|lab-status` and the pytest
+fixture: `python -m regionlab up|down|status|build`.
+"""
+
+import time
+
+from . import build, config, keystone, korc, kube, processes
+
+
+def up(log=print):
+    """Start everything that is not running; return what runs where."""
+    started = time.monotonic()
+    built = build.build_all(log)
+    clusters = config.clusters()
+    kube.up(clusters, log)
+    keystone.up()
+    korc.up(clusters)
+    info = status()
+    info["seconds"] = round(time.monotonic() - started, 1)
+    info["build_seconds"] = built
+    return info
+
+
+def down(log=print):
+    """Stop every lab process; leaves data (etcd, Keystone DB) for the next up."""
+    names = processes.running()
+    # Clients before servers, etcd last.
+    order = sorted(names, key=lambda n: (n == "etcd", n.startswith("apiserver-"), n))
+    for name in order:
+        processes.stop(name)
+    for path in processes.RUN.glob("*.pid") if processes.RUN.exists() else []:
+        path.unlink()
+    return order
+
+
+def status():
+    clusters = config.clusters()
+    info = {"clusters": {}, "keystone": None, "korc": None, "processes": processes.running()}
+    total = 0
+    for name in info["processes"]:
+        total += processes.rss_bytes(name)
+    info["rss_mib"] = round(total / 1024 ** 2)
+    for cluster in clusters:
+        ready = kube.apiserver_ready(cluster)
+        info["clusters"][cluster.name] = {
+            "server": cluster.server, "kubeconfig": str(cluster.kubeconfig),
+            "groups": cluster.groups, "ready": ready,
+            "version": kube.server_version(cluster) if ready else None,
+        }
+    info["keystone"] = {"url": keystone.URL, "ready": keystone.ready(), "clouds_yaml": str(keystone.CLOUDS),
+                        "cloud": keystone.CLOUD_NAME}
+    info["korc"] = {"ready": korc.ready(), "watches": korc.control_plane(clusters).name}
+    return info
+
+
+def is_up():
+    info = status()
+    return (all(c["ready"] for c in info["clusters"].values())
+            and info["keystone"]["ready"] and info["korc"]["ready"])

@@ -1,0 +1,50 @@
+"""python -m regionlab up|down|status|build"""
+
+import argparse
+import json
+import sys
+
+from . import build, down, processes, status, up
+
+
+def _print_status(info):
+    for name, cluster in info["clusters"].items():
+        print("%-20s %-26s %-8s %s" % (name, cluster["server"], cluster["version"] or "down",
+                                      cluster["kubeconfig"]))
+    ks = info["keystone"]
+    print("%-20s %-26s %-8s %s (cloud %s)" % ("keystone", ks["url"], "up" if ks["ready"] else "down",
+                                             ks["clouds_yaml"], ks["cloud"]))
+    print("%-20s %-26s %s" % ("k-orc", "watches " + info["korc"]["watches"],
+                              "up" if info["korc"]["ready"] else "down"))
+    print("processes: %d, resident memory: %d MiB" % (len(info["processes"]), info["rss_mib"]))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="regionlab", description=__doc__)
+    parser.add_argument("command", choices=["up", "down", "status", "build"])
+    parser.add_argument("--json", action="store_true", help="print status as JSON")
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        print(json.dumps(build.build_all()))
+        return 0
+    if args.command == "down":
+        stopped = down()
+        print("stopped %d lab processes" % len(stopped))
+        left = processes.running()
+        return 1 if left else 0
+    try:
+        info = up() if args.command == "up" else status()
+    except RuntimeError as exc:
+        print("regionlab: %s" % exc, file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        _print_status(info)
+        if "seconds" in info:
+            print("lab up in %.1fs" % info["seconds"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

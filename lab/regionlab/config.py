@@ -1,0 +1,98 @@
+"""Where the lab keeps things and which clusters it runs.
+
+The cluster list comes from inventories/lab/hosts.yml: every inventory host
+that is a Kubernetes cluster gets an API server, and its kubeconfig file is
+named after the host, so the playbooks find it without any mapping.
+"""
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+INVENTORY = REPO / "inventories" / "lab"
+STATE = Path(os.environ.get("COBALTCORE_LAB_DIR", REPO / ".lab"))
+BIN = Path(os.environ.get("COBALTCORE_LAB_BIN", REPO / ".cache" / "lab-bin"))
+CRDS = REPO / "lab" / "crds"
+GO_MODULES = REPO / "lab" / "go"
+
+KUBERNETES_VERSION = "v1.37.2"
+PORT_BASE = int(os.environ.get("COBALTCORE_LAB_PORT_BASE", "36400"))
+
+# Where the hand-written CRDs (lab/crds/<file>.yaml) go, by inventory group or host;
+# upstream CRD sets say so themselves in lab/crds/upstream.json ("clusters"). In a real
+# region the operators of phase 3 bring these CRDs; the lab has them from the start.
+LOCAL_CRD_CLUSTERS = {
+    "core.gardener.cloud": ["gardener"],
+    "c5c3.io": ["control_plane"],
+    "keystone.openstack.c5c3.io": ["control_plane"],
+    "glance.openstack.c5c3.io": ["control_plane"],
+    "placement.openstack.c5c3.io": ["control_plane"],
+    "nova.openstack.c5c3.io": ["control_plane"],
+    "neutron.openstack.c5c3.io": ["control_plane"],
+    "cinder.openstack.c5c3.io": ["control_plane"],
+    "tempest.openstack.c5c3.io": ["control_plane"],
+    "cortex.c5c3.io": ["control_plane"],
+    "memcached.c5c3.io": ["control_plane"],
+    "cache.cs.sap.com": ["control_plane"],
+    "ovn.c5c3.io": ["control_plane", "hypervisor_pools"],
+    "kvm.cloud.sap": ["hypervisor_pools"],
+    "ceph.cobaltcore.sap.com": ["storage_pools"],
+}
+
+
+@dataclass
+class Cluster:
+    name: str
+    index: int
+    groups: list = field(default_factory=list)
+
+    @property
+    def port(self):
+        return PORT_BASE + 10 + self.index
+
+    @property
+    def server(self):
+        return "https://127.0.0.1:%d" % self.port
+
+    @property
+    def kubeconfig(self):
+        return STATE / "kubeconfig" / ("%s.yaml" % self.name)
+
+    @property
+    def pki(self):
+        return STATE / "pki" / self.name
+
+
+def _hosts_of(node):
+    """Hosts of an inventory group and its children, in file order."""
+    hosts = list(node.get("hosts") or {})
+    for sub in (node.get("children") or {}).values():
+        hosts += [h for h in _hosts_of(sub or {}) if h not in hosts]
+    return hosts
+
+
+def _membership(name, node, out):
+    for host in _hosts_of(node):
+        groups = out.setdefault(host, [])
+        if name != "all" and name not in groups:
+            groups.append(name)
+    for child, sub in (node.get("children") or {}).items():
+        _membership(child, sub or {}, out)
+    return out
+
+
+def clusters():
+    """The lab's clusters, in inventory order, with their groups."""
+    data = yaml.safe_load((INVENTORY / "hosts.yml").read_text())
+    membership = _membership("all", data["all"], {})
+    return [Cluster(name, i, sorted(groups)) for i, (name, groups) in enumerate(membership.items())]
+
+
+ETCD_CLIENT_PORT = PORT_BASE
+ETCD_PEER_PORT = PORT_BASE + 1
+KEYSTONE_PORT = PORT_BASE + 2
+KORC_HEALTH_PORT = PORT_BASE + 3
+CONTROLLER_MANAGER_PORT_BASE = PORT_BASE + 40

@@ -1,0 +1,126 @@
+"""The lab region's real Keystone: SQLite, fernet tokens, served by uWSGI.
+
+The admin password is generated once and kept in .lab/keystone/admin-password
+(mode 0600); it reaches keystone-manage through the environment, never argv.
+"""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import requests
+import yaml
+
+from . import config, pki, processes
+
+HOME = config.STATE / "keystone"
+CONF = HOME / "keystone.conf"
+PASSWORD = HOME / "admin-password"
+CLOUDS = config.STATE / "clouds.yaml"
+CLOUD_NAME = "lab-admin"
+REGION = "lab"
+VENV_BIN = Path(sys.executable).parent
+URL = "http://127.0.0.1:%d/v3" % config.KEYSTONE_PORT
+
+
+def _conf_text():
+    return "\n".join([
+        "[DEFAULT]",
+        "log_file = %s" % (processes.LOGS / "keystone-app.log"),
+        "[database]",
+        "connection = sqlite:///%s" % (HOME / "keystone.db"),
+        "[token]",
+        "provider = fernet",
+        "expiration = 3600",
+        "[fernet_tokens]",
+        "key_repository = %s" % (HOME / "fernet-keys"),
+        "max_active_keys = 3",
+        "[fernet_receipts]",
+        "key_repository = %s" % (HOME / "fernet-keys"),
+        "[credential]",
+        "key_repository = %s" % (HOME / "credential-keys"),
+        "[cache]",
+        "enabled = false",
+        "",
+    ])
+
+
+def _manage(*args, env=None):
+    subprocess.run(
+        [str(VENV_BIN / "keystone-manage"), "--config-file", str(CONF)] + list(args),
+        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONWARNINGS="ignore", **(env or {})))
+
+
+def admin_password():
+    if not PASSWORD.exists():
+        pki.write_private(PASSWORD, secrets.token_urlsafe(24).encode())
+    return PASSWORD.read_text().strip()
+
+
+def prepare():
+    """Database, keys and bootstrap, each done once (marked by a file)."""
+    HOME.mkdir(parents=True, exist_ok=True)
+    processes.LOGS.mkdir(parents=True, exist_ok=True)
+    if not CONF.exists() or CONF.read_text() != _conf_text():
+        CONF.write_text(_conf_text())
+    done = HOME / "prepared"
+    if done.exists():
+        return False
+    for name in ("fernet-keys", "credential-keys"):
+        (HOME / name).mkdir(mode=0o700, exist_ok=True)
+    _manage("db_sync")
+    owner = ["--keystone-user", str(os.getuid()), "--keystone-group", str(os.getgid())]
+    _manage("fernet_setup", *owner)
+    _manage("credential_setup", *owner)
+    bootstrap()
+    done.write_text("ok\n")
+    return True
+
+
+def bootstrap():
+    """keystone-manage bootstrap, as the keystone-operator's bootstrap job runs it."""
+    _manage("bootstrap", "--bootstrap-username", "admin", "--bootstrap-project-name", "admin",
+            "--bootstrap-role-name", "admin", "--bootstrap-service-name", "keystone",
+            "--bootstrap-region-id", REGION, "--bootstrap-admin-url", URL,
+            "--bootstrap-public-url", URL, "--bootstrap-internal-url", URL,
+            env={"OS_BOOTSTRAP_PASSWORD": admin_password()})
+
+
+def write_clouds_yaml():
+    doc = {"clouds": {CLOUD_NAME: {
+        "auth": {"auth_url": URL, "username": "admin", "password": admin_password(),
+                 "project_name": "admin", "user_domain_name": "Default",
+                 "project_domain_name": "Default"},
+        "region_name": REGION, "identity_api_version": 3, "interface": "public",
+    }}}
+    content = yaml.safe_dump(doc, sort_keys=False).encode()
+    if not CLOUDS.exists() or CLOUDS.read_bytes() != content:
+        pki.write_private(CLOUDS, content)
+
+
+def start():
+    if processes.pid_of("keystone"):
+        return
+    processes.start("keystone", [
+        VENV_BIN / "uwsgi", "--http-socket", "127.0.0.1:%d" % config.KEYSTONE_PORT,
+        "--wsgi", "keystone.wsgi.api:application", "--virtualenv", VENV_BIN.parent,
+        "--master", "--processes", "2", "--threads", "2", "--die-on-term",
+        "--need-app", "--lazy-apps", "--disable-logging",
+    ], env={"OS_KEYSTONE_CONFIG_FILES": str(CONF), "PYTHONWARNINGS": "ignore"})
+
+
+def ready():
+    try:
+        return requests.get(URL, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def up():
+    prepare()
+    write_clouds_yaml()
+    start()
+    processes.wait_until(ready, 120, "keystone", "keystone")

@@ -1,0 +1,192 @@
+"""etcd, one kube-apiserver (and controller manager) per lab cluster, kubeconfigs, CRDs."""
+
+import base64
+import hashlib
+import json
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import requests
+import yaml
+
+from . import build, config, pki, processes
+
+# The controllers the lab needs from kube-controller-manager: namespace deletion
+# and owner-reference cascades; nothing schedules or runs pods here.
+CONTROLLERS = "garbagecollector,namespace"
+
+
+def start_etcd():
+    if processes.pid_of("etcd"):
+        return
+    data = config.STATE / "etcd"
+    data.mkdir(parents=True, exist_ok=True)
+    client = "http://127.0.0.1:%d" % config.ETCD_CLIENT_PORT
+    peer = "http://127.0.0.1:%d" % config.ETCD_PEER_PORT
+    processes.start("etcd", [
+        config.BIN / "etcd", "--name", "lab", "--data-dir", data,
+        "--listen-client-urls", client, "--advertise-client-urls", client,
+        "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+        "--initial-cluster", "lab=%s" % peer,
+        "--listen-metrics-urls", "http://127.0.0.1:%d" % (config.PORT_BASE + 4),
+        # Test data only: losing it on a host crash is fine, fsync latency is not.
+        "--unsafe-no-fsync", "--log-level", "warn",
+        "--quota-backend-bytes", str(4 * 1024 ** 3),
+    ])
+
+
+def etcd_ready():
+    try:
+        return requests.get("http://127.0.0.1:%d/health" % config.ETCD_CLIENT_PORT, timeout=2).ok
+    except requests.RequestException:
+        return False
+
+
+def _apiserver_argv(cluster):
+    pki_dir = cluster.pki
+    return [
+        config.BIN / "kube-apiserver",
+        "--etcd-servers", "http://127.0.0.1:%d" % config.ETCD_CLIENT_PORT,
+        "--etcd-prefix", "/registry/%s" % cluster.name,
+        "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+        "--secure-port", str(cluster.port),
+        "--tls-cert-file", pki_dir / "server.crt", "--tls-private-key-file", pki_dir / "server.key",
+        "--client-ca-file", pki_dir / "ca.crt",
+        "--authorization-mode", "RBAC",
+        "--service-cluster-ip-range", "10.0.0.0/24",
+        "--service-account-issuer", cluster.server,
+        "--service-account-key-file", pki_dir / "sa.pub",
+        "--service-account-signing-key-file", pki_dir / "sa.key",
+        "--allow-privileged=true",
+        "--disable-admission-plugins", "ServiceAccount",
+        "--profiling=false",
+        "--endpoint-reconciler-type", "none",
+    ]
+
+
+def _controller_manager_argv(cluster):
+    return [
+        config.BIN / "kube-controller-manager",
+        "--kubeconfig", cluster.kubeconfig,
+        "--controllers", CONTROLLERS,
+        "--leader-elect=false", "--secure-port", "0",
+        "--use-service-account-credentials=false",
+    ]
+
+
+def write_kubeconfig(cluster):
+    pki_dir = cluster.pki
+
+    def b64(name):
+        return base64.b64encode((pki_dir / name).read_bytes()).decode()
+
+    doc = {
+        "apiVersion": "v1", "kind": "Config", "preferences": {},
+        "clusters": [{"name": cluster.name, "cluster": {
+            "server": cluster.server, "certificate-authority-data": b64("ca.crt")}}],
+        "users": [{"name": "%s-admin" % cluster.name, "user": {
+            "client-certificate-data": b64("admin.crt"), "client-key-data": b64("admin.key")}}],
+        "contexts": [{"name": cluster.name, "context": {
+            "cluster": cluster.name, "user": "%s-admin" % cluster.name}}],
+        "current-context": cluster.name,
+    }
+    content = yaml.safe_dump(doc, sort_keys=False).encode()
+    if not cluster.kubeconfig.exists() or cluster.kubeconfig.read_bytes() != content:
+        pki.write_private(cluster.kubeconfig, content)
+
+
+def _session(cluster):
+    session = requests.Session()
+    # Otherwise REQUESTS_CA_BUNDLE from the environment overrides the cluster's CA.
+    session.trust_env = False
+    session.verify = str(cluster.pki / "ca.crt")
+    session.cert = (str(cluster.pki / "admin.crt"), str(cluster.pki / "admin.key"))
+    return session
+
+
+def apiserver_ready(cluster):
+    try:
+        return _session(cluster).get(cluster.server + "/readyz", timeout=2).ok
+    except requests.RequestException:
+        return False
+
+
+def server_version(cluster):
+    return _session(cluster).get(cluster.server + "/version", timeout=5).json()["gitVersion"]
+
+
+def start_cluster(cluster):
+    pki.ensure_cluster_pki(cluster.pki, cluster.name)
+    write_kubeconfig(cluster)
+    name = "apiserver-%s" % cluster.name
+    if not processes.pid_of(name):
+        processes.start(name, _apiserver_argv(cluster))
+
+
+def start_controller_manager(cluster):
+    name = "controller-manager-%s" % cluster.name
+    if not processes.pid_of(name):
+        processes.start(name, _controller_manager_argv(cluster))
+
+
+# CRDs ------------------------------------------------------------------------
+
+def _upstream_entries():
+    path = config.CRDS / "upstream.json"
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+def crd_files(cluster):
+    """The CRD files a cluster carries, by its groups and name."""
+    wanted = set(cluster.groups) | {cluster.name}
+    files = [config.CRDS / ("%s.yaml" % name) for name, targets in config.LOCAL_CRD_CLUSTERS.items()
+             if wanted & set(targets)]
+    for entry in _upstream_entries():
+        if not wanted & set(entry["clusters"]):
+            continue
+        root = Path(build.module_dir(entry["module"], entry["version"]))
+        for pattern in entry["files"]:
+            matched = sorted(root.glob(pattern))
+            if not matched:
+                raise RuntimeError("CRD set %s: %s matches nothing in %s@%s"
+                                   % (entry["name"], pattern, entry["module"], entry["version"]))
+            files.extend(matched)
+    return files
+
+
+def install_crds(cluster, files):
+    """Server-side apply the CRDs and wait until each is Established; skipped when unchanged."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.read_bytes())
+    marker = processes.RUN / ("crds-%s.sha256" % cluster.name)
+    if marker.exists() and marker.read_text() == digest.hexdigest():
+        return False
+    kubectl = [str(config.BIN / "kubectl"), "--kubeconfig", str(cluster.kubeconfig)]
+    args = kubectl + ["apply", "--server-side", "--force-conflicts", "--field-manager", "cobaltcore-lab"]
+    for path in files:
+        args += ["-f", str(path)]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(kubectl + ["wait", "--for=condition=Established", "--timeout=120s", "crd", "--all"],
+                   check=True, stdout=subprocess.DEVNULL)
+    marker.write_text(digest.hexdigest())
+    return True
+
+
+def up(clusters, log=print):
+    start_etcd()
+    processes.wait_until(etcd_ready, 60, "etcd", "etcd")
+    for cluster in clusters:
+        start_cluster(cluster)
+    for cluster in clusters:
+        processes.wait_until(lambda c=cluster: apiserver_ready(c), 180,
+                             "kube-apiserver %s" % cluster.name, "apiserver-%s" % cluster.name)
+    for cluster in clusters:
+        start_controller_manager(cluster)
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        changed = list(pool.map(lambda c: install_crds(c, crd_files(c)), clusters))
+    if any(changed):
+        log("CRDs installed in %.1fs" % (time.monotonic() - started))

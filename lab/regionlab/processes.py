@@ -1,0 +1,140 @@
+"""Start, find and stop the lab's background processes.
+
+Each process has a pid file under .lab/run and a log under .lab/logs. A
+process counts as running only when its pid is alive and its command line
+still names the binary we started, so a stale pid file never matches a
+recycled pid.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from . import config
+
+RUN = config.STATE / "run"
+LOGS = config.STATE / "logs"
+
+
+def _pid_file(name):
+    return RUN / ("%s.pid" % name)
+
+
+def _cmdline(pid):
+    try:
+        return Path("/proc/%d/cmdline" % pid).read_bytes().split(b"\0")
+    except OSError:
+        return []
+
+
+def pid_of(name):
+    """The pid of a running lab process, or None."""
+    try:
+        pid, binary = _pid_file(name).read_text().split("\n", 1)
+        pid = int(pid)
+    except (OSError, ValueError):
+        return None
+    cmd = _cmdline(pid)
+    if cmd and binary.strip() and cmd[0].decode(errors="replace") == binary.strip():
+        return pid
+    return None
+
+
+def start(name, argv, env=None, cwd=None):
+    """Start argv in its own session, logging to .lab/logs/<name>.log."""
+    RUN.mkdir(parents=True, exist_ok=True)
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = open(LOGS / ("%s.log" % name), "ab")
+    proc = subprocess.Popen(
+        [str(a) for a in argv], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        env=dict(os.environ, **(env or {})), cwd=cwd, start_new_session=True)
+    log.close()
+    _pid_file(name).write_text("%d\n%s\n" % (proc.pid, argv[0]))
+    return proc.pid
+
+
+def running():
+    """Names of all lab processes that are alive."""
+    if not RUN.exists():
+        return []
+    return sorted(p.stem for p in RUN.glob("*.pid") if pid_of(p.stem))
+
+
+def stop(name, timeout=15):
+    """Stop a process and its session: SIGTERM, then SIGKILL after timeout."""
+    pid = pid_of(name)
+    if pid:
+        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline and _alive(pid):
+                time.sleep(0.1)
+            if not _alive(pid):
+                break
+    _pid_file(name).unlink(missing_ok=True)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie of ours is dead for every purpose here.
+    try:
+        state = Path("/proc/%d/stat" % pid).read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    if state == "Z":
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        return False
+    return True
+
+
+def port_open(port, host="127.0.0.1"):
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+def wait_until(predicate, timeout, what, log_name=None):
+    """Poll predicate until it is true; fail naming what did not come up."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if log_name and not pid_of(log_name):
+            raise RuntimeError("%s: process exited; see %s" % (what, LOGS / ("%s.log" % log_name)))
+        time.sleep(0.2)
+    hint = " ; see %s" % (LOGS / ("%s.log" % log_name)) if log_name else ""
+    raise RuntimeError("%s: not ready after %ss%s" % (what, timeout, hint))
+
+
+def rss_bytes(name):
+    """Resident memory of a lab process and its children."""
+    pid = pid_of(name)
+    if not pid:
+        return 0
+    total = 0
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            sid = int(stat.rsplit(")", 1)[1].split()[3])
+            if sid != pid:
+                continue
+            for line in (proc / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except (OSError, ValueError, IndexError):
+            continue
+    return total

@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of c5c3.cobaltcore: thin wrappers over module_utils.
+
+Each filter's documentation is the YAML file of its name beside this one.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph, naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import (
+    claim_name_problems, validate_claims)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.composition import (
+    CompositionError, compose_openstack_cluster)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import (
+    RegionError, build_region)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.size_presets import size_preset
+
+
+def _problem_lines(problems):
+    return "\n".join("- %s %s: %s" % (item.get("claim", "region"), item["field"] or "(claim)",
+                                      item["message"]) for item in problems)
+
+
+def validate_claims_filter(claims, region):
+    return validate_claims(claims, region)
+
+
+def compose_openstack_cluster_filter(claim, region, claims=None):
+    try:
+        return compose_openstack_cluster(claim, region, claims=claims)
+    except CompositionError as error:
+        raise AnsibleFilterError("invalid OpenStackCluster claims, nothing composed:\n%s"
+                                 % _problem_lines(error.problems))
+
+
+def region_model_filter(region):
+    try:
+        return build_region(region).to_dict()
+    except RegionError as error:
+        raise AnsibleFilterError("invalid region:\n%s" % _problem_lines(error.problems))
+
+
+def size_preset_filter(size):
+    try:
+        return size_preset(size)
+    except ValueError as error:
+        raise AnsibleFilterError(str(error))
+
+
+def ceph_caps_filter(pools):
+    if isinstance(pools, str) or not isinstance(pools, (list, tuple)):
+        raise AnsibleFilterError("ceph_caps expects a list of pool names, got %r" % (pools,))
+    try:
+        return ceph.client_caps(list(pools))
+    except ValueError as error:
+        raise AnsibleFilterError(str(error))
+
+
+def quota_bytes_filter(quota_gb):
+    try:
+        return ceph.quota_bytes(quota_gb)
+    except ValueError as error:
+        raise AnsibleFilterError(str(error))
+
+
+def tenant_names_filter(name):
+    problems = claim_name_problems(name)
+    if problems:
+        raise AnsibleFilterError("invalid tenant name: %s" % "; ".join(
+            message for _field, message in problems))
+    return naming.tenant_names(name)
+
+
+class FilterModule(object):
+    """c5c3.cobaltcore filters."""
+
+    def filters(self):
+        return {
+            "validate_claims": validate_claims_filter,
+            "compose_openstack_cluster": compose_openstack_cluster_filter,
+            "region_model": region_model_filter,
+            "size_preset": size_preset_filter,
+            "ceph_caps": ceph_caps_filter,
+            "quota_bytes": quota_bytes_filter,
+            "tenant_names": tenant_names_filter,
+        }

@@ -1,0 +1,278 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The seed composition without Crossplane: an OpenStackCluster claim becomes a
+namespace and a ControlPlane in the control-plane cluster and the tenant's Rook
+resources in its storage pools.
+
+Placement rules (one place, used by both sides):
+- A Ceph pool exists only when the service that uses it is enabled: volumes
+  with Cinder, images with Glance, ephemeral with Nova (and ephemeralPool
+  enabled).
+- The first storage pool hosts images, ephemeral, the CephFilesystem (when
+  enabled or Manila is on) and the object store; every storage pool hosts a
+  volumes pool (tiered pools) and a CephClient for exactly its own pools.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming, rook_manifests
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import (
+    claim_list, claim_ref, claim_spec_with_defaults, validate_claims)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import build_region
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.size_presets import size_preset
+
+
+class CompositionError(ValueError):
+    """The claims are invalid; problems lists every {claim, field, message}."""
+
+    def __init__(self, problems):
+        self.problems = problems
+        super(CompositionError, self).__init__("\n".join(
+            "%s: %s: %s" % (item["claim"], item["field"], item["message"]) for item in problems))
+
+
+class StoragePlacement(object):
+    """What one storage pool hosts for one tenant."""
+
+    def __init__(self, name, spec, cluster, primary):
+        services = spec["services"]
+        ceph = spec["storage"]["ceph"]
+        suffix = None if primary else cluster
+        self.cluster = cluster
+        self.secret = naming.ceph_client_secret(name, suffix)
+        self.cinder_backend = naming.cinder_backend(suffix)
+        # role -> Ceph pool name, in the seed's caps order.
+        self.pools = {}
+        if services["cinder"]:
+            self.pools["volumes"] = naming.volumes_pool(name)
+        if primary and services["glance"]:
+            self.pools["images"] = naming.images_pool(name)
+        if primary and services["nova"] and ceph["ephemeralPool"]["enabled"]:
+            self.pools["ephemeral"] = naming.ephemeral_pool(name)
+        self.filesystem = primary and (ceph["filesystem"]["enabled"] or services["manila"])
+        self.object_store = primary and ceph["objectStore"]["enabled"]
+
+
+def storage_placements(name, spec):
+    """One StoragePlacement per storage pool of a defaulted spec, in claim order."""
+    return [StoragePlacement(name, spec, cluster, index == 0)
+            for index, cluster in enumerate(spec["storageClusters"])]
+
+
+def compose_openstack_cluster(claim, region, claims=None):
+    """Every manifest of one claim.
+
+    claims, when given, is the region's full claim list (containing claim):
+    the rules between claims are then checked too. Raises CompositionError
+    listing every problem when any claim is invalid.
+    """
+    if claims is None:
+        claims = [claim]
+    elif not isinstance(claims, (list, tuple)) or claim not in claims:
+        raise CompositionError([{"claim": claim_ref(claim, 0), "field": "",
+                                 "message": "is not one of the claims given"}])
+    region = _validated(claims, region)
+    return _compose(claim, region, claim_ref(claim, 0))
+
+
+def compose_openstack_clusters(claims, region):
+    """The compositions of all claims, or CompositionError if any is invalid."""
+    region = _validated(claims, region)
+    return [_compose(claim, region, claim_ref(claim, index))
+            for index, claim in enumerate(claim_list(claims))]
+
+
+def _validated(claims, region):
+    """The built region once every claim (and the region) is valid."""
+    problems = validate_claims(claims, region)
+    if problems:
+        raise CompositionError(problems)
+    return build_region(region)
+
+
+def _compose(claim, region, ref):
+    name = claim["metadata"]["name"]
+    spec = claim_spec_with_defaults(claim["spec"])
+    placements = storage_placements(name, spec)
+    labels = naming.tenant_labels(name)
+    return {
+        "name": name,
+        "claim": ref,
+        "namespace": naming.tenant_namespace(name),
+        "control_plane_cluster": spec.get("controlPlaneCluster", region.default_control_plane),
+        "control_plane": [
+            namespace_manifest(name, labels),
+            control_plane_manifest(name, spec, placements, labels),
+        ],
+        "storage": dict((placement.cluster, storage_manifests(name, spec, placement, labels))
+                        for placement in placements),
+        "ceph_client_secrets": [ceph_client_secret(name, placement)
+                                for placement in placements if placement.pools],
+    }
+
+
+def namespace_manifest(name, labels):
+    namespace_labels = {naming.OPENSTACK_CLUSTER_LABEL: naming.OPENSTACK_CLUSTER_LABEL_VALUE}
+    namespace_labels.update(labels)
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": naming.tenant_namespace(name), "labels": namespace_labels},
+    }
+
+
+def ceph_client_secret(name, placement):
+    """Where Rook's client key is read from and where the ControlPlane expects it."""
+    return {
+        "storage_cluster": placement.cluster,
+        "source": {"namespace": naming.ROOK_NAMESPACE, "name": naming.rook_client_secret(name)},
+        "target": {"namespace": naming.tenant_namespace(name), "name": placement.secret},
+        "key": naming.CEPH_CLIENT_SECRET_KEY,
+    }
+
+
+def storage_manifests(name, spec, placement, labels):
+    """The Rook resources one storage pool hosts for the tenant."""
+    ceph = spec["storage"]["ceph"]
+    manifests = [_block_pool(role, pool, ceph, labels) for role, pool in placement.pools.items()]
+    if placement.pools:
+        manifests.append(rook_manifests.client(
+            naming.ceph_client(name), labels, list(placement.pools.values())))
+    if placement.filesystem:
+        manifests.append(rook_manifests.filesystem(
+            naming.filesystem(name), labels,
+            ceph["filesystem"]["dataPoolReplication"],
+            ceph["filesystem"]["metadataPoolReplication"]))
+    if placement.object_store:
+        manifests.append(rook_manifests.object_store(
+            naming.object_store(name), labels, ceph["objectStore"]["dataPoolReplication"]))
+        manifests.append(rook_manifests.object_store_user(
+            naming.object_store_user(name), labels, naming.object_store(name),
+            naming.object_store_user_display_name(name)))
+    return manifests
+
+
+def _block_pool(role, pool, ceph, labels):
+    if role == "volumes":
+        settings = ceph["volumePool"]
+        replication = settings["replication"]
+        # Rook refuses requireSafeReplicaSize with a single replica.
+        return rook_manifests.block_pool(
+            pool, labels, replication, settings["compression"],
+            quota_gb=settings.get("quotaGB", 0),
+            require_safe_replica_size=replication > 1)
+    if role == "images":
+        settings = ceph["imagePool"]
+        return rook_manifests.block_pool(
+            pool, labels, settings["replication"], settings["compression"])
+    # Ephemeral disks: fewer replicas, no compression (performance over space).
+    return rook_manifests.block_pool(pool, labels, ceph["ephemeralPool"]["replication"], "none")
+
+
+def control_plane_manifest(name, spec, placements, labels):
+    """The ControlPlane CR: the composition's base and patches plus the seed's
+    "Ceph Integration in c5c3-operator" sections."""
+    preset = size_preset(spec["size"])
+    storage = {"storageClusters": list(spec["storageClusters"])}
+    ceph = _ceph_section(placements[0], name)
+    if ceph:
+        storage["ceph"] = ceph
+    return {
+        "apiVersion": naming.CONTROL_PLANE_API_VERSION,
+        "kind": naming.CONTROL_PLANE_KIND,
+        "metadata": {
+            "name": naming.control_plane_name(name),
+            "namespace": naming.tenant_namespace(name),
+            "labels": dict(labels),
+        },
+        "spec": {
+            "compute": {"hypervisorClusters": list(spec["hypervisorClusters"])},
+            "storage": storage,
+            "infrastructure": {
+                "mariadb": {"replicas": preset["mariadb"], "storageSize": "100Gi"},
+                "rabbitmq": {"replicas": 3},
+                "valkey": {"replicas": 3, "sentinel": {"enabled": True}},
+                "memcached": {"replicas": 3},
+            },
+            "openstack": _openstack_section(name, spec, placements, preset),
+            "network": dict(spec["network"]),
+            "cortex": _enabled_section(spec["cortex"], {"pipelines": list(spec["cortex"]["pipelines"])}),
+            "tls": _enabled_section(spec["tls"], _present(spec["tls"], "issuerRef")),
+        },
+    }
+
+
+def _ceph_section(primary, name):
+    ceph = {}
+    if primary.pools:
+        ceph["secretRef"] = {"name": primary.secret, "key": naming.CEPH_CLIENT_SECRET_KEY}
+        ceph["pools"] = dict(primary.pools)
+    if primary.filesystem:
+        ceph["filesystem"] = {"name": naming.filesystem(name)}
+    return ceph
+
+
+def _enabled_section(settings, details):
+    """{enabled: ...} plus details only when enabled: a disabled part gets no settings."""
+    section = {"enabled": settings["enabled"]}
+    if settings["enabled"]:
+        section.update(details)
+    return section
+
+
+def _present(settings, *keys):
+    """The given keys of settings that the claim sets (they have no default)."""
+    return dict((key, settings[key]) for key in keys if key in settings)
+
+
+def _openstack_section(name, spec, placements, preset):
+    services = spec["services"]
+    primary = placements[0]
+
+    def service(flag, details):
+        return _enabled_section({"enabled": services[flag]}, details)
+
+    nova = {
+        "api": {"replicas": preset["nova_api"]},
+        "scheduler": {"replicas": 2},
+        "conductor": {"replicas": 3},
+    }
+    if "ephemeral" in primary.pools:
+        nova["ephemeral"] = {"backend": "rbd", "pool": primary.pools["ephemeral"]}
+    glance = {"replicas": 2}
+    if "images" in primary.pools:
+        glance["backend"] = {"type": "rbd", "pool": primary.pools["images"]}
+    return {
+        "keystone": {"replicas": preset["keystone"]},
+        "nova": service("nova", nova),
+        "neutron": service("neutron", {"api": {"replicas": 3}, "server": {"replicas": 3}}),
+        "glance": service("glance", glance),
+        "cinder": service("cinder", _cinder(placements)),
+        "octavia": service("octavia", {}),
+        "manila": service("manila", {"backends": [
+            {"name": "cephfs", "type": "cephfs", "filesystem": naming.filesystem(name)}]}),
+    }
+
+
+def _cinder(placements):
+    """One RBD backend and one volume type per storage pool (tiered pools)."""
+    backends = []
+    volume_types = []
+    for placement in placements:
+        if "volumes" not in placement.pools:
+            continue
+        backends.append({
+            "name": placement.cinder_backend,
+            "type": "rbd",
+            "pool": placement.pools["volumes"],
+            "secretRef": placement.secret,
+            "storageCluster": placement.cluster,
+        })
+        volume_types.append({"name": placement.cluster, "backend": placement.cinder_backend})
+    cinder = {"api": {"replicas": 2}, "scheduler": {"replicas": 2}, "backends": backends,
+              "volumeTypes": volume_types}
+    if volume_types:
+        cinder["defaultVolumeType"] = volume_types[0]["name"]
+    return cinder

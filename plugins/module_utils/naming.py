@@ -1,0 +1,169 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every naming convention of the CobaltCore pool model, defined once.
+
+The conventions come from the seed composition (OpenStackCluster -> ControlPlane
+and Rook resources). Nothing else in the collection builds these names.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import re
+
+# API groups and kinds.
+CLAIM_API_VERSION = "c5c3.io/v1alpha1"
+CLAIM_KIND = "OpenStackCluster"
+CONTROL_PLANE_API_VERSION = "c5c3.io/v1alpha1"
+CONTROL_PLANE_KIND = "ControlPlane"
+ROOK_API_VERSION = "ceph.rook.io/v1"
+ROOK_NAMESPACE = "rook-ceph"
+
+# Labels. The namespace label and its value are the seed's; the other two let a
+# later phase find (and remove) exactly one tenant's objects.
+OPENSTACK_CLUSTER_LABEL = "c5c3.io/openstack-cluster"
+OPENSTACK_CLUSTER_LABEL_VALUE = "true"
+OPENSTACK_CLUSTER_NAME_LABEL = "c5c3.io/openstack-cluster-name"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "c5c3.cobaltcore"
+
+# Key of the Ceph key inside the client secrets (Rook writes it, the seed's
+# ControlPlane reads it).
+CEPH_CLIENT_SECRET_KEY = "userKey"
+
+NAMESPACE_PREFIX = "openstack-"
+DNS1123_LABEL_MAX = 63
+DNS1123_SUBDOMAIN_MAX = 253
+# openstack-<name> is a namespace, so it must be a DNS-1123 label itself.
+CLAIM_NAME_MAX = DNS1123_LABEL_MAX - len(NAMESPACE_PREFIX)
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def tenant_namespace(name):
+    """Namespace of an OpenStack cluster in the control-plane cluster."""
+    return NAMESPACE_PREFIX + name
+
+
+def control_plane_name(name):
+    """The ControlPlane CR carries the claim's own name."""
+    return name
+
+
+def volumes_pool(name):
+    return name + "-volumes"
+
+
+def images_pool(name):
+    return name + "-images"
+
+
+def ephemeral_pool(name):
+    return name + "-ephemeral"
+
+
+def ceph_client(name):
+    """CephClient CR name; Rook makes the Ceph user client.openstack-<name>."""
+    return "openstack-" + name
+
+
+def rook_client_secret(name):
+    """Secret Rook writes for the CephClient in the storage cluster."""
+    return "rook-ceph-client-" + ceph_client(name)
+
+
+def ceph_client_secret(name, storage_pool=None):
+    """Secret holding the Ceph key in the tenant namespace of the control plane.
+
+    The first storage pool keeps the seed's name; every further storage pool
+    (tiered pools) has a client of its own, so its copy needs its own name.
+    """
+    base = "ceph-client-" + name
+    return base if storage_pool is None else base + "-" + storage_pool
+
+
+def filesystem(name):
+    return name + "-cephfs"
+
+
+def object_store(name):
+    return name + "-rgw"
+
+
+def object_store_user(name):
+    return "swift-" + name
+
+
+def object_store_user_display_name(name):
+    return "OpenStack Swift User - " + name
+
+
+def cinder_backend(storage_pool=None):
+    """Cinder backend name; the first storage pool keeps the seed's name."""
+    return "ceph-volumes" if storage_pool is None else "ceph-volumes-" + storage_pool
+
+
+def control_plane_cluster(region):
+    """Default control-plane cluster of a region (XRD: region-control-plane)."""
+    return region + "-control-plane"
+
+
+def tenant_names(name):
+    """All names derived from one claim name, for templates and docs."""
+    return {
+        "name": name,
+        "namespace": tenant_namespace(name),
+        "control_plane": control_plane_name(name),
+        "volumes_pool": volumes_pool(name),
+        "images_pool": images_pool(name),
+        "ephemeral_pool": ephemeral_pool(name),
+        "ceph_client": ceph_client(name),
+        "rook_client_secret": rook_client_secret(name),
+        "ceph_client_secret": ceph_client_secret(name),
+        "filesystem": filesystem(name),
+        "object_store": object_store(name),
+        "object_store_user": object_store_user(name),
+    }
+
+
+def tenant_labels(name):
+    """Labels on every object composed for one claim."""
+    return {
+        MANAGED_BY_LABEL: MANAGED_BY,
+        OPENSTACK_CLUSTER_NAME_LABEL: name,
+    }
+
+
+def is_dns1123_label(value, max_length=DNS1123_LABEL_MAX):
+    """RFC 1123 label as Kubernetes checks it (namespaces, most names).
+
+    max_length None checks the characters only.
+    """
+    return (isinstance(value, str) and (max_length is None or len(value) <= max_length)
+            and _DNS1123_LABEL.match(value) is not None)
+
+
+def is_dns1123_subdomain(value):
+    """RFC 1123 subdomain as Kubernetes checks it (Secret names, label prefixes)."""
+    if not isinstance(value, str) or not 0 < len(value) <= DNS1123_SUBDOMAIN_MAX:
+        return False
+    return all(_DNS1123_LABEL.match(part) for part in value.split("."))
+
+
+def is_label_key(value):
+    """Kubernetes label key: optional DNS subdomain prefix, '/', and a name."""
+    if not isinstance(value, str):
+        return False
+    prefix, slash, name = value.rpartition("/")
+    if slash and not is_dns1123_subdomain(prefix):
+        return False
+    return len(name) <= 63 and _LABEL_NAME.match(name) is not None
+
+
+def is_label_value(value):
+    """Kubernetes label value: empty, or a name of at most 63 characters."""
+    if not isinstance(value, str):
+        return False
+    return value == "" or (len(value) <= 63 and _LABEL_NAME.match(value) is not None)

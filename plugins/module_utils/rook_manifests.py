@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rook (ceph.rook.io/v1) manifests as the seed composition writes them."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph, naming
+
+FAILURE_DOMAIN = "host"
+
+
+def _rook_object(kind, name, labels, spec):
+    return {
+        "apiVersion": naming.ROOK_API_VERSION,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": naming.ROOK_NAMESPACE, "labels": dict(labels)},
+        "spec": spec,
+    }
+
+
+def block_pool(name, labels, replication, compression, quota_gb=0, require_safe_replica_size=None):
+    """CephBlockPool; require_safe_replica_size None leaves Rook's default."""
+    replicated = {"size": replication}
+    if require_safe_replica_size is not None:
+        replicated["requireSafeReplicaSize"] = require_safe_replica_size
+    spec = {
+        "failureDomain": FAILURE_DOMAIN,
+        "replicated": replicated,
+        "parameters": {"compression_mode": compression},
+    }
+    quotas = ceph.pool_quotas(quota_gb)
+    if quotas is not None:
+        spec["quotas"] = quotas
+    return _rook_object("CephBlockPool", name, labels, spec)
+
+
+def client(name, labels, pools):
+    """CephClient with RBD access to exactly the given pools."""
+    return _rook_object("CephClient", name, labels, {"caps": ceph.client_caps(pools)})
+
+
+def filesystem(name, labels, data_replication, metadata_replication):
+    """CephFilesystem with one data pool and one active MDS plus a standby."""
+    return _rook_object("CephFilesystem", name, labels, {
+        "metadataPool": {"replicated": {"size": metadata_replication}},
+        "dataPools": [{"name": "data0", "replicated": {"size": data_replication}}],
+        "metadataServer": {"activeCount": 1, "activeStandby": True},
+    })
+
+
+def object_store(name, labels, data_replication):
+    """CephObjectStore (RadosGW) for the Swift/S3 API."""
+    return _rook_object("CephObjectStore", name, labels, {
+        "metadataPool": {"replicated": {"size": 3}},
+        "dataPool": {"replicated": {"size": data_replication}},
+        "gateway": {"port": 80, "securePort": 443, "instances": 2},
+    })
+
+
+def object_store_user(name, labels, store, display_name):
+    """CephObjectStoreUser with full user and bucket capabilities on its store."""
+    return _rook_object("CephObjectStoreUser", name, labels, {
+        "store": store,
+        "displayName": display_name,
+        "capabilities": {"user": "*", "bucket": "*"},
+    })

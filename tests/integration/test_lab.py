@@ -1,0 +1,133 @@
+"""The lab is real: real API servers, real schemas, real Keystone, real K-ORC."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, run_playbook, task_results
+from regionlab import build, config, keystone, kube, processes
+
+KUBECTL = str(config.BIN / "kubectl")
+PLAYBOOKS = Path(__file__).parent / "playbooks"
+
+
+def kubectl(kubeconfig, *args, stdin=None, check=True):
+    return subprocess.run([KUBECTL, "--kubeconfig", kubeconfig] + list(args), input=stdin,
+                          capture_output=True, text=True, check=check, timeout=120)
+
+
+def test_every_cluster_reports_the_built_kubernetes_version(lab, kubeconfigs):
+    assert len(kubeconfigs) >= 8
+    for name, path in kubeconfigs.items():
+        out = json.loads(kubectl(path, "version", "-o", "json").stdout)
+        assert out["serverVersion"]["gitVersion"] == config.KUBERNETES_VERSION, name
+        assert out["serverVersion"]["minor"] == config.KUBERNETES_VERSION.split(".")[1]
+
+
+def test_kubeconfigs_and_secrets_are_private(lab, kubeconfigs):
+    private = list(kubeconfigs.values()) + [str(keystone.CLOUDS), str(keystone.PASSWORD)]
+    for path in private:
+        assert Path(path).stat().st_mode & 0o077 == 0, path
+
+
+def test_clusters_are_separate(lab, kubeconfigs):
+    """Each API server has its own etcd prefix: a namespace on one is absent on another."""
+    first, second = kubeconfigs["management-cluster"], kubeconfigs["st-pool-a"]
+    name = "separation-%d" % int(time.time())
+    kubectl(first, "create", "namespace", name)
+    try:
+        assert kubectl(second, "get", "namespace", name, check=False).returncode != 0
+    finally:
+        kubectl(first, "delete", "namespace", name, "--wait=false")
+
+
+def test_rbac_refuses_an_unprivileged_identity(lab, kubeconfigs):
+    out = kubectl(kubeconfigs["management-cluster"], "auth", "can-i", "list", "secrets",
+                  "--as", "system:serviceaccount:default:nobody", check=False)
+    assert out.stdout.strip() == "no"
+
+
+def test_upstream_crd_and_resource_via_kubernetes_core_on_two_clusters(lab):
+    management = [c for c in config.clusters() if c.name == "management-cluster"][0]
+    crd = [f for f in kube.crd_files(management) if f.name.endswith("_helmrepositories.yaml")][0]
+    args = ["-e", "target_clusters=management-cluster,st-pool-a", "-e", "crd_file=%s" % crd,
+            "-e", "helm_repository_url=https://charts.example.invalid"]
+    rc, out = run_playbook(PLAYBOOKS / "crd_on_two_clusters.yml", *args)
+    assert rc == 0, json.dumps(out["stats"])
+    reads = task_results(out, "Read the custom resource back")
+    assert set(reads) == {"management-cluster", "st-pool-a"}
+    for host, result in reads.items():
+        (item,) = result["resources"]
+        assert item["metadata"]["name"] == "integration-%s" % host
+        assert item["spec"]["url"] == "https://charts.example.invalid"
+    # Applying the same again changes nothing.
+    rc, out = run_playbook(PLAYBOOKS / "crd_on_two_clusters.yml", *args)
+    assert rc == 0
+    assert all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+
+
+def test_schema_invalid_custom_resource_is_rejected(lab):
+    rc, out = run_playbook(PLAYBOOKS / "invalid_custom_resource.yml", "-e", "target_clusters=management-cluster")
+    assert rc != 0
+    (result,) = task_results(out, "Apply a HelmRepository whose type is not in the schema's enum").values()
+    assert result["failed"]
+    assert "spec.type" in result["msg"] or "spec.type" in json.dumps(result.get("error", ""))
+    assert "Unsupported value" in json.dumps(result)
+
+
+def test_keystone_issues_a_token_via_openstack_cloud(lab):
+    rc, out = run_playbook(PLAYBOOKS / "keystone_token.yml", "-e", "clouds_yaml=%s" % keystone.CLOUDS,
+                           inventory="localhost,")
+    assert rc == 0, json.dumps(out["stats"])
+    (result,) = task_results(out, "Report only that a token was issued and what it is scoped to").values()
+    assert result["msg"] == {"token_issued": True, "project_id_set": True}
+    # The password never reaches the output.
+    assert keystone.admin_password() not in json.dumps(out)
+
+
+def test_korc_imports_the_default_domain(lab, kubeconfigs):
+    control_plane = kubeconfigs["lab-control-plane"]
+    namespace = "korc-import-%d" % int(time.time())
+    clouds = keystone.CLOUDS.read_text()
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "lab-clouds-yaml", "namespace": namespace},
+              "stringData": {"clouds.yaml": clouds}}
+    domain = {"apiVersion": "openstack.k-orc.cloud/v1alpha1", "kind": "Domain",
+              "metadata": {"name": "default", "namespace": namespace},
+              "spec": {"cloudCredentialsRef": {"secretName": "lab-clouds-yaml", "cloudName": keystone.CLOUD_NAME},
+                       "managementPolicy": "unmanaged", "import": {"filter": {"name": "Default"}}}}
+    kubectl(control_plane, "create", "namespace", namespace)
+    try:
+        kubectl(control_plane, "apply", "-f", "-", stdin=yaml.safe_dump_all([secret, domain]))
+        kubectl(control_plane, "wait", "-n", namespace, "domain/default", "--for=condition=Available",
+                "--timeout=90s")
+        got = json.loads(kubectl(control_plane, "get", "-n", namespace, "domain/default", "-o", "json").stdout)
+        assert got["status"]["id"] == "default"
+        assert got["status"]["resource"]["name"] == "Default"
+        available = [c for c in got["status"]["conditions"] if c["type"] == "Available"][0]
+        assert available["status"] == "True"
+    finally:
+        kubectl(control_plane, "delete", "namespace", namespace, "--wait=false")
+
+
+def test_lab_up_again_changes_nothing(lab):
+    import regionlab
+
+    pids = {name: processes.pid_of(name) for name in processes.running()}
+    started = time.monotonic()
+    info = regionlab.up()
+    assert time.monotonic() - started < 30
+    assert {name: processes.pid_of(name) for name in processes.running()} == pids
+    assert info["build_seconds"] == {module: 0.0 for module in build.MODULES}
+
+
+def test_lab_status_cli(lab):
+    out = subprocess.run([sys.executable, "-m", "regionlab", "status", "--json"], cwd=REPO / "lab",
+                         capture_output=True, text=True, check=True)
+    info = json.loads(out.stdout)
+    assert info["keystone"]["ready"] and info["korc"]["ready"]
+    assert all(c["ready"] for c in info["clusters"].values())

@@ -1,0 +1,60 @@
+"""The preflight play that opens site.yml: passes on the lab, names every problem otherwise."""
+
+import json
+
+from conftest import REPO, run_playbook, task_results
+
+PREFLIGHT = REPO / "playbooks" / "preflight.yml"
+REPORT = "Report the problems of this cluster"
+COLLECT = "Collect the problems of this cluster"
+
+
+def test_preflight_passes_on_every_lab_cluster(lab):
+    rc, out = run_playbook(PREFLIGHT)
+    assert rc == 0, json.dumps(out["stats"])
+    assert set(out["stats"]) == set(lab["clusters"])
+    assert all(s["failures"] == 0 and s["changed"] == 0 for s in out["stats"].values())
+    facts = task_results(out, COLLECT)
+    for host, result in facts.items():
+        assert result["ansible_facts"]["preflight_problems"] == []
+        assert result["ansible_facts"]["preflight_server_version"] == lab["clusters"][host]["version"]
+
+
+def _problems(out, host):
+    result = task_results(out, REPORT)[host]
+    assert result["failed"]
+    return result["msg"][1:]
+
+
+def test_preflight_names_every_problem_of_a_cluster(lab):
+    extra = {
+        "preflight_kubernetes_max_version": "1.30",
+        "preflight_kubernetes_min_version": "1.29",
+        "preflight_api_groups_by_group": {"control_plane": ["c5c3.io", "missing.example.com"]},
+        "preflight_keystone_cloud": "no-such-cloud",
+    }
+    rc, out = run_playbook(PREFLIGHT, "--limit", "lab-control-plane", "-e", json.dumps(extra))
+    assert rc != 0
+    problems = _problems(out, "lab-control-plane")
+    assert len(problems) == 3, problems
+    assert "outside the supported range 1.29 to 1.30" in problems[0]
+    assert problems[1].startswith("API group missing.example.com is not served")
+    assert "Keystone: no token for cloud no-such-cloud" in problems[2]
+
+
+def test_preflight_reports_a_missing_kubeconfig(lab, tmp_path):
+    missing = tmp_path / "nope.yaml"
+    rc, out = run_playbook(PREFLIGHT, "--limit", "hv-pool-a", "-e", "cobaltcore_kubeconfig=%s" % missing)
+    assert rc != 0
+    assert _problems(out, "hv-pool-a") == ["kubeconfig %s does not exist" % missing]
+
+
+def test_preflight_reports_an_unreachable_api_server(lab, tmp_path, kubeconfigs):
+    text = open(kubeconfigs["hv-pool-b"]).read()
+    port = lab["clusters"]["hv-pool-b"]["server"].rsplit(":", 1)[1]
+    dead = tmp_path / "dead.yaml"
+    dead.write_text(text.replace(":%s" % port, ":1"))
+    rc, out = run_playbook(PREFLIGHT, "--limit", "hv-pool-b", "-e", "cobaltcore_kubeconfig=%s" % dead)
+    assert rc != 0
+    (problem,) = _problems(out, "hv-pool-b")
+    assert problem.startswith("API server not reachable with %s" % dead)

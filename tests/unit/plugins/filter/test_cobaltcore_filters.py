@@ -1,0 +1,115 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The filters are thin wrappers: they return what module_utils returns and turn
+its errors into AnsibleFilterError."""
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import os
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+from ansible.vars.hostvars import HostVars
+from ansible.vars.manager import VariableManager
+
+from ansible_collections.c5c3.cobaltcore.plugins.filter import cobaltcore
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import load_claim_files
+
+FILTERS = cobaltcore.FilterModule().filters()
+FILTER_DIR = os.path.dirname(cobaltcore.__file__)
+REGION = {"name": "eu-de-1", "hypervisor_pools": ["hv-pool-a"], "storage_pools": ["st-pool-a"]}
+CLAIM = {
+    "apiVersion": "c5c3.io/v1alpha1",
+    "kind": "OpenStackCluster",
+    "metadata": {"name": "t", "namespace": "tenant-t"},
+    "spec": {"region": "eu-de-1", "size": "small",
+             "hypervisorClusters": ["hv-pool-a"], "storageClusters": ["st-pool-a"]},
+}
+
+
+def test_filter_names():
+    assert sorted(FILTERS) == sorted([
+        "validate_claims", "compose_openstack_cluster", "region_model", "size_preset",
+        "ceph_caps", "quota_bytes", "tenant_names"])
+
+
+@pytest.mark.parametrize("name", sorted(FILTERS))
+def test_every_filter_has_its_documentation(name):
+    with open(os.path.join(FILTER_DIR, name + ".yml")) as handle:
+        doc = yaml.safe_load(handle)
+    assert sorted(doc) == ["DOCUMENTATION", "EXAMPLES", "RETURN"]
+    assert doc["DOCUMENTATION"]["name"] == name
+    assert doc["DOCUMENTATION"]["options"]["_input"]["required"] is True
+    assert "_value" in doc["RETURN"]
+    assert "c5c3.cobaltcore." + name in doc["EXAMPLES"]
+
+
+def test_validate_claims():
+    assert FILTERS["validate_claims"]([CLAIM], REGION) == []
+    bad = dict(CLAIM, spec=dict(CLAIM["spec"], size="huge"))
+    assert FILTERS["validate_claims"]([bad], REGION)[0]["field"] == "spec.size"
+
+
+def test_compose_openstack_cluster():
+    result = FILTERS["compose_openstack_cluster"](CLAIM, REGION)
+    assert result["namespace"] == "openstack-t"
+    assert list(result["storage"]) == ["st-pool-a"]
+    assert FILTERS["compose_openstack_cluster"](CLAIM, REGION, claims=[CLAIM]) == result
+
+
+def test_compose_openstack_cluster_lists_every_problem():
+    bad = dict(CLAIM, spec=dict(CLAIM["spec"], size="huge", storageClusters=["nope"]))
+    with pytest.raises(AnsibleFilterError) as error:
+        FILTERS["compose_openstack_cluster"](bad, REGION)
+    message = str(error.value)
+    assert "nothing composed" in message
+    assert "- tenant-t/t spec.size: must be one of small" in message
+    assert "- tenant-t/t spec.storageClusters[0]: nope is not a storage pool" in message
+
+
+def test_region_model():
+    assert FILTERS["region_model"](REGION)["control_planes"] == [{"name": "eu-de-1-control-plane"}]
+    with pytest.raises(AnsibleFilterError, match="invalid region:\n- region hypervisor_pools"):
+        FILTERS["region_model"](dict(REGION, hypervisor_pools=[{"name": "x", "workers": 0}]))
+
+
+def test_size_preset():
+    assert FILTERS["size_preset"]("xlarge") == {"mariadb": 5, "keystone": 5, "nova_api": 7}
+    with pytest.raises(AnsibleFilterError, match="unknown size"):
+        FILTERS["size_preset"]("huge")
+
+
+def test_ceph_caps():
+    assert FILTERS["ceph_caps"](["t-volumes"])["osd"] == "profile rbd pool=t-volumes"
+    for bad in ("t-volumes", [], None):
+        with pytest.raises(AnsibleFilterError):
+            FILTERS["ceph_caps"](bad)
+
+
+def test_quota_bytes():
+    assert FILTERS["quota_bytes"](10000) == 10737418240000
+    with pytest.raises(AnsibleFilterError):
+        FILTERS["quota_bytes"](-1)
+
+
+def test_tenant_names():
+    assert FILTERS["tenant_names"]("customer-a-prod")["ceph_client"] == "openstack-customer-a-prod"
+    with pytest.raises(AnsibleFilterError, match="invalid tenant name: is 54 characters long"):
+        FILTERS["tenant_names"]("a" * 54)
+
+
+def test_real_inventory_hostvars(inventory_path, tenants_dir):
+    """Ansible's own groups and HostVars (lazy mappings) build the region."""
+    loader = DataLoader()
+    inventory = InventoryManager(loader=loader, sources=[inventory_path("eu-de-1", "hosts.yml")])
+    hostvars = HostVars(inventory=inventory, variable_manager=VariableManager(loader=loader, inventory=inventory),
+                        loader=loader)
+    region = {"name": "eu-de-1", "groups": inventory.get_groups_dict(), "hostvars": hostvars}
+    model = FILTERS["region_model"](region)
+    assert [pool["name"] for pool in model["storage_pools"]] == ["st-pool-a", "st-pool-b", "st-pool-encrypted"]
+    assert model["hypervisor_pools"][0]["workers"] == 50
+    claims = load_claim_files(tenants_dir("eu-de-1"))
+    assert FILTERS["validate_claims"](claims, region) == []
