@@ -26,7 +26,9 @@ PORT_BASE = int(os.environ.get("COBALTCORE_LAB_PORT_BASE", "36400"))
 # region the operators of phase 3 bring these CRDs; the lab has them from the start.
 LOCAL_CRD_CLUSTERS = {
     "core.gardener.cloud": ["gardener"],
-    "c5c3.io": ["control_plane"],
+    # ControlPlane lives on the control plane; the OpenStackCluster claims of the same
+    # group are kept on the management cluster.
+    "c5c3.io": ["control_plane", "management"],
     "keystone.openstack.c5c3.io": ["control_plane"],
     "glance.openstack.c5c3.io": ["control_plane"],
     "placement.openstack.c5c3.io": ["control_plane"],

@@ -2,7 +2,7 @@
 
 Each process has a pid file under .lab/run and a log under .lab/logs. A
 process counts as running only when its pid is alive and its command line
-still names the binary we started, so a stale pid file never matches a
+still runs the binary we started, so a stale pid file never matches a
 recycled pid.
 """
 
@@ -23,11 +23,12 @@ def _pid_file(name):
     return RUN / ("%s.pid" % name)
 
 
-def _cmdline(pid):
+def _exe(pid):
+    # The executable, not argv[0]: uWSGI, for one, renames its processes.
     try:
-        return Path("/proc/%d/cmdline" % pid).read_bytes().split(b"\0")
+        return os.readlink("/proc/%d/exe" % pid)
     except OSError:
-        return []
+        return None
 
 
 def pid_of(name):
@@ -37,8 +38,7 @@ def pid_of(name):
         pid = int(pid)
     except (OSError, ValueError):
         return None
-    cmd = _cmdline(pid)
-    if cmd and binary.strip() and cmd[0].decode(errors="replace") == binary.strip():
+    if binary.strip() and _exe(pid) == os.path.realpath(binary.strip()):
         return pid
     return None
 

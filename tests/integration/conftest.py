@@ -62,10 +62,10 @@ def run_playbook(playbook, *args, inventory=None, **env):
 
 
 def task_results(out, task_name):
-    """{host: result} of the named task in a JSON-callback run."""
+    """{host: result} of the named task in a JSON-callback run (role tasks carry a "role : " prefix)."""
     for play in out["plays"]:
         for task in play["tasks"]:
-            if task["task"]["name"] == task_name:
+            if task["task"]["name"].split(" : ", 1)[-1] == task_name:
                 return task["hosts"]
     raise AssertionError("task %r not in run" % task_name)
 

@@ -40,6 +40,7 @@ def test_preflight_names_every_problem_of_a_cluster(lab):
     assert "outside the supported range 1.29 to 1.30" in problems[0]
     assert problems[1].startswith("API group missing.example.com is not served")
     assert "Keystone: no token for cloud no-such-cloud" in problems[2]
+    assert problems[2].endswith("Cloud no-such-cloud was not found.")
 
 
 def test_preflight_reports_a_missing_kubeconfig(lab, tmp_path):
@@ -58,3 +59,11 @@ def test_preflight_reports_an_unreachable_api_server(lab, tmp_path, kubeconfigs)
     assert rc != 0
     (problem,) = _problems(out, "hv-pool-b")
     assert problem.startswith("API server not reachable with %s" % dead)
+
+
+def test_site_playbook_runs_and_a_second_run_changes_nothing(lab):
+    for _ in range(2):
+        rc, out = run_playbook(REPO / "playbooks" / "site.yml")
+        assert rc == 0, json.dumps(out["stats"])
+        assert set(out["stats"]) == set(lab["clusters"])
+        assert all(s["changed"] == 0 and s["failures"] == 0 for s in out["stats"].values()), out["stats"]
