@@ -8,7 +8,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 venv="$repo/.cache/sanity-venv"
 core=$(grep -E '^ansible-core==' "$repo/requirements-dev.txt")
-if [ ! -x "$venv/bin/ansible-test" ] || ! "$venv/bin/pip" freeze | grep -qx "$core"; then
+have=$("$venv/bin/python" -c 'import ansible.release as r; print("ansible-core==" + r.__version__)' 2>/dev/null || true)
+if [ "$have" != "$core" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet "$core"
 fi

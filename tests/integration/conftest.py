@@ -2,7 +2,6 @@
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +51,8 @@ def run_playbook(playbook, *args, inventory=None, **env):
     """Run ansible-playbook with the JSON callback; return (rc, parsed output)."""
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory or REPO / "inventories" / "lab"),
            str(playbook)] + list(args)
-    proc = subprocess.run(cmd, cwd=REPO, env=ansible_env(**env), capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, cwd=REPO, env=ansible_env(**env), capture_output=True, text=True, timeout=600,
+                          check=False)
     try:
         out = json.loads(proc.stdout)
     except ValueError:

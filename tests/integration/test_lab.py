@@ -6,7 +6,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 import yaml
 
 from conftest import REPO, run_playbook, task_results
