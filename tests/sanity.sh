@@ -23,6 +23,12 @@ rm -rf "$dest"
 mkdir -p "$dest"
 cd "$repo"
 git ls-files -co --exclude-standard -z | grep -zv '^lab/' | xargs -0 cp --parents -t "$dest"
+# The collections this one builds on (doc fragments, module_utils), from the ansible package.
+deps="$repo/.venv/lib/python3.11/site-packages/ansible_collections"
+for collection in kubernetes/core openstack/cloud; do
+  mkdir -p "$(dirname "$dest")/../$collection"
+  cp -r "$deps/$collection/." "$(dirname "$dest")/../$collection/"
+done
 cd "$dest"
 git init -q . && git add -A >/dev/null
 PATH="$venv/bin:$PATH" ansible-test sanity --local --requirements --python 3.11 --color no "$@"

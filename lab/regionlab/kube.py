@@ -114,7 +114,7 @@ def _session(cluster):
 def apiserver_ready(cluster):
     try:
         return _session(cluster).get(cluster.server + "/readyz", timeout=2).ok
-    except requests.RequestException:
+    except (requests.RequestException, OSError):  # OSError: no certificates yet
         return False
 
 

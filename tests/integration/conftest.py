@@ -1,12 +1,17 @@
 """The lab for integration tests: reused when it is already up, else started and stopped here."""
 
+import base64
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+import requests
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "lab"))
@@ -23,9 +28,13 @@ def _lab_ports():
 
 @pytest.fixture(scope="session")
 def lab():
-    """Status of a running lab; brings it up for the session when it is not."""
-    owned = not regionlab.is_up()
-    if owned:
+    """Status of a running lab; brings it up for the session when it is not.
+
+    Only a session that found no lab process at all stops the lab afterwards, so a lab that
+    someone runs (or that is briefly restarting a server) is never taken down by a test run.
+    """
+    owned = not processes.running()
+    if not regionlab.is_up():
         regionlab.up()
     yield regionlab.status()
     if owned:
@@ -78,3 +87,51 @@ def playbook_runner():
 @pytest.fixture(scope="session")
 def kubeconfigs(lab):
     return {name: c["kubeconfig"] for name, c in lab["clusters"].items()}
+
+
+def run_tasks(tasks, tmp_path, hosts="management-cluster", check=False, diff=False, extra_vars=None):
+    """Run tasks as one play against lab hosts; returns (rc, {task name: {host: result}})."""
+    play = [{"name": "integration", "hosts": hosts, "gather_facts": False, "tasks": tasks}]
+    path = tmp_path / ("play-%d.yml" % len(list(tmp_path.glob("play-*.yml"))))
+    path.write_text(json.dumps(play))
+    args = (["--check"] if check else []) + (["--diff"] if diff else [])
+    if extra_vars:
+        args += ["-e", json.dumps(extra_vars)]
+    rc, out = run_playbook(path, *args)
+    by_name = {}
+    for played in out["plays"]:
+        for task in played["tasks"]:
+            by_name[task["task"]["name"]] = task["hosts"]
+    return rc, by_name
+
+
+def apiserver_writes(kubeconfig, resource):
+    """Create/update/apply requests the API server has served for a resource (apiserver_request_total).
+
+    Dry runs are excluded, and so are deletes: the lab's namespace controller deletes the objects of
+    namespaces that earlier tests removed, at any time. (The modules' own request counts cover deletes.)
+    """
+    with open(kubeconfig) as handle:
+        conf = yaml.safe_load(handle)
+    user = conf["users"][0]["user"]
+    cluster = conf["clusters"][0]["cluster"]
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {}
+        for key, name in (("client-certificate-data", "crt"), ("client-key-data", "key"),
+                          ("certificate-authority-data", "ca")):
+            files[name] = os.path.join(tmp, name)
+            with open(files[name], "wb") as handle:
+                handle.write(base64.b64decode(user.get(key) or cluster.get(key)))
+        session = requests.Session()
+        session.trust_env = False
+        text = session.get(cluster["server"] + "/metrics", cert=(files["crt"], files["key"]),
+                           verify=files["ca"], timeout=10).text
+    total = 0
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}")[0]))
+        if labels.get("resource") == resource and labels.get("verb") in ("POST", "PUT", "PATCH", "APPLY") \
+                and not labels.get("dry_run"):
+            total += int(float(line.rsplit(" ", 1)[1]))
+    return total

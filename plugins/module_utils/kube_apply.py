@@ -1,0 +1,289 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The apply layer: server-side apply of many objects per call, without writes on a no-op.
+
+An object is sent only when the desired manifest is not already a subset of
+the live object, or when this field manager owns fields the manifest no longer
+sets (server-side apply would remove them). Check mode sends the same requests
+with dryRun=All, so the API server still validates what would change.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import base64
+import copy
+import json
+import time
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import FIELD_MANAGER, KubeError
+
+REDACTED = "<redacted>"
+CRD_KIND = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+
+
+class ManifestError(Exception):
+    def __init__(self, problems):
+        super(ManifestError, self).__init__("invalid manifests: " + "; ".join(problems))
+        self.problems = problems
+
+
+def ref_of(obj):
+    meta = obj.get("metadata") or {}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "name": meta.get("name"), "namespace": meta.get("namespace")}
+
+
+def _label(obj):
+    ref = ref_of(obj)
+    where = "%s/" % ref["namespace"] if ref["namespace"] else ""
+    return "%s %s%s" % (ref["kind"], where, ref["name"])
+
+
+def normalize(manifests, default_namespace=None):
+    """Validate and copy manifests; every problem of every manifest is reported together."""
+    objects, problems, seen = [], [], set()
+    for index, obj in enumerate(manifests):
+        where = "manifest %d" % index
+        if not isinstance(obj, dict):
+            problems.append("%s: not a mapping" % where)
+            continue
+        missing = [f for f in ("apiVersion", "kind") if not obj.get(f)]
+        if not (obj.get("metadata") or {}).get("name"):
+            missing.append("metadata.name")
+        if missing:
+            problems.append("%s: missing %s" % (where, ", ".join(missing)))
+            continue
+        obj = copy.deepcopy(obj)
+        obj.pop("status", None)
+        if default_namespace and not obj["metadata"].get("namespace"):
+            obj["metadata"]["namespace"] = default_namespace
+        if obj["kind"] == "Secret" and obj.get("apiVersion") == "v1" and "stringData" in obj:
+            # The API server never returns stringData; applying it as data keeps no-ops detectable.
+            data = obj.setdefault("data", {})
+            for key, value in (obj.pop("stringData") or {}).items():
+                data[key] = base64.b64encode(str(value).encode("utf-8")).decode("ascii")
+        identity = json.dumps([obj["apiVersion"].split("/")[0], obj["kind"], obj["metadata"].get("namespace"),
+                               obj["metadata"]["name"]])
+        if identity in seen:
+            problems.append("%s: %s is listed twice" % (where, _label(obj)))
+        seen.add(identity)
+        objects.append(obj)
+    if problems:
+        raise ManifestError(problems)
+    return objects
+
+
+def apply_order(objects):
+    """CRDs, then Namespaces, then everything else, each in the given order."""
+    def rank(obj):
+        if (obj["apiVersion"], obj["kind"]) == CRD_KIND:
+            return 0
+        return 1 if obj["kind"] == "Namespace" and obj["apiVersion"] == "v1" else 2
+    return sorted(objects, key=rank)
+
+
+# -- change detection ---------------------------------------------------------
+
+def is_subset(desired, live):
+    """True when every field of desired has the same value in live (lists item by item)."""
+    if isinstance(desired, dict):
+        return isinstance(live, dict) and all(k in live and is_subset(v, live[k]) for k, v in desired.items())
+    if isinstance(desired, list):
+        return (isinstance(live, list) and len(desired) == len(live)
+                and all(is_subset(d, v) for d, v in zip(desired, live)))
+    return desired == live
+
+
+def field_paths(obj, prefix=()):
+    """Paths of the map fields of obj; a list counts as one field."""
+    paths = set()
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            path = prefix + (key,)
+            paths.add(path)
+            paths |= field_paths(value, path)
+    return paths
+
+
+def owned_paths(live, field_manager):
+    """Map-field paths this manager owns through Apply, from metadata.managedFields."""
+    paths = set()
+    for entry in (live.get("metadata") or {}).get("managedFields") or []:
+        if entry.get("manager") == field_manager and entry.get("operation") == "Apply":
+            paths |= _fields_v1_paths(entry.get("fieldsV1") or {})
+    return paths
+
+
+def _fields_v1_paths(node, prefix=()):
+    paths = set()
+    for key, value in node.items():
+        if not key.startswith("f:"):
+            continue  # list items (k:, v:, i:) belong to their list field
+        path = prefix + (key[2:],)
+        paths.add(path)
+        paths |= _fields_v1_paths(value or {}, path)
+    return paths
+
+
+def needs_apply(desired, live, field_manager):
+    if live is None:
+        return True
+    if not is_subset(desired, live):
+        return True
+    # Fields this manager set before and no longer sets would be removed by the apply.
+    stale = owned_paths(live, field_manager) - field_paths(desired)
+    return bool(stale)
+
+
+# -- diff ---------------------------------------------------------------------
+
+def _project(source, shape):
+    """The parts of source that shape names (maps by key, lists whole)."""
+    if not isinstance(shape, dict) or not isinstance(source, dict):
+        return copy.deepcopy(source)
+    return dict((k, _project(source[k], v)) for k, v in shape.items() if k in source)
+
+
+def _redact(obj):
+    if obj and obj.get("kind") == "Secret":
+        for key in ("data", "stringData"):
+            if isinstance(obj.get(key), dict):
+                obj[key] = dict((k, REDACTED) for k in obj[key])
+    return obj
+
+
+def _without_noise(obj):
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        for key in ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"):
+            meta.pop(key, None)
+    return obj
+
+
+def field_diff(desired, before, after, field_manager):
+    """before/after limited to the fields this manager sets or owned, Secret values redacted."""
+    shape = copy.deepcopy(desired)
+    if before:
+        for path in owned_paths(before, field_manager):
+            node = shape
+            for part in path:
+                node = node.setdefault(part, {}) if isinstance(node, dict) else {}
+    return {
+        "before": _redact(_without_noise(_project(before, shape))) if before else {},
+        "after": _redact(_without_noise(_project(after, shape))) if after else {},
+    }
+
+
+# -- the applier ----------------------------------------------------------------
+
+class Applier:
+    """Applies or removes a batch of objects with one client; returns one result per object."""
+
+    def __init__(self, client, field_manager=FIELD_MANAGER, force_conflicts=False, check_mode=False,
+                 diff=False, crd_timeout=60):
+        self.client = client
+        self.field_manager = field_manager
+        self.force = force_conflicts
+        self.check_mode = check_mode
+        self.diff = diff
+        self.crd_timeout = crd_timeout
+        self._planned = set()   # kinds and namespaces this batch creates (check mode)
+
+    def apply(self, objects):
+        self._planned = set()
+        return [self._apply_one(obj) for obj in apply_order(objects)]
+
+    def _apply_one(self, obj):
+        result = ref_of(obj)
+        try:
+            rtype = self.client.resource(obj["apiVersion"], obj["kind"])
+        except KubeError:
+            if self.check_mode and (obj["apiVersion"].split("/")[0], obj["kind"]) in self._planned:
+                result.update(result="created", note="its CRD is created in the same call")
+                return result
+            raise
+        if not rtype.namespaced:
+            obj["metadata"].pop("namespace", None)
+            result["namespace"] = None
+        elif not obj["metadata"].get("namespace"):
+            raise KubeError("%s is namespaced, but neither the manifest nor the namespace option names one"
+                            % _label(obj))
+        namespace = obj["metadata"].get("namespace")
+        if self.check_mode and namespace and ("Namespace", namespace) in self._planned:
+            result.update(result="created", note="its namespace is created in the same call")
+            return result
+        live = self.client.get(rtype, obj["metadata"]["name"], namespace)
+        if not needs_apply(obj, live, self.field_manager):
+            result["result"] = "unchanged"
+            return result
+        after = self.client.server_side_apply(rtype, obj, self.field_manager, self.force, self.check_mode)
+        if live is None:
+            result["result"] = "created"
+            self._plan(obj)
+        elif not self.check_mode and after["metadata"].get("resourceVersion") == live["metadata"].get("resourceVersion"):
+            result["result"] = "unchanged"  # the server found nothing to change
+        elif self.check_mode and is_subset(_without_noise(copy.deepcopy(after)), live):
+            result["result"] = "unchanged"
+        else:
+            result["result"] = "configured"
+        if self.diff and result["result"] != "unchanged":
+            result["diff"] = field_diff(obj, live, after, self.field_manager)
+        if (obj["apiVersion"], obj["kind"]) == CRD_KIND and not self.check_mode:
+            self._await_established(rtype, after)
+        return result
+
+    def _plan(self, obj):
+        if obj["kind"] == "Namespace":
+            self._planned.add(("Namespace", obj["metadata"]["name"]))
+        if (obj["apiVersion"], obj["kind"]) == CRD_KIND:
+            self._planned.add((obj["spec"]["group"], obj["spec"]["names"]["kind"]))
+
+    def _await_established(self, rtype, crd):
+        name = crd["metadata"]["name"]
+        deadline = time.time() + self.crd_timeout
+        while True:
+            conditions = dict((c.get("type"), c.get("status")) for c in (crd.get("status") or {}).get("conditions") or [])
+            if conditions.get("Established") == "True":
+                break
+            if time.time() > deadline:
+                raise KubeError("CRD %s is not Established after %ss" % (name, self.crd_timeout))
+            time.sleep(0.2)
+            crd = self.client.get(rtype, name) or crd
+        for version in crd["spec"].get("versions", []):
+            self.client.forget("%s/%s" % (crd["spec"]["group"], version["name"]))
+
+    def remove(self, objects, propagation="Foreground"):
+        results = []
+        for obj in reversed(apply_order(objects)):
+            result = ref_of(obj)
+            try:
+                rtype = self.client.resource(obj["apiVersion"], obj["kind"])
+            except KubeError as exc:
+                if exc.status != 404:
+                    raise
+                result["result"] = "absent"  # its kind is not even served
+                results.append(result)
+                continue
+            namespace = obj["metadata"].get("namespace") if rtype.namespaced else None
+            live = self.client.get(rtype, obj["metadata"]["name"], namespace)
+            if live is None:
+                result["result"] = "absent"
+            else:
+                self.client.delete(rtype, obj["metadata"]["name"], namespace, propagation, self.check_mode)
+                result["result"] = "deleted"
+                if self.diff:
+                    result["diff"] = {"before": _redact(_without_noise(_project(live, obj))), "after": {}}
+            results.append(result)
+        return list(reversed(results))
+
+
+def changed(results):
+    return any(r["result"] in ("created", "configured", "deleted") for r in results)
+
+
+def summary(results):
+    counts = {}
+    for r in results:
+        counts[r["result"]] = counts.get(r["result"], 0) + 1
+    return counts

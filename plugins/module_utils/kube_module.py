@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The base of the collection's Kubernetes modules: auth, one client, check mode, results, errors.
+
+A module is a small subclass with its `argument_spec` and `run()`; `run()`
+fills `self.results`. Errors of the layers below become one clear failure.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ManifestError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeClient, KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import WaitError
+
+WAIT_CONDITION_SPEC = dict(
+    type=dict(type="str", required=True),
+    status=dict(type="str", default="True", choices=["True", "False", "Unknown"]),
+    reason=dict(type="str"),
+)
+
+
+class KubeModule:
+    argument_spec = {}
+    module_kwargs = {}
+
+    def __init__(self):
+        spec = dict(AUTH_ARG_SPEC)
+        spec.update(self.argument_spec)
+        self.ansible = AnsibleModule(argument_spec=spec, supports_check_mode=True, **self.module_kwargs)
+        self.params = self.ansible.params
+        self.check_mode = self.ansible.check_mode
+        self.diff = self.ansible._diff
+        self.results = {"changed": False}
+        self._client = None
+
+    @property
+    def client(self):
+        if self._client is None:
+            auth = dict((key, self.params.get(key)) for key in AUTH_ARG_SPEC)
+            self._client = KubeClient(auth)
+        return self._client
+
+    def run(self):
+        raise NotImplementedError
+
+    def __call__(self):
+        try:
+            self.run()
+        except ManifestError as exc:
+            self.fail(str(exc), problems=exc.problems)
+        except KubeError as exc:
+            self.fail(str(exc), error=exc.as_dict())
+        except WaitError as exc:
+            self.fail(str(exc), objects=exc.objects)
+        self.ansible.exit_json(**self._with_requests(self.results))
+
+    def fail(self, msg, **extra):
+        result = dict(self.results)
+        result.update(extra)
+        self.ansible.fail_json(msg=msg, **self._with_requests(result))
+
+    def _with_requests(self, result):
+        if self._client is not None:
+            result["requests"] = dict(self._client.requests)
+        return result

@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The wait layer: many objects waited on together, one request per kind and namespace per round.
+
+Readiness comes from the one rule table in readiness.py (generation-aware).
+A terminal failure ends the wait at once; a timeout names, per object, what
+is still missing.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import time
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate
+
+
+class WaitError(Exception):
+    def __init__(self, message, objects):
+        super(WaitError, self).__init__(message)
+        self.objects = objects
+
+
+def _key(ref):
+    return (ref["apiVersion"], ref["kind"], ref.get("namespace"))
+
+
+def _label(ref):
+    where = "%s/" % ref["namespace"] if ref.get("namespace") else ""
+    return "%s %s%s" % (ref["kind"], where, ref["name"])
+
+
+class Waiter:
+    def __init__(self, client, condition=None, expression=None, failed_expression=None, sleep=1.0):
+        self.client = client
+        self.condition = condition
+        self.expression = expression
+        self.failed_expression = failed_expression
+        self.sleep = sleep
+
+    def _fetch(self, refs):
+        """Current objects by (apiVersion, kind, namespace, name): a GET for one, a LIST for several."""
+        groups = {}
+        for ref in refs:
+            groups.setdefault(_key(ref), []).append(ref)
+        found = {}
+        for (api_version, kind, namespace), members in groups.items():
+            rtype = self.client.resource(api_version, kind)
+            ns = namespace if rtype.namespaced else None
+            if len(members) == 1:
+                items = [self.client.get(rtype, members[0]["name"], ns)]
+            else:
+                items = self.client.list(rtype, ns)
+            for item in items:
+                if item:
+                    found[(api_version, kind, namespace, item["metadata"]["name"])] = item
+        return found
+
+    def _lookup(self, cache):
+        def lookup(api_version, kind, name, namespace=None):
+            key = (api_version, kind, namespace, name)
+            if key not in cache:
+                rtype = self.client.resource(api_version, kind)
+                cache[key] = self.client.get(rtype, name, namespace if rtype.namespaced else None)
+            return cache[key]
+        return lookup
+
+    def check(self, refs):
+        """One round: {index: (ref, Readiness or None when absent)}."""
+        objects = self._fetch(refs)
+        lookup = self._lookup(dict(objects))
+        states = []
+        for ref in refs:
+            obj = objects.get((ref["apiVersion"], ref["kind"], ref.get("namespace"), ref["name"]))
+            state = None
+            if obj is not None:
+                state = evaluate(obj, lookup=lookup, condition=self.condition, expression=self.expression,
+                                 failed_expression=self.failed_expression)
+            states.append((ref, state))
+        return states
+
+    def wait(self, refs, timeout, absent=False):
+        """Wait until every ref is ready (or gone, with absent). Returns per-object results."""
+        started = time.time()
+        interval = min(0.2, self.sleep)
+        while True:
+            states = self.check(refs)
+            if absent:
+                pending = [(ref, None) for ref, state in states if state is not None]
+            else:
+                failed = [(ref, state) for ref, state in states if state is not None and state.terminal]
+                if failed:
+                    raise WaitError(self._message("failed", failed), self._results(states, started))
+                pending = [(ref, state) for ref, state in states if state is None or not state.ready]
+            if not pending:
+                return self._results(states, started)
+            if time.time() - started >= timeout:
+                verb = "still present" if absent else "not ready"
+                raise WaitError(self._message("%s after %ss" % (verb, timeout), pending),
+                                self._results(states, started))
+            time.sleep(interval)
+            interval = min(interval * 2, self.sleep)
+
+    @staticmethod
+    def _message(what, entries):
+        lines = []
+        for ref, state in entries:
+            if state is None:
+                lines.append("%s: %s" % (_label(ref), "not found"))
+            else:
+                lines.append("%s: %s" % (_label(ref), "; ".join(state.missing) or "still present"))
+        return "%d object(s) %s: %s" % (len(entries), what, " | ".join(lines))
+
+    @staticmethod
+    def _results(states, started):
+        elapsed = round(time.time() - started, 2)
+        results = []
+        for ref, state in states:
+            entry = dict(ref)
+            entry["found"] = state is not None
+            entry.update(state.as_dict() if state is not None else {"ready": False, "terminal": False,
+                                                                    "missing": ["not found"]})
+            entry["elapsed"] = elapsed
+            results.append(entry)
+        return results
