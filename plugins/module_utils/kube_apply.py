@@ -15,10 +15,13 @@ import base64
 import copy
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import FIELD_MANAGER, KubeError
 
 REDACTED = "<redacted>"
+# From this many objects of one kind in one namespace, one LIST is cheaper than a GET each.
+PREFETCH_MIN = 3
 CRD_KIND = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 
 
@@ -181,18 +184,59 @@ class Applier:
     """Applies or removes a batch of objects with one client; returns one result per object."""
 
     def __init__(self, client, field_manager=FIELD_MANAGER, force_conflicts=False, check_mode=False,
-                 diff=False, crd_timeout=60):
+                 diff=False, crd_timeout=60, workers=8):
         self.client = client
         self.field_manager = field_manager
         self.force = force_conflicts
         self.check_mode = check_mode
         self.diff = diff
         self.crd_timeout = crd_timeout
+        self.workers = workers
+        self._live = {}
         self._planned = set()   # kinds and namespaces this batch creates (check mode)
 
     def apply(self, objects):
+        """CRDs and Namespaces one by one (later objects need them), then the rest in parallel."""
         self._planned = set()
-        return [self._apply_one(obj) for obj in apply_order(objects)]
+        self._live = {}
+        ordered = apply_order(objects)
+        first = [o for o in ordered if (o["apiVersion"], o["kind"]) == CRD_KIND or o["kind"] == "Namespace"]
+        rest = ordered[len(first):]
+        results = [self._apply_one(obj) for obj in first]
+        self._prefetch(rest)
+        if self.workers > 1 and len(rest) > 1:
+            with ThreadPoolExecutor(max_workers=self.workers) as pool:
+                results += list(pool.map(self._apply_one, rest))
+        else:
+            results += [self._apply_one(obj) for obj in rest]
+        return results
+
+    def _prefetch(self, objects):
+        """One LIST per kind and namespace where a batch has several objects of it, instead of a GET each."""
+        groups = {}
+        for obj in objects:
+            groups.setdefault((obj["apiVersion"], obj["kind"], obj["metadata"].get("namespace")), []).append(obj)
+        for (api_version, kind, namespace), members in groups.items():
+            if len(members) < PREFETCH_MIN:
+                continue
+            try:
+                rtype = self.client.resource(api_version, kind)
+            except KubeError:
+                continue  # reported when the object itself is applied
+            for item in self.client.list(rtype, namespace if rtype.namespaced else None):
+                # Items of a List carry no apiVersion and kind of their own.
+                item.setdefault("apiVersion", api_version)
+                item.setdefault("kind", kind)
+                self._live[(api_version, kind, item["metadata"].get("namespace"), item["metadata"]["name"])] = item
+            for obj in members:
+                key = (api_version, kind, namespace if rtype.namespaced else None, obj["metadata"]["name"])
+                self._live.setdefault(key, None)
+
+    def _current(self, rtype, obj, namespace):
+        key = (obj["apiVersion"], obj["kind"], namespace, obj["metadata"]["name"])
+        if key in self._live:
+            return self._live[key]
+        return self.client.get(rtype, obj["metadata"]["name"], namespace)
 
     def _apply_one(self, obj):
         result = ref_of(obj)
@@ -213,7 +257,7 @@ class Applier:
         if self.check_mode and namespace and ("Namespace", namespace) in self._planned:
             result.update(result="created", note="its namespace is created in the same call")
             return result
-        live = self.client.get(rtype, obj["metadata"]["name"], namespace)
+        live = self._current(rtype, obj, namespace)
         if not needs_apply(obj, live, self.field_manager):
             result["result"] = "unchanged"
             return result

@@ -15,6 +15,7 @@ __metaclass__ = type
 import json
 import os
 import random
+import threading
 import time
 
 try:
@@ -151,6 +152,8 @@ class KubeClient:
         self.request_timeout = request_timeout
         self.requests = {}
         self._discovery = {}
+        self._lock = threading.Lock()
+        self._discovery_lock = threading.Lock()
 
     # -- requests ------------------------------------------------------------
 
@@ -181,7 +184,8 @@ class KubeClient:
         attempt = 0
         while True:
             attempt += 1
-            self.requests[method] = self.requests.get(method, 0) + 1
+            with self._lock:
+                self.requests[method] = self.requests.get(method, 0) + 1
             try:
                 response = self.pool.request(method, url, body=payload, headers=headers,
                                              timeout=self.request_timeout, retries=False, preload_content=True)
@@ -195,9 +199,7 @@ class KubeClient:
             data = _decode(response.data)
             if status < 400 or status in allow:
                 return status, data
-            # 409 on apply is a field conflict, not a transient fault.
-            conflict = status == 409 and content_type == "application/apply-patch+yaml"
-            if status in RETRY_STATUSES and not conflict and attempt <= self.retries:
+            if status in RETRY_STATUSES and not _permanent(status, content_type, data) and attempt <= self.retries:
                 self._sleep(attempt, response.headers.get("Retry-After"))
                 continue
             raise api_error(method, path, status, data)
@@ -216,12 +218,13 @@ class KubeClient:
 
     def resource(self, api_version, kind):
         """The ResourceType of a kind; refreshes its group-version once if the kind is missing."""
-        for refresh in (False, True):
-            if refresh or api_version not in self._discovery:
-                self._discovery[api_version] = self._discover(api_version)
-            found = self._discovery[api_version].get(kind)
-            if found:
-                return found
+        with self._discovery_lock:
+            for refresh in (False, True):
+                if refresh or api_version not in self._discovery:
+                    self._discovery[api_version] = self._discover(api_version)
+                found = self._discovery[api_version].get(kind)
+                if found:
+                    return found
         raise KubeError("the API server does not serve kind %s in %s (is its CRD installed?)" % (kind, api_version),
                         status=404, reason="NotFound")
 
@@ -272,6 +275,15 @@ class KubeClient:
         return status != 404
 
 
+def _permanent(status, content_type, data):
+    """Errors with a retryable status that no retry can fix."""
+    if content_type != "application/apply-patch+yaml":
+        return False
+    # 409 on apply is a field conflict; a 500 naming an undeclared field is a schema mismatch.
+    message = (data.get("message") or "") if isinstance(data, dict) else ""
+    return status == 409 or (status == 500 and "not declared in schema" in message)
+
+
 def _decode(raw):
     if not raw:
         return {}
@@ -298,6 +310,8 @@ def api_error(method, path, status, data):
     elif status == 422:
         fields = ["%s: %s" % (c.get("field", "?"), c.get("message", "")) for c in causes]
         text = "invalid object (%s): %s" % (path, "; ".join(fields) or message)
+    elif status == 500 and "not declared in schema" in message:
+        text = "invalid object (%s): %s" % (path, message)
     elif status == 409 and "conflict" in message.lower():
         text = "%s; set force_conflicts to take over these fields" % message
     else:

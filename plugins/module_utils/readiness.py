@@ -209,6 +209,8 @@ class _Evaluation(object):
 
 def _check_generation(ev, required):
     observed = _int(ev.status.get("observedGeneration"))
+    if observed is not None and observed < 0:
+        observed = None  # Flux and Valkey CRDs default it to -1: nothing observed yet
     generation = ev.generation
     if observed is None:
         if required:
@@ -879,7 +881,9 @@ def evaluate(obj, lookup=None, condition=None, expression=None, failed_expressio
     overridden = condition is not None or expression is not None
     # With no status at all, "status is not reported yet" says it; the kind rule's own
     # check needs no second line about observedGeneration.
-    _check_generation(ev, _flag(rule.observed_generation, obj) and (bool(ev.status) or overridden))
+    # A kind without status for this object (an OCI HelmRepository) has no generation to observe.
+    if not _flag(rule.statusless, obj):
+        _check_generation(ev, _flag(rule.observed_generation, obj) and (bool(ev.status) or overridden))
 
     kind = _Evaluation(obj, lookup)
     if not ev.status and not _flag(rule.statusless, obj):

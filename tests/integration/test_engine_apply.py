@@ -166,6 +166,19 @@ def test_invalid_object_reports_the_servers_field_errors(lab, namespace, tmp_pat
     assert msg.startswith("invalid object") and "metadata.name" in msg
 
 
+def test_a_field_the_schema_does_not_declare_fails_at_once(lab, namespace, tmp_path):
+    repo = {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
+            "metadata": {"name": "undeclared", "namespace": namespace},
+            "spec": {"url": "https://charts.example.invalid", "interval": "10m", "noSuchField": True}}
+    started = time.monotonic()
+    rc, tasks = run_tasks([apply_task(repo)], tmp_path)
+    assert rc != 0
+    msg = result_of(tasks)["msg"]
+    assert msg.startswith("invalid object") and "noSuchField" in msg
+    assert result_of(tasks)["requests"]["PATCH"] == 1  # not retried
+    assert time.monotonic() - started < 20
+
+
 def test_bad_manifests_are_all_reported_before_any_write(lab, namespace, tmp_path, kubeconfigs):
     good = configmap(namespace, "would-be-written")
     objects = [good, {"apiVersion": "v1", "kind": "ConfigMap"}, {"kind": "Secret", "metadata": {"name": "x"}}, good]

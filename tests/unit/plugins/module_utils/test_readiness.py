@@ -934,3 +934,16 @@ def test_no_status_is_said_once_but_overrides_keep_the_generation_requirement():
     result = evaluate(fresh, expression="spec.replicas")
     assert not result.ready
     assert result.missing == ["status.observedGeneration is not reported yet"]
+
+
+def test_crd_default_observed_generation_minus_one_means_nothing_observed_yet():
+    release = {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+               "metadata": {"name": "r", "namespace": "n", "generation": 1},
+               "status": {"observedGeneration": -1}}
+    state = evaluate(release)
+    assert not state.ready and not state.terminal
+    assert "status.observedGeneration is not reported yet" in state.missing
+    oci = {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
+           "metadata": {"name": "o", "namespace": "n", "generation": 1},
+           "spec": {"type": "oci", "url": "oci://example.invalid/charts"}, "status": {"observedGeneration": -1}}
+    assert evaluate(oci).ready
