@@ -22,6 +22,22 @@ WAIT_CONDITION_SPEC = dict(
 )
 
 
+# Kubeconfig keys whose values are credentials; exec and auth-provider sections count as a whole.
+KUBECONFIG_SECRET_KEYS = ("client-key-data", "client-key", "token", "password", "id-token", "refresh-token",
+                          "access-token", "client-secret", "exec", "auth-provider")
+
+
+def _collect_strings(node, public, secret, hidden):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _collect_strings(value, public, secret, hidden or key in KUBECONFIG_SECRET_KEYS)
+    elif isinstance(node, list):
+        for value in node:
+            _collect_strings(value, public, secret, hidden)
+    elif node is not None:
+        (secret if hidden else public).add(str(node))
+
+
 class KubeModule:
     argument_spec = {}
     module_kwargs = {}
@@ -35,6 +51,20 @@ class KubeModule:
         self.diff = self.ansible._diff
         self.results = {"changed": False}
         self._client = None
+        self._unmask_kubeconfig_structure()
+
+    def _unmask_kubeconfig_structure(self):
+        """Keep only a kubeconfig dict's secrets masked.
+
+        Ansible masks every string of a no_log dict option everywhere in the output, so an
+        in-memory kubeconfig would turn each "v1" and "Config" of the results into asterisks.
+        """
+        kubeconfig = self.params.get("kubeconfig")
+        if not isinstance(kubeconfig, dict):
+            return
+        public, secret = set(), set()
+        _collect_strings(kubeconfig, public, secret, False)
+        self.ansible.no_log_values.difference_update(public - secret)
 
     @property
     def client(self):

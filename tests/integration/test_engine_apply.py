@@ -7,8 +7,9 @@ import time
 import uuid
 
 import pytest
+import yaml
 
-from conftest import apiserver_writes, run_tasks
+from conftest import apiserver_writes, run_playbook, run_tasks
 from regionlab import config
 
 HOST = "management-cluster"
@@ -233,3 +234,33 @@ def test_apiserver_restart_during_apply_converges_without_duplicates(lab, namesp
     assert rc == 0 and result_of(tasks)["summary"] == {"unchanged": 150}
     names = kubectl(kubeconfigs[HOST], "get", "-n", namespace, "configmaps", "-o", "name").stdout.split()
     assert len([n for n in names if "restart-" in n]) == 150
+
+
+def test_one_module_defaults_group_sets_auth_for_both_collections(lab, namespace, tmp_path):
+    play = [{"name": "defaults", "hosts": HOST, "gather_facts": False,
+             "module_defaults": {"group/c5c3.cobaltcore.cobaltcore": {"kubeconfig": KUBECONFIG}},
+             "tasks": [
+                 {"name": "apply", "c5c3.cobaltcore.apply": {"definition": configmap(namespace, "defaults")}},
+                 {"name": "read", "kubernetes.core.k8s_info": {"kind": "ConfigMap", "namespace": namespace,
+                                                               "name": "defaults"}},
+             ]}]
+    path = tmp_path / "defaults.yml"
+    path.write_text(json.dumps(play))
+    rc, out = run_playbook(path)
+    assert rc == 0, json.dumps(out["stats"])
+    read = out["plays"][0]["tasks"][1]["hosts"][HOST]
+    assert read["resources"][0]["data"] == {"a": "1"}
+
+
+def test_kubeconfig_given_as_a_dict_in_memory(lab, namespace, tmp_path):
+    task = apply_task(configmap(namespace, "in-memory"))
+    task["c5c3.cobaltcore.apply"]["kubeconfig"] = "{{ lookup('ansible.builtin.file', cobaltcore_kubeconfig) | from_yaml }}"
+    task["no_log"] = False
+    rc, tasks = run_tasks([task], tmp_path)
+    assert rc == 0, result_of(tasks).get("msg")
+    assert result_of(tasks)["results"][0]["result"] == "created"
+    text = json.dumps(result_of(tasks))
+    with open(lab["clusters"][HOST]["kubeconfig"]) as handle:
+        key = yaml.safe_load(handle)["users"][0]["user"]["client-key-data"]
+    assert key not in text  # the credentials stay masked ...
+    assert result_of(tasks)["results"][0]["kind"] == "ConfigMap"  # ... and nothing else is

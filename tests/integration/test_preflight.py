@@ -51,7 +51,8 @@ def test_preflight_reports_a_missing_kubeconfig(lab, tmp_path):
 
 
 def test_preflight_reports_an_unreachable_api_server(lab, tmp_path, kubeconfigs):
-    text = open(kubeconfigs["hv-pool-b"]).read()
+    with open(kubeconfigs["hv-pool-b"]) as handle:
+        text = handle.read()
     port = lab["clusters"]["hv-pool-b"]["server"].rsplit(":", 1)[1]
     dead = tmp_path / "dead.yaml"
     dead.write_text(text.replace(":%s" % port, ":1"))
