@@ -14,7 +14,7 @@ export PYTHONPATH := $(CURDIR)/lab
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/$(CACHE)/lab-bin:$(PATH)
 
-.PHONY: help setup region test unit lint sanity integration bench lab-up lab-down lab-status lab-build lab-clean
+.PHONY: help setup region test unit lint sanity integration molecule bench lab-up lab-down lab-status lab-build lab-clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -62,11 +62,17 @@ sanity: setup ## ansible-test sanity on a copy of the collection
 integration: lab-build ## integration tests against the lab (starts and stops it unless already up)
 	pytest tests/integration
 
+molecule: lab-build ## molecule scenarios on the lab (starts and stops it unless it runs already)
+	@started=0; $(LAB) running || started=1; \
+	$(LAB) up >/dev/null && molecule test --all; status=$$?; \
+	if [ $$started = 1 ]; then $(LAB) down; fi; exit $$status
+
 test: setup ## the whole test suite
 	$(MAKE) unit
 	$(MAKE) lint
 	$(MAKE) sanity
 	$(MAKE) integration
+	$(MAKE) molecule
 
 bench: lab-build ## benchmarks, ratios measured side by side
 	python tests/bench/apply_bench.py

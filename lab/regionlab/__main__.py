@@ -21,12 +21,15 @@ def _print_status(info):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="regionlab", description=__doc__)
-    parser.add_argument("command", choices=["up", "down", "status", "build"])
+    parser.add_argument("command", choices=["up", "down", "status", "build", "running"],
+                        help="running: exit 0 when any lab process runs")
     parser.add_argument("--json", action="store_true", help="print status as JSON")
     args = parser.parse_args(argv)
     if args.command == "build":
         print(json.dumps(build.build_all()))
         return 0
+    if args.command == "running":
+        return 0 if processes.running() else 1
     if args.command == "down":
         stopped = down()
         print("stopped %d lab processes" % len(stopped))
