@@ -34,7 +34,6 @@ except ImportError as exc:  # pragma: no cover - reported by the module
     KUBERNETES_IMPORT_ERROR = exc
 
 FIELD_MANAGER = "c5c3.cobaltcore"
-WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
 RETRY_STATUSES = (409, 429, 500, 502, 503, 504)
 
 # Environment variables kubernetes.core reads for the same options.
@@ -210,9 +209,6 @@ class KubeClient:
         except (TypeError, ValueError):
             delay = min(self.backoff * (2 ** (attempt - 1)), 8.0) * (0.5 + random.random() / 2)
         time.sleep(delay)
-
-    def writes(self):
-        return sum(self.requests.get(verb, 0) for verb in WRITE_VERBS)
 
     # -- discovery -----------------------------------------------------------
 
