@@ -62,7 +62,7 @@ def admin_password():
 
 def prepare():
     """Database, keys and bootstrap, each done once (marked by a file)."""
-    HOME.mkdir(parents=True, exist_ok=True)
+    HOME.mkdir(mode=0o700, parents=True, exist_ok=True)
     processes.LOGS.mkdir(parents=True, exist_ok=True)
     if not CONF.exists() or CONF.read_text() != _conf_text():
         CONF.write_text(_conf_text())
@@ -72,6 +72,7 @@ def prepare():
     for name in ("fernet-keys", "credential-keys"):
         (HOME / name).mkdir(mode=0o700, exist_ok=True)
     _manage("db_sync")
+    os.chmod(HOME / "keystone.db", 0o600)  # it holds the password hashes
     owner = ["--keystone-user", str(os.getuid()), "--keystone-group", str(os.getgid())]
     _manage("fernet_setup", *owner)
     _manage("credential_setup", *owner)

@@ -20,10 +20,13 @@ VALIDITY = datetime.timedelta(days=3650)
 def write_private(path: Path, data: bytes):
     """Write a file only its owner can read (keys, kubeconfigs, passwords)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # A new file, renamed over the old one: the content is never readable under a wider mode.
+    temp = path.with_name(".%s.tmp" % path.name)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
-    os.chmod(path, 0o600)
+    os.chmod(temp, 0o600)
+    os.replace(temp, path)
 
 
 def _key():

@@ -68,6 +68,8 @@ def stop(name, timeout=15):
     pid = pid_of(name)
     if pid:
         for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
+            if pid_of(name) != pid:
+                break  # gone, or the pid now belongs to another program
             try:
                 os.killpg(pid, sig)
             except ProcessLookupError:
@@ -77,6 +79,8 @@ def stop(name, timeout=15):
                 time.sleep(0.1)
             if not _alive(pid):
                 break
+        if _alive(pid) and pid_of(name) == pid:
+            return  # still ours and alive: keep the pid file so status and down see it
     _pid_file(name).unlink(missing_ok=True)
 
 
@@ -109,10 +113,11 @@ def wait_until(predicate, timeout, what, log_name=None):
     """Poll predicate until it is true; fail naming what did not come up."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if predicate():
-            return
+        # Our process first: a foreign server on the same port must not pass for ours.
         if log_name and not pid_of(log_name):
             raise RuntimeError("%s: process exited; see %s" % (what, LOGS / ("%s.log" % log_name)))
+        if predicate():
+            return
         time.sleep(0.2)
     hint = " ; see %s" % (LOGS / ("%s.log" % log_name)) if log_name else ""
     raise RuntimeError("%s: not ready after %ss%s" % (what, timeout, hint))

@@ -51,7 +51,7 @@ def normalize(manifests, default_namespace=None):
         if not isinstance(obj, dict):
             problems.append("%s: not a mapping" % where)
             continue
-        missing = [f for f in ("apiVersion", "kind") if not obj.get(f)]
+        missing = [f for f in ("apiVersion", "kind") if not isinstance(obj.get(f), str) or not obj.get(f)]
         if not (obj.get("metadata") or {}).get("name"):
             missing.append("metadata.name")
         if missing:
@@ -61,11 +61,8 @@ def normalize(manifests, default_namespace=None):
         obj.pop("status", None)
         if default_namespace and not obj["metadata"].get("namespace"):
             obj["metadata"]["namespace"] = default_namespace
-        if obj["kind"] == "Secret" and obj.get("apiVersion") == "v1" and "stringData" in obj:
-            # The API server never returns stringData; applying it as data keeps no-ops detectable.
-            data = obj.setdefault("data", {})
-            for key, value in (obj.pop("stringData") or {}).items():
-                data[key] = base64.b64encode(str(value).encode("utf-8")).decode("ascii")
+        if obj["kind"] == "Secret" and obj.get("apiVersion") == "v1":
+            problems.extend("%s: Secret %s: %s" % (where, obj["metadata"]["name"], p) for p in _normalize_secret(obj))
         identity = json.dumps([obj["apiVersion"].split("/")[0], obj["kind"], obj["metadata"].get("namespace"),
                                obj["metadata"]["name"]])
         if identity in seen:
@@ -75,6 +72,24 @@ def normalize(manifests, default_namespace=None):
     if problems:
         raise ManifestError(problems)
     return objects
+
+
+def _normalize_secret(obj):
+    """stringData becomes data and data loses line breaks, as the server stores them; returns problems."""
+    problems = []
+    data = obj.get("data") or {}
+    for key, value in list(data.items()):
+        if isinstance(value, str):
+            data[key] = "".join(value.split())
+    for key, value in (obj.pop("stringData", None) or {}).items():
+        if not isinstance(value, str):
+            # The API server refuses it; str(True) would silently store "True".
+            problems.append("stringData.%s is not a string" % key)
+            continue
+        data[key] = base64.b64encode(value.encode("utf-8")).decode("ascii")
+    if data:
+        obj["data"] = data
+    return problems
 
 
 def apply_order(objects):
@@ -88,25 +103,23 @@ def apply_order(objects):
 
 # -- change detection ---------------------------------------------------------
 
+EMPTY = (None, {}, [])
+
+
 def is_subset(desired, live):
-    """True when every field of desired has the same value in live (lists item by item)."""
+    """True when every field of desired has the same value in live (lists item by item).
+
+    A null or empty map/list in the manifest matches an absent field: the server stores neither.
+    """
     if isinstance(desired, dict):
-        return isinstance(live, dict) and all(k in live and is_subset(v, live[k]) for k, v in desired.items())
+        return isinstance(live, dict) and all(
+            is_subset(v, live[k]) if k in live else v in EMPTY for k, v in desired.items())
     if isinstance(desired, list):
         return (isinstance(live, list) and len(desired) == len(live)
                 and all(is_subset(d, v) for d, v in zip(desired, live)))
-    return desired == live
-
-
-def field_paths(obj, prefix=()):
-    """Paths of the map fields of obj; a list counts as one field."""
-    paths = set()
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            path = prefix + (key,)
-            paths.add(path)
-            paths |= field_paths(value, path)
-    return paths
+    if isinstance(desired, bool) or isinstance(live, bool):
+        return type(desired) is type(live) and desired == live  # True == 1 in Python, not in YAML
+    return desired == live or (desired in EMPTY and live in EMPTY)
 
 
 def owned_paths(live, field_manager):
@@ -129,14 +142,44 @@ def _fields_v1_paths(node, prefix=()):
     return paths
 
 
+def owns_more_than(fields, desired):
+    """True when fieldsV1 names a field, list item or set value that desired no longer sets."""
+    for key, sub in fields.items():
+        if key == ".":
+            continue
+        kind, raw = key[:2], key[2:]
+        if kind == "f:":
+            found = isinstance(desired, dict) and raw in desired
+            target = desired.get(raw) if found else None
+        elif kind == "k:":
+            ident = json.loads(raw)
+            matches = [d for d in desired if isinstance(d, dict) and all(d.get(k) == v for k, v in ident.items())] \
+                if isinstance(desired, list) else []
+            found, target = bool(matches), matches[0] if matches else None
+        elif kind == "v:":
+            found, target = isinstance(desired, list) and json.loads(raw) in desired, None
+        elif kind == "i:":
+            index = int(raw)
+            found = isinstance(desired, list) and index < len(desired)
+            target = desired[index] if found else None
+        else:
+            return True  # a form we do not know: let the server decide
+        if not found or (sub and owns_more_than(sub, target)):
+            return True
+    return False
+
+
 def needs_apply(desired, live, field_manager):
     if live is None:
         return True
     if not is_subset(desired, live):
         return True
-    # Fields this manager set before and no longer sets would be removed by the apply.
-    stale = owned_paths(live, field_manager) - field_paths(desired)
-    return bool(stale)
+    # Fields (and list items) this manager set before and no longer sets would be removed by the apply.
+    for entry in (live.get("metadata") or {}).get("managedFields") or []:
+        if entry.get("manager") == field_manager and entry.get("operation") == "Apply":
+            if owns_more_than(entry.get("fieldsV1") or {}, desired):
+                return True
+    return False
 
 
 # -- diff ---------------------------------------------------------------------
@@ -267,7 +310,7 @@ class Applier:
             self._plan(obj)
         elif not self.check_mode and after["metadata"].get("resourceVersion") == live["metadata"].get("resourceVersion"):
             result["result"] = "unchanged"  # the server found nothing to change
-        elif self.check_mode and is_subset(_without_noise(copy.deepcopy(after)), live):
+        elif self.check_mode and _without_noise(copy.deepcopy(after)) == _without_noise(copy.deepcopy(live)):
             result["result"] = "unchanged"
         else:
             result["result"] = "configured"

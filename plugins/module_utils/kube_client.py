@@ -35,6 +35,7 @@ except ImportError as exc:  # pragma: no cover - reported by the module
 
 FIELD_MANAGER = "c5c3.cobaltcore"
 RETRY_STATUSES = (409, 429, 500, 502, 503, 504)
+MAX_BACKOFF = 8.0
 
 # Environment variables kubernetes.core reads for the same options.
 AUTH_ENV = {
@@ -132,7 +133,7 @@ def build_configuration(auth):
 class KubeClient:
     """Raw REST over one connection pool, with retries, request counts and lazy discovery."""
 
-    def __init__(self, auth, retries=8, backoff=0.5, request_timeout=60):
+    def __init__(self, auth, retries=8, backoff=0.5, request_timeout=30, retry_budget=60):
         if not HAS_KUBERNETES:
             raise KubeError("the Python 'kubernetes' package is required: %s" % KUBERNETES_IMPORT_ERROR)
         try:
@@ -149,6 +150,8 @@ class KubeClient:
         self.retries = retries
         self.backoff = backoff
         self.request_timeout = request_timeout
+        self.retry_budget = retry_budget
+        self._unreachable = None
         self.requests = {}
         self._discovery = {}
         self._lock = threading.Lock()
@@ -172,6 +175,8 @@ class KubeClient:
 
         Statuses in `allow` (e.g. 404) are returned instead of raised.
         """
+        if self._unreachable is not None:
+            raise self._unreachable
         url = self.configuration.host.rstrip("/") + path
         if query:
             url += "?" + urlencode(query)
@@ -181,6 +186,7 @@ class KubeClient:
             headers["Content-Type"] = content_type
             payload = json.dumps(body)
         attempt = 0
+        deadline = time.time() + self.retry_budget
         while True:
             attempt += 1
             with self._lock:
@@ -189,26 +195,32 @@ class KubeClient:
                 response = self.pool.request(method, url, body=payload, headers=headers,
                                              timeout=self.request_timeout, retries=False, preload_content=True)
             except urllib3.exceptions.HTTPError as exc:
-                if attempt <= self.retries:
-                    self._sleep(attempt, None)
+                if attempt <= self.retries and self._sleep(attempt, None, deadline):
                     continue
-                raise KubeError("cannot reach the API server at %s after %d attempts: %s"
-                                % (self.configuration.host, attempt, exc), request=_describe(method, path))
+                # Later requests of this call (other objects, other workers) fail at once.
+                self._unreachable = KubeError("cannot reach the API server at %s after %d attempts: %s"
+                                              % (self.configuration.host, attempt, exc),
+                                              request=_describe(method, path))
+                raise self._unreachable
             status = response.status
             data = _decode(response.data)
             if status < 400 or status in allow:
                 return status, data
-            if status in RETRY_STATUSES and not _permanent(status, content_type, data) and attempt <= self.retries:
-                self._sleep(attempt, response.headers.get("Retry-After"))
+            if (status in RETRY_STATUSES and not _permanent(status, content_type, data) and attempt <= self.retries
+                    and self._sleep(attempt, response.headers.get("Retry-After"), deadline)):
                 continue
             raise api_error(method, path, status, data)
 
-    def _sleep(self, attempt, retry_after):
+    def _sleep(self, attempt, retry_after, deadline):
+        """Back off before the next attempt; False when that would pass the request's deadline."""
         try:
-            delay = float(retry_after)
+            delay = min(max(float(retry_after), 0.0), MAX_BACKOFF)
         except (TypeError, ValueError):
-            delay = min(self.backoff * (2 ** (attempt - 1)), 8.0) * (0.5 + random.random() / 2)
+            delay = min(self.backoff * (2 ** (attempt - 1)), MAX_BACKOFF) * (0.5 + random.random() / 2)
+        if time.time() + delay > deadline:
+            return False
         time.sleep(delay)
+        return True
 
     # -- discovery -----------------------------------------------------------
 

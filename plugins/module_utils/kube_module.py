@@ -14,6 +14,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.args_common import
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ManifestError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeClient, KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import WaitError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import ReadinessError
 
 WAIT_CONDITION_SPEC = dict(
     type=dict(type="str", required=True),
@@ -85,6 +86,8 @@ class KubeModule:
             self.fail(str(exc), error=exc.as_dict())
         except WaitError as exc:
             self.fail(str(exc), objects=exc.objects)
+        except ReadinessError as exc:
+            self.fail("invalid readiness option: %s" % exc)
         self.ansible.exit_json(**self._with_requests(self.results))
 
     def fail(self, msg, **extra):

@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate
 
 
@@ -46,6 +47,9 @@ class Waiter:
         found = {}
         for (api_version, kind, namespace), members in groups.items():
             rtype = self.client.resource(api_version, kind)
+            if rtype.namespaced and not namespace:
+                raise KubeError("%s is namespaced: name the namespace of %s"
+                                % (kind, ", ".join(m["name"] for m in members)))
             ns = namespace if rtype.namespaced else None
             if len(members) == 1:
                 items = [self.client.get(rtype, members[0]["name"], ns)]
@@ -53,6 +57,9 @@ class Waiter:
                 items = self.client.list(rtype, ns)
             for item in items:
                 if item:
+                    # Items of a List carry no apiVersion and kind; the kind's rule needs them.
+                    item.setdefault("apiVersion", api_version)
+                    item.setdefault("kind", kind)
                     found[(api_version, kind, namespace, item["metadata"]["name"])] = item
         return found
 

@@ -169,12 +169,15 @@ def _documents(value, where):
         try:
             value = list(yaml.safe_load_all(value))
         except yaml.YAMLError as exc:
-            raise ManifestError(["%s: not YAML: %s" % (where, exc)])
+            # PyYAML's message quotes the offending line, which may hold a secret: give the place only.
+            mark = getattr(exc, "problem_mark", None)
+            place = " at line %d, column %d" % (mark.line + 1, mark.column + 1) if mark else ""
+            raise ManifestError(["%s: not valid YAML%s" % (where, place)])
     if isinstance(value, dict):
         value = [value]
     docs = []
     for item in value:
-        if isinstance(item, dict) and item.get("kind", "").endswith("List") and "items" in item:
+        if isinstance(item, dict) and str(item.get("kind")).endswith("List") and "items" in item:
             docs.extend(item["items"] or [])
         elif item is not None:
             docs.append(item)
@@ -198,15 +201,21 @@ class ApplyModule(KubeModule):
     module_kwargs = dict(required_one_of=[("definition", "src")])
 
     def manifests(self):
-        docs = _documents(self.params["definition"], "definition")
+        try:
+            docs = _documents(self.params["definition"], "definition")
+        except ManifestError:
+            # Unparsable text cannot be searched for secrets: hide all of it from the echoed arguments.
+            self.ansible.no_log_values.add(self.params["definition"])
+            raise
         for path in self.params["src"] or []:
             try:
                 with open(path) as handle:
                     docs.extend(_documents(handle.read(), path))
             except (IOError, OSError) as exc:
                 raise ManifestError(["%s: %s" % (path, exc)])
+        self.hide_secret_values(docs)  # before anything can fail and echo the arguments
         objects = normalize(docs, self.params["namespace"])
-        self.hide_secret_values(docs + objects)
+        self.hide_secret_values(objects)
         return objects
 
     def hide_secret_values(self, objects):
@@ -215,9 +224,12 @@ class ApplyModule(KubeModule):
             if not isinstance(obj, dict) or obj.get("kind") != "Secret":
                 continue
             for key, encoded in (("stringData", False), ("data", True)):
-                for value in (obj.get(key) or {}).values():
+                for value in (obj.get(key) or {}).values() if isinstance(obj.get(key), dict) else []:
                     value = str(value)
                     self.ansible.no_log_values.add(value)
+                    # In a YAML string, a multi-line value (a PEM key) appears indented, line by line.
+                    self.ansible.no_log_values.update(line.strip() for line in value.splitlines()
+                                                      if len(line.strip()) >= 8)
                     if encoded:
                         try:
                             self.ansible.no_log_values.add(base64.b64decode(value).decode("utf-8"))

@@ -264,3 +264,42 @@ def test_kubeconfig_given_as_a_dict_in_memory(lab, namespace, tmp_path):
         key = yaml.safe_load(handle)["users"][0]["user"]["client-key-data"]
     assert key not in text  # the credentials stay masked ...
     assert result_of(tasks)["results"][0]["kind"] == "ConfigMap"  # ... and nothing else is
+
+
+def test_a_field_removed_inside_a_list_item_is_applied(lab, namespace, tmp_path, kubeconfigs):
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": namespace},
+               "spec": {"ports": [{"name": "http", "port": 80, "targetPort": 8080}]}}
+    rc, tasks = run_tasks([apply_task(service)], tmp_path)
+    assert rc == 0
+    del service["spec"]["ports"][0]["targetPort"]
+    rc, tasks = run_tasks([apply_task(service)], tmp_path, check=True)
+    assert result_of(tasks)["results"][0]["result"] == "configured"  # check mode sees it too
+    rc, tasks = run_tasks([apply_task(service)], tmp_path)
+    assert result_of(tasks)["results"][0]["result"] == "configured"
+    live = json.loads(kubectl(kubeconfigs[HOST], "get", "-n", namespace, "service", "web", "-o", "json").stdout)
+    assert live["spec"]["ports"][0]["targetPort"] == 80  # back to the server's default
+
+
+def test_secrets_stay_hidden_when_the_call_fails_or_comes_as_yaml_text(lab, namespace, tmp_path):
+    pem = "-----BEGIN KEY-----\nTOPSECRETLINE1xyz\nTOPSECRETLINE2xyz\n-----END KEY-----\n"
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pem", "namespace": namespace},
+              "stringData": {"key.pem": pem, "password": "hunter2-TOPSECRET"}}
+    text = yaml.safe_dump_all([secret, configmap(namespace, "dup"), configmap(namespace, "dup")])
+    rc, tasks = run_tasks([apply_task(text)], tmp_path)
+    assert rc != 0 and "listed twice" in result_of(tasks)["msg"]
+    rc2, tasks2 = run_tasks([apply_task(yaml.safe_dump(secret))], tmp_path)
+    assert rc2 == 0, result_of(tasks2).get("msg")
+    rc3, tasks3 = run_tasks([apply_task("kind: Secret\nstringData: {password: hunter2-TOPSECRET\n")], tmp_path)
+    assert rc3 != 0 and "not valid YAML at line" in result_of(tasks3)["msg"]
+    for outcome in (tasks, tasks2, tasks3):
+        dumped = json.dumps(result_of(outcome))
+        assert "TOPSECRET" not in dumped
+
+
+def test_check_mode_reports_a_removed_field(lab, namespace, tmp_path):
+    run_tasks([apply_task(configmap(namespace, "shrink", a="1", b="2"))], tmp_path)
+    rc, tasks = run_tasks([apply_task(configmap(namespace, "shrink", a="1"))], tmp_path, check=True, diff=True)
+    assert rc == 0
+    (entry,) = result_of(tasks)["results"]
+    assert entry["result"] == "configured"
+    assert entry["diff"]["before"]["data"] == {"a": "1", "b": "2"} and entry["diff"]["after"]["data"] == {"a": "1"}

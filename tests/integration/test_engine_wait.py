@@ -154,3 +154,22 @@ def test_apply_waits_with_a_caller_given_condition(widget_crd, namespace, tmp_pa
     timer.join()
     assert rc == 0, tasks["apply"][HOST].get("msg")
     assert tasks["apply"][HOST]["ready"][0]["ready"] is True
+
+
+def test_several_builtin_objects_listed_together_keep_their_kinds_rule(widget_crd, namespace, tmp_path):
+    for name in ("one", "two"):
+        kubectl(widget_crd, "create", "configmap", "-n", namespace, name)
+    refs = [{"api_version": "v1", "kind": "ConfigMap", "name": n, "namespace": namespace} for n in ("one", "two")]
+    rc, tasks = run_tasks([{"name": "wait", "c5c3.cobaltcore.wait": {
+        "kubeconfig": "{{ cobaltcore_kubeconfig }}", "resources": refs, "timeout": 10}}], tmp_path)
+    assert rc == 0, tasks["wait"][HOST].get("msg")
+    assert [r["ready"] for r in tasks["wait"][HOST]["resources"]] == [True, True]
+
+
+def test_a_namespaced_kind_without_namespace_fails_at_once(widget_crd, tmp_path):
+    started = time.monotonic()
+    rc, tasks = run_tasks([{"name": "wait", "c5c3.cobaltcore.wait": {
+        "kubeconfig": "{{ cobaltcore_kubeconfig }}", "timeout": 60,
+        "resources": [{"api_version": "v1", "kind": "ConfigMap", "name": "x"}]}}], tmp_path)
+    assert rc != 0 and "ConfigMap is namespaced" in tasks["wait"][HOST]["msg"]
+    assert time.monotonic() - started < 20
