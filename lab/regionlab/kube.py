@@ -174,10 +174,19 @@ def install_crds(cluster, files):
     for path in files:
         args += ["-f", str(path)]
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(kubectl + ["wait", "--for=condition=Established", "--timeout=120s", "crd", "--all"],
-                   check=True, stdout=subprocess.DEVNULL)
+    # Not `kubectl wait`: it fails at once on a CRD whose status has no conditions yet.
+    processes.wait_until(lambda: not _crds_not_established(cluster), 120,
+                         "CRDs of %s Established" % cluster.name)
     marker.write_text(digest.hexdigest())
     return True
+
+
+def _crds_not_established(cluster):
+    url = cluster.server + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    items = _session(cluster).get(url, timeout=10).json().get("items", [])
+    return [crd["metadata"]["name"] for crd in items
+            if not any(c.get("type") == "Established" and c.get("status") == "True"
+                       for c in (crd.get("status") or {}).get("conditions") or [])]
 
 
 def up(clusters, log=print):
