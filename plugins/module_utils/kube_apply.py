@@ -37,9 +37,9 @@ def ref_of(obj):
             "name": meta.get("name"), "namespace": meta.get("namespace")}
 
 
-def _label(obj):
-    ref = ref_of(obj)
-    where = "%s/" % ref["namespace"] if ref["namespace"] else ""
+def describe(ref):
+    """'Kind namespace/name' of a ref or a result, for messages and diff headers."""
+    where = "%s/" % ref["namespace"] if ref.get("namespace") else ""
     return "%s %s%s" % (ref["kind"], where, ref["name"])
 
 
@@ -66,7 +66,7 @@ def normalize(manifests, default_namespace=None):
         identity = json.dumps([obj["apiVersion"].split("/")[0], obj["kind"], obj["metadata"].get("namespace"),
                                obj["metadata"]["name"]])
         if identity in seen:
-            problems.append("%s: %s is listed twice" % (where, _label(obj)))
+            problems.append("%s: %s is listed twice" % (where, describe(ref_of(obj))))
         seen.add(identity)
         objects.append(obj)
     if problems:
@@ -267,9 +267,6 @@ class Applier:
             except KubeError:
                 continue  # reported when the object itself is applied
             for item in self.client.list(rtype, namespace if rtype.namespaced else None):
-                # Items of a List carry no apiVersion and kind of their own.
-                item.setdefault("apiVersion", api_version)
-                item.setdefault("kind", kind)
                 self._live[(api_version, kind, item["metadata"].get("namespace"), item["metadata"]["name"])] = item
             for obj in members:
                 key = (api_version, kind, namespace if rtype.namespaced else None, obj["metadata"]["name"])
@@ -295,7 +292,7 @@ class Applier:
             result["namespace"] = None
         elif not obj["metadata"].get("namespace"):
             raise KubeError("%s is namespaced, but neither the manifest nor the namespace option names one"
-                            % _label(obj))
+                            % describe(ref_of(obj)))
         namespace = obj["metadata"].get("namespace")
         if self.check_mode and namespace and ("Namespace", namespace) in self._planned:
             result.update(result="created", note="its namespace is created in the same call")

@@ -263,7 +263,12 @@ class KubeClient:
         if field_selector:
             query["fieldSelector"] = field_selector
         status, data = self.request("GET", rtype.path(namespace), query=query or None)
-        return data.get("items", [])
+        items = data.get("items", [])
+        for item in items:
+            # Items of a List carry no apiVersion and kind; readiness rules and no-op checks need them.
+            item.setdefault("apiVersion", rtype.api_version)
+            item.setdefault("kind", rtype.kind)
+        return items
 
     def server_side_apply(self, rtype, obj, field_manager=FIELD_MANAGER, force=False, dry_run=False):
         meta = obj["metadata"]

@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import describe
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate
 
@@ -24,11 +25,6 @@ class WaitError(Exception):
 
 def _key(ref):
     return (ref["apiVersion"], ref["kind"], ref.get("namespace"))
-
-
-def _label(ref):
-    where = "%s/" % ref["namespace"] if ref.get("namespace") else ""
-    return "%s %s%s" % (ref["kind"], where, ref["name"])
 
 
 class Waiter:
@@ -57,9 +53,6 @@ class Waiter:
                 items = self.client.list(rtype, ns)
             for item in items:
                 if item:
-                    # Items of a List carry no apiVersion and kind; the kind's rule needs them.
-                    item.setdefault("apiVersion", api_version)
-                    item.setdefault("kind", kind)
                     found[(api_version, kind, namespace, item["metadata"]["name"])] = item
         return found
 
@@ -113,9 +106,9 @@ class Waiter:
         lines = []
         for ref, state in entries:
             if state is None:
-                lines.append("%s: %s" % (_label(ref), "not found"))
+                lines.append("%s: %s" % (describe(ref), "not found"))
             else:
-                lines.append("%s: %s" % (_label(ref), "; ".join(state.missing) or "still present"))
+                lines.append("%s: %s" % (describe(ref), "; ".join(state.missing) or "still present"))
         return "%d object(s) %s: %s" % (len(entries), what, " | ".join(lines))
 
     @staticmethod

@@ -155,7 +155,7 @@ except ImportError:  # reported when a YAML string or file needs it
     yaml = None
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import (
-    Applier, ManifestError, changed, normalize, ref_of, summary)
+    Applier, ManifestError, changed, describe, normalize, ref_of, summary)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule, WAIT_CONDITION_SPEC
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter
 
@@ -249,17 +249,12 @@ class ApplyModule(KubeModule):
             results = applier.apply(objects)
         self.results.update(changed=changed(results), results=results, summary=summary(results))
         if self.diff:
-            self.results["diff"] = [dict(r["diff"], before_header=_header(r), after_header=_header(r))
+            self.results["diff"] = [dict(r["diff"], before_header=describe(r), after_header=describe(r))
                                     for r in results if "diff" in r]
         if self.params["wait"] and not self.check_mode:
             waiter = Waiter(self.client, condition=self.params["wait_condition"], sleep=self.params["wait_sleep"])
             refs = [ref_of(obj) for obj in objects]
             self.results["ready"] = waiter.wait(refs, self.params["wait_timeout"], absent=absent)
-
-
-def _header(result):
-    where = "%s/" % result["namespace"] if result.get("namespace") else ""
-    return "%s %s%s" % (result["kind"], where, result["name"])
 
 
 def main():

@@ -43,8 +43,8 @@ def objects(namespace):
     return items
 
 
-def writes(kubeconfig):
-    return apiserver_writes(kubeconfig, "configmaps") + apiserver_writes(kubeconfig, CR[2])
+def writes():
+    return apiserver_writes(HOST, "configmaps") + apiserver_writes(HOST, CR[2])
 
 
 def play(tasks, workdir):
@@ -105,9 +105,9 @@ def main():
                     subprocess.run(kubectl + ["create", "namespace", namespace], check=True, stdout=subprocess.DEVNULL)
                     namespaces.append(namespace)
                     figures[tool]["first"].append(runner(namespace, kubeconfig, workdir))
-                    before = writes(kubeconfig)
+                    before = writes()
                     figures[tool]["noop"].append(runner(namespace, kubeconfig, workdir))
-                    figures[tool]["noop_writes"].append(writes(kubeconfig) - before)
+                    figures[tool]["noop_writes"].append(writes() - before)
                     print("round %d %-8s first %.2fs noop %.2fs noop writes %d" % (
                         round_ + 1, tool, figures[tool]["first"][-1], figures[tool]["noop"][-1],
                         figures[tool]["noop_writes"][-1]), flush=True)

@@ -1,23 +1,19 @@
 """The lab for integration tests: reused when it is already up, else started and stopped here."""
 
-import base64
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-import requests
-import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "lab"))
 
 import regionlab  # noqa: E402
-from regionlab import config, processes  # noqa: E402
+from regionlab import config, kube, processes  # noqa: E402
 
 
 def _lab_ports():
@@ -105,27 +101,20 @@ def run_tasks(tasks, tmp_path, hosts="management-cluster", check=False, diff=Fal
     return rc, by_name
 
 
-def apiserver_writes(kubeconfig, resource):
+def kubectl(kubeconfig, *args, stdin=None, check=True):
+    """The lab's kubectl against one cluster."""
+    return subprocess.run([str(config.BIN / "kubectl"), "--kubeconfig", str(kubeconfig)] + list(args), input=stdin,
+                          capture_output=True, text=True, check=check, timeout=120)
+
+
+def apiserver_writes(cluster_name, resource):
     """Create/update/apply requests the API server has served for a resource (apiserver_request_total).
 
     Dry runs are excluded, and so are deletes: the lab's namespace controller deletes the objects of
     namespaces that earlier tests removed, at any time. (The modules' own request counts cover deletes.)
     """
-    with open(kubeconfig) as handle:
-        conf = yaml.safe_load(handle)
-    user = conf["users"][0]["user"]
-    cluster = conf["clusters"][0]["cluster"]
-    with tempfile.TemporaryDirectory() as tmp:
-        files = {}
-        for key, name in (("client-certificate-data", "crt"), ("client-key-data", "key"),
-                          ("certificate-authority-data", "ca")):
-            files[name] = os.path.join(tmp, name)
-            with open(files[name], "wb") as handle:
-                handle.write(base64.b64decode(user.get(key) or cluster.get(key)))
-        session = requests.Session()
-        session.trust_env = False
-        text = session.get(cluster["server"] + "/metrics", cert=(files["crt"], files["key"]),
-                           verify=files["ca"], timeout=10).text
+    cluster = [c for c in config.clusters() if c.name == cluster_name][0]
+    text = kube._session(cluster).get(cluster.server + "/metrics", timeout=10).text
     total = 0
     for line in text.splitlines():
         if not line.startswith("apiserver_request_total{"):

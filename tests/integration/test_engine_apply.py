@@ -1,7 +1,6 @@
 """c5c3.cobaltcore.apply against a real API server: created, unchanged with zero writes, configured, conflicts."""
 
 import json
-import subprocess
 import threading
 import time
 import uuid
@@ -9,16 +8,11 @@ import uuid
 import pytest
 import yaml
 
-from conftest import apiserver_writes, run_playbook, run_tasks
+from conftest import apiserver_writes, kubectl, run_playbook, run_tasks
 from regionlab import config
 
 HOST = "management-cluster"
 KUBECONFIG = "{{ cobaltcore_kubeconfig }}"
-
-
-def kubectl(kubeconfig, *args, stdin=None, check=True):
-    return subprocess.run([str(config.BIN / "kubectl"), "--kubeconfig", kubeconfig] + list(args), input=stdin,
-                          capture_output=True, text=True, check=check, timeout=120)
 
 
 @pytest.fixture
@@ -51,13 +45,13 @@ def test_create_then_noop_without_writes_then_configured_with_a_field_diff(lab, 
     first = result_of(tasks)
     assert first["changed"] and first["summary"] == {"created": 5}
 
-    before = apiserver_writes(kubeconfigs[HOST], "configmaps")
+    before = apiserver_writes(HOST, "configmaps")
     rc, tasks = run_tasks([apply_task(objects)], tmp_path)
     again = result_of(tasks)
     assert rc == 0 and not again["changed"]
     assert again["summary"] == {"unchanged": 5}
     assert sum(again["requests"].get(v, 0) for v in ("POST", "PUT", "PATCH", "DELETE")) == 0
-    assert apiserver_writes(kubeconfigs[HOST], "configmaps") == before
+    assert apiserver_writes(HOST, "configmaps") == before
 
     objects[2]["data"]["b"] = "3"
     rc, tasks = run_tasks([apply_task(objects)], tmp_path, diff=True)
@@ -102,13 +96,13 @@ def test_conflict_is_reported_unless_forced(lab, namespace, tmp_path, kubeconfig
 def test_check_mode_writes_nothing_and_reports_what_would_change(lab, namespace, tmp_path, kubeconfigs):
     kc = kubeconfigs[HOST]
     run_tasks([apply_task(configmap(namespace, "existing", a="1"))], tmp_path)
-    before = apiserver_writes(kc, "configmaps")
+    before = apiserver_writes(HOST, "configmaps")
     objects = [configmap(namespace, "existing", a="2"), configmap(namespace, "new", a="1")]
     rc, tasks = run_tasks([apply_task(objects)], tmp_path, check=True, diff=True)
     result = result_of(tasks)
     assert rc == 0 and result["changed"]
     assert {r["name"]: r["result"] for r in result["results"]} == {"existing": "configured", "new": "created"}
-    assert apiserver_writes(kc, "configmaps") == before
+    assert apiserver_writes(HOST, "configmaps") == before
     assert kubectl(kc, "get", "-n", namespace, "configmap", "new", check=False).returncode != 0
     live = json.loads(kubectl(kc, "get", "-n", namespace, "configmap", "existing", "-o", "json").stdout)
     assert live["data"] == {"a": "1"}

@@ -1,23 +1,16 @@
 """c5c3.cobaltcore.wait against a real API server: generation-aware, terminal fast, clear timeouts, batched."""
 
 import json
-import subprocess
 import threading
 import time
 import uuid
 
 import pytest
 
-from conftest import run_tasks
-from regionlab import config
+from conftest import kubectl, run_tasks
 
 HOST = "management-cluster"
 GROUP = "widgets.test.c5c3.io"
-
-
-def kubectl(kubeconfig, *args, stdin=None, check=True):
-    return subprocess.run([str(config.BIN / "kubectl"), "--kubeconfig", kubeconfig] + list(args), input=stdin,
-                          capture_output=True, text=True, check=check, timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -8,16 +8,10 @@ from pathlib import Path
 
 import yaml
 
-from conftest import REPO, run_playbook, task_results
+from conftest import REPO, kubectl, run_playbook, task_results
 from regionlab import build, config, keystone, kube, processes
 
-KUBECTL = str(config.BIN / "kubectl")
 PLAYBOOKS = Path(__file__).parent / "playbooks"
-
-
-def kubectl(kubeconfig, *args, stdin=None, check=True):
-    return subprocess.run([KUBECTL, "--kubeconfig", kubeconfig] + list(args), input=stdin,
-                          capture_output=True, text=True, check=check, timeout=120)
 
 
 def test_every_cluster_reports_the_built_kubernetes_version(lab, kubeconfigs):
