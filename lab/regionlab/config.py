@@ -19,7 +19,9 @@ CRDS = REPO / "lab" / "crds"
 GO_MODULES = REPO / "lab" / "go"
 
 KUBERNETES_VERSION = "v1.37.2"
-PORT_BASE = int(os.environ.get("COBALTCORE_LAB_PORT_BASE", "36400"))
+# Below the kernel's ephemeral range (32768-60999): a port in it can be taken by any outgoing
+# connection (an API server's to etcd, say) just before the lab binds it.
+PORT_BASE = int(os.environ.get("COBALTCORE_LAB_PORT_BASE", "26400"))
 
 # Where the hand-written CRDs (lab/crds/<file>.yaml) go, by inventory group or host;
 # upstream CRD sets say so themselves in lab/crds/upstream.json ("clusters"). In a real
@@ -97,4 +99,4 @@ ETCD_CLIENT_PORT = PORT_BASE
 ETCD_PEER_PORT = PORT_BASE + 1
 KEYSTONE_PORT = PORT_BASE + 2
 KORC_HEALTH_PORT = PORT_BASE + 3
-CONTROLLER_MANAGER_PORT_BASE = PORT_BASE + 40
+ETCD_METRICS_PORT = PORT_BASE + 4

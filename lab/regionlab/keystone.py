@@ -61,14 +61,18 @@ def admin_password():
 
 
 def prepare():
-    """Database, keys and bootstrap, each done once (marked by a file)."""
+    """Database and keys once; bootstrap once per URL (the marker holds the URL it registered)."""
     HOME.mkdir(mode=0o700, parents=True, exist_ok=True)
     processes.LOGS.mkdir(parents=True, exist_ok=True)
     if not CONF.exists() or CONF.read_text() != _conf_text():
         CONF.write_text(_conf_text())
     done = HOME / "prepared"
     if done.exists():
-        return False
+        if done.read_text().strip() == URL:
+            return False
+        bootstrap()  # the port moved: bootstrap updates the identity endpoints
+        done.write_text(URL + "\n")
+        return True
     for name in ("fernet-keys", "credential-keys"):
         (HOME / name).mkdir(mode=0o700, exist_ok=True)
     _manage("db_sync")
@@ -77,7 +81,7 @@ def prepare():
     _manage("fernet_setup", *owner)
     _manage("credential_setup", *owner)
     bootstrap()
-    done.write_text("ok\n")
+    done.write_text(URL + "\n")
     return True
 
 

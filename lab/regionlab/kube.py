@@ -35,7 +35,7 @@ def start_etcd():
         "--listen-client-urls", client, "--advertise-client-urls", client,
         "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
         "--initial-cluster", "lab=%s" % peer,
-        "--listen-metrics-urls", "http://127.0.0.1:%d" % (config.PORT_BASE + 4),
+        "--listen-metrics-urls", "http://127.0.0.1:%d" % config.ETCD_METRICS_PORT,
         # Test data only: losing it on a host crash is fine, fsync latency is not.
         "--unsafe-no-fsync", "--log-level", "warn",
         "--quota-backend-bytes", str(4 * 1024 ** 3),
