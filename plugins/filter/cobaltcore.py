@@ -11,7 +11,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph, naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph, gardener, ironcore, naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import (
     claim_name_problems, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.composition import (
@@ -39,10 +39,7 @@ def compose_openstack_cluster_filter(claim, region, claims=None):
 
 
 def region_model_filter(region):
-    try:
-        return build_region(region).to_dict()
-    except RegionError as error:
-        raise AnsibleFilterError("invalid region:\n%s" % _problem_lines(error.problems))
+    return _region(region)
 
 
 def size_preset_filter(size):
@@ -76,6 +73,44 @@ def tenant_names_filter(name):
     return naming.tenant_names(name)
 
 
+def _region(region):
+    try:
+        return build_region(region).to_dict()
+    except RegionError as error:
+        raise AnsibleFilterError("invalid region:\n%s" % _problem_lines(error.problems))
+
+
+def gardener_shoots_filter(region, settings):
+    try:
+        return gardener.shoots(_region(region), settings or {})
+    except gardener.GardenerError as error:
+        raise AnsibleFilterError("invalid Gardener settings, no Shoot composed:\n%s"
+                                 % "\n".join("- " + p for p in error.problems))
+
+
+def gardener_kubeconfig_paths_filter(shoots, hostvars):
+    try:
+        return gardener.kubeconfig_paths(shoots, hostvars)
+    except gardener.GardenerError as error:
+        raise AnsibleFilterError("no kubeconfig path for some Shoots:\n%s" % "\n".join("- " + p for p in error.problems))
+
+
+def ironcore_claim_pools_filter(region, settings=None):
+    try:
+        return ironcore.claim_pools(_region(region), settings or {})
+    except ironcore.IronCoreError as error:
+        raise AnsibleFilterError("invalid IronCore settings, no claim composed:\n%s"
+                                 % "\n".join("- " + p for p in error.problems))
+
+
+def ironcore_bmcs_filter(entries):
+    return ironcore.bmcs_from_inventory(entries or [])
+
+
+def ironcore_bmc_secrets_filter(credentials):
+    return ironcore.bmc_secrets_from_inventory(credentials or {})
+
+
 class FilterModule(object):
     """c5c3.cobaltcore filters."""
 
@@ -88,4 +123,9 @@ class FilterModule(object):
             "ceph_caps": ceph_caps_filter,
             "quota_bytes": quota_bytes_filter,
             "tenant_names": tenant_names_filter,
+            "gardener_shoots": gardener_shoots_filter,
+            "gardener_kubeconfig_paths": gardener_kubeconfig_paths_filter,
+            "ironcore_claim_pools": ironcore_claim_pools_filter,
+            "ironcore_bmcs": ironcore_bmcs_filter,
+            "ironcore_bmc_secrets": ironcore_bmc_secrets_filter,
         }

@@ -191,8 +191,12 @@ def _project(source, shape):
     return dict((k, _project(source[k], v)) for k, v in shape.items() if k in source)
 
 
+# Kinds whose data and stringData hold secrets (IronCore's BMCSecret is Secret-shaped).
+SECRET_KINDS = ("Secret", "BMCSecret")
+
+
 def _redact(obj):
-    if obj and obj.get("kind") == "Secret":
+    if obj and obj.get("kind") in SECRET_KINDS:
         for key in ("data", "stringData"):
             if isinstance(obj.get(key), dict):
                 obj[key] = dict((k, REDACTED) for k in obj[key])

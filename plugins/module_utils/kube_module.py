@@ -9,9 +9,12 @@ fills `self.results`. Errors of the layers below become one clear failure.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import base64
+
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ManifestError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import (
+    SECRET_KINDS, Applier, ManifestError, changed, describe)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeClient, KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import ReadinessError
@@ -74,6 +77,38 @@ class KubeModule:
             self._client = KubeClient(auth)
         return self._client
 
+    def hide_secret_values(self, objects):
+        """Mask Secret values wherever Ansible would echo them (invocation, -vvv), in both encodings."""
+        for obj in objects:
+            if not isinstance(obj, dict) or obj.get("kind") not in SECRET_KINDS:
+                continue
+            for key, encoded in (("stringData", False), ("data", True)):
+                for value in (obj.get(key) or {}).values() if isinstance(obj.get(key), dict) else []:
+                    value = str(value)
+                    self.ansible.no_log_values.add(value)
+                    # In a YAML string, a multi-line value (a PEM key) appears indented, line by line.
+                    self.ansible.no_log_values.update(line.strip() for line in value.splitlines()
+                                                      if len(line.strip()) >= 8)
+                    if encoded:
+                        try:
+                            self.ansible.no_log_values.add(base64.b64decode(value).decode("utf-8"))
+                        except (ValueError, UnicodeDecodeError):
+                            pass
+                    else:
+                        self.ansible.no_log_values.add(base64.b64encode(value.encode("utf-8")).decode("ascii"))
+
+    def applier(self, **options):
+        return Applier(self.client, check_mode=self.check_mode, diff=self.diff, **options)
+
+    def record(self, results):
+        """Fold apply or remove results into this module's result: changed and the diff."""
+        if changed(results):
+            self.results["changed"] = True
+        if self.diff:
+            self.results.setdefault("diff", []).extend(
+                dict(r["diff"], before_header=describe(r), after_header=describe(r)) for r in results if "diff" in r)
+        return results
+
     def run(self):
         raise NotImplementedError
 
@@ -88,6 +123,11 @@ class KubeModule:
             self.fail(str(exc), objects=exc.objects)
         except ReadinessError as exc:
             self.fail("invalid readiness option: %s" % exc)
+        except ValueError as exc:
+            # The pure layers (ironcore, gardener, region) list every bad field at once.
+            if not hasattr(exc, "problems"):
+                raise
+            self.fail("invalid input, nothing was changed: %s" % "; ".join(exc.problems), problems=exc.problems)
         self.ansible.exit_json(**self._with_requests(self.results))
 
     def fail(self, msg, **extra):

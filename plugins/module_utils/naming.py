@@ -27,6 +27,12 @@ OPENSTACK_CLUSTER_LABEL_VALUE = "true"
 OPENSTACK_CLUSTER_NAME_LABEL = "c5c3.io/openstack-cluster-name"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "c5c3.cobaltcore"
+# Phases 1-2: which inventory host (cluster) a Shoot plays, which pool a ServerClaim
+# serves, and the IronCore machine pool and class of a Server (from its BMC's entry).
+CLUSTER_LABEL = "c5c3.io/cluster"
+POOL_LABEL = "c5c3.io/pool"
+MACHINE_POOL_LABEL = "c5c3.io/machine-pool"
+MACHINE_CLASS_LABEL = "c5c3.io/machine-class"
 
 # Key of the Ceph key inside the client secrets (Rook writes it, the seed's
 # ControlPlane reads it).
@@ -108,6 +114,31 @@ def cinder_backend(storage_pool=None):
 def control_plane_cluster(region):
     """Default control-plane cluster of a region (XRD: region-control-plane)."""
     return region + "-control-plane"
+
+
+def shoot_name(pool):
+    """The Shoot of a cluster: its inventory host name unless the pool names one."""
+    return (pool.get("gardener") or {}).get("shoot_name") or pool["name"]
+
+
+def gardener_technical_id(project, shoot):
+    """The Shoot's technical ID (its namespace in the seed), as gardener computes it."""
+    return "shoot--%s--%s" % (project, shoot)
+
+
+def server_claim(pool, index):
+    """The index-th ServerClaim of a pool (1-based)."""
+    return "%s-%d" % (pool, index)
+
+
+def ignition_secret(pool):
+    """The Secret with the ignition of every server a pool claims."""
+    return pool + "-ignition"
+
+
+def bmc_secret(credentials):
+    """The BMCSecret holding one set of BMC credentials."""
+    return "bmc-" + credentials
 
 
 def tenant_names(name):

@@ -297,7 +297,7 @@ SHOOT_CONDITION_TYPES = ("APIServerAvailable", "ControlPlaneHealthy", "Observabi
                          "EveryNodeReady", "SystemComponentsHealthy")
 
 
-def _last_operation_text(last):
+def last_operation_text(last):
     progress = last.get("progress")
     text = "lastOperation %s %s" % (last.get("type"), last.get("state"))
     if progress is not None:
@@ -325,14 +325,14 @@ def _shoot(ev):
     if last is not None:
         op_type, state = last.get("type"), last.get("state")
         if state == "Failed":
-            ev.fail(_last_operation_text(last))
+            ev.fail(last_operation_text(last))
         elif op_type in ("Create", "Reconcile", "Restore"):
             if state != "Succeeded":
-                ev.need(_last_operation_text(last))
+                ev.need(last_operation_text(last))
         elif op_type in ("Migrate", "LiveMigrate"):
-            ev.need(_last_operation_text(last) + " (migration not finished)")
+            ev.need(last_operation_text(last) + " (migration not finished)")
         elif op_type == "Delete":
-            ev.need(_last_operation_text(last) + " (the Shoot is being deleted)")
+            ev.need(last_operation_text(last) + " (the Shoot is being deleted)")
     if ev.missing:
         report = ev.fail if ev.failures else ev.need
         for error in ev.status.get("lastErrors") or []:

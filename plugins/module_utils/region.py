@@ -66,6 +66,20 @@ _CLUSTER_PROPERTIES = {
     "ironcore": {"type": "object", "properties": {
         "machine_pool": _STRING,
         "machine_class": _STRING,
+        "image": _STRING,
+    }},
+    # Per-cluster Shoot settings over the garden's defaults (see gardener.shoot_spec).
+    "gardener": {"type": "object", "properties": {
+        "shoot_name": _STRING,
+        "kubernetes_version": _STRING,
+        "worker_name": _STRING,
+        "machine_type": _STRING,
+        "architecture": _STRING,
+        "purpose": _STRING,
+        "machine_image": {"type": "object", "properties": {"name": _STRING, "version": _STRING}},
+        "networking": {"type": "object", "additionalProperties": {}},
+        "infrastructure_config": {"type": "object", "additionalProperties": {}},
+        "control_plane_config": {"type": "object", "additionalProperties": {}},
     }},
 }
 

@@ -147,15 +147,13 @@ requests:
   sample: {"GET": 201}
 """
 
-import base64
-
 try:
     import yaml
 except ImportError:  # reported when a YAML string or file needs it
     yaml = None
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import (
-    Applier, ManifestError, changed, describe, normalize, ref_of, summary)
+    ManifestError, normalize, ref_of, summary)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule, WAIT_CONDITION_SPEC
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter
 
@@ -218,39 +216,16 @@ class ApplyModule(KubeModule):
         self.hide_secret_values(objects)
         return objects
 
-    def hide_secret_values(self, objects):
-        """Mask Secret values wherever Ansible would echo them (invocation, -vvv), in both encodings."""
-        for obj in objects:
-            if not isinstance(obj, dict) or obj.get("kind") != "Secret":
-                continue
-            for key, encoded in (("stringData", False), ("data", True)):
-                for value in (obj.get(key) or {}).values() if isinstance(obj.get(key), dict) else []:
-                    value = str(value)
-                    self.ansible.no_log_values.add(value)
-                    # In a YAML string, a multi-line value (a PEM key) appears indented, line by line.
-                    self.ansible.no_log_values.update(line.strip() for line in value.splitlines()
-                                                      if len(line.strip()) >= 8)
-                    if encoded:
-                        try:
-                            self.ansible.no_log_values.add(base64.b64decode(value).decode("utf-8"))
-                        except (ValueError, UnicodeDecodeError):
-                            pass
-                    else:
-                        self.ansible.no_log_values.add(base64.b64encode(value.encode("utf-8")).decode("ascii"))
-
     def run(self):
         objects = self.manifests()
-        applier = Applier(self.client, field_manager=self.params["field_manager"],
-                          force_conflicts=self.params["force_conflicts"], check_mode=self.check_mode, diff=self.diff)
+        applier = self.applier(field_manager=self.params["field_manager"],
+                               force_conflicts=self.params["force_conflicts"])
         absent = self.params["state"] == "absent"
         if absent:
             results = applier.remove(objects, self.params["delete_propagation"])
         else:
             results = applier.apply(objects)
-        self.results.update(changed=changed(results), results=results, summary=summary(results))
-        if self.diff:
-            self.results["diff"] = [dict(r["diff"], before_header=describe(r), after_header=describe(r))
-                                    for r in results if "diff" in r]
+        self.results.update(results=self.record(results), summary=summary(results))
         if self.params["wait"] and not self.check_mode:
             waiter = Waiter(self.client, condition=self.params["wait_condition"], sleep=self.params["wait_sleep"])
             refs = [ref_of(obj) for obj in objects]

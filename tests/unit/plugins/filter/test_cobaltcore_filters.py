@@ -33,7 +33,8 @@ CLAIM = {
 def test_filter_names():
     assert sorted(FILTERS) == sorted([
         "validate_claims", "compose_openstack_cluster", "region_model", "size_preset",
-        "ceph_caps", "quota_bytes", "tenant_names"])
+        "ceph_caps", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
+        "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets"])
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))

@@ -13,7 +13,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import load
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import build_region
 
 REGIONS = ["eu-de-1", "us-east-1", "lab"]
-GROUPS = ["gardener", "ironcore", "management", "control_plane", "hypervisor_pools", "storage_pools"]
+GROUPS = ["gardener", "ironcore", "management", "control_plane", "hypervisor_pools", "storage_pools", "shoots"]
 
 
 @pytest.mark.parametrize("region", REGIONS)

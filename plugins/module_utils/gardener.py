@@ -1,0 +1,335 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Gardener (core.gardener.cloud/v1beta1): Shoots from the region model, update rules, admin kubeconfigs.
+
+Pure Python: the filter gardener_shoots and the modules gardener_shoot and
+gardener_kubeconfig are thin wrappers over these functions.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import base64
+import copy
+import datetime
+import re
+
+try:
+    import yaml
+except ImportError:  # the modules report it when they need it
+    yaml = None
+
+try:
+    from cryptography import x509
+    HAS_CRYPTOGRAPHY = True
+except ImportError:
+    HAS_CRYPTOGRAPHY = False
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
+
+API_VERSION = "core.gardener.cloud/v1beta1"
+DELETION_CONFIRMATION = "confirmation.gardener.cloud/deletion"
+ADMIN_KUBECONFIG_API_VERSION = "authentication.gardener.cloud/v1alpha1"
+ADMIN_KUBECONFIG_KIND = "AdminKubeconfigRequest"
+# Gardener: len(project name) + len(shoot name) <= 21, so the technical ID fits the seed's limits.
+PROJECT_AND_SHOOT_NAME_MAX = 21
+PROJECT_NAME_MAX = 10
+WORKER_NAME_MAX = 15
+DEFAULT_WORKER = "worker"
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+
+
+class GardenerError(ValueError):
+    """Invalid input; problems lists one message per offending field."""
+
+    def __init__(self, problems):
+        self.problems = problems
+        super(GardenerError, self).__init__("; ".join(problems))
+
+
+# ---------------------------------------------------------------------------
+# Shoots from the region model
+
+def _pools(region):
+    for key in ("control_planes", "hypervisor_pools", "storage_pools"):
+        for pool in region.get(key) or []:
+            yield pool
+
+
+def _deep_merge(base, override):
+    result = copy.deepcopy(base)
+    for key, value in (override or {}).items():
+        if isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = _deep_merge(result[key], value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
+
+
+def settings_problems(settings):
+    problems = []
+    for key in ("project", "cloud_profile", "credentials_binding", "provider_type", "machine_image"):
+        if not settings.get(key):
+            problems.append("gardener.%s: is required" % key)
+    project = settings.get("project")
+    if project and (not naming.is_dns1123_label(project, PROJECT_NAME_MAX) or "--" in project):
+        problems.append("gardener.project: %r is not a DNS-1123 label of at most %d characters"
+                        % (project, PROJECT_NAME_MAX))
+    image = settings.get("machine_image") or {}
+    if image and not image.get("name"):
+        problems.append("gardener.machine_image.name: is required")
+    if settings.get("kubernetes_version") and not _VERSION.match(str(settings["kubernetes_version"])):
+        problems.append("gardener.kubernetes_version: %r is not <major>.<minor>[.<patch>]"
+                        % settings["kubernetes_version"])
+    return problems
+
+
+def _cloud_profile(value):
+    if isinstance(value, dict):
+        return {"kind": value.get("kind") or "CloudProfile", "name": value["name"]}
+    return {"kind": "CloudProfile", "name": value}
+
+
+def shoot_spec(pool, settings, region_name):
+    """The Shoot spec of one cluster of the region: the garden's settings, then the pool's own."""
+    own = pool.get("gardener") or {}
+    image = _deep_merge(settings["machine_image"], own.get("machine_image"))
+    machine = {"type": (pool.get("ironcore") or {}).get("machine_class") or own.get("machine_type"),
+               "image": dict((k, image[k]) for k in ("name", "version") if image.get(k)),
+               "architecture": own.get("architecture") or settings.get("architecture") or "amd64"}
+    worker = {"name": own.get("worker_name") or settings.get("worker_name") or DEFAULT_WORKER,
+              "machine": machine, "minimum": pool.get("workers", 1), "maximum": pool.get("workers", 1)}
+    spec = {
+        "cloudProfile": _cloud_profile(settings["cloud_profile"]),
+        "region": settings.get("region") or region_name,
+        "credentialsBindingName": settings["credentials_binding"],
+        "provider": {"type": settings["provider_type"], "workers": [worker]},
+        "networking": _deep_merge(settings.get("networking") or {}, own.get("networking")),
+    }
+    version = own.get("kubernetes_version") or settings.get("kubernetes_version")
+    if version:
+        spec["kubernetes"] = {"version": str(version)}
+    purpose = own.get("purpose") or settings.get("purpose")
+    if purpose:
+        spec["purpose"] = purpose
+    for key in ("infrastructure_config", "control_plane_config"):
+        value = own.get(key) or settings.get(key)
+        if value:
+            spec["provider"]["infrastructureConfig" if key == "infrastructure_config" else "controlPlaneConfig"] = value
+    return spec
+
+
+def shoots(region, settings):
+    """One Shoot per cluster that Gardener creates: control planes, hypervisor and storage pools.
+
+    Returns [{name, cluster, labels, spec}]; raises GardenerError listing every problem.
+    """
+    problems = settings_problems(settings)
+    result, names = [], []
+    project = settings.get("project") or ""
+    for pool in _pools(region):
+        name = naming.shoot_name(pool)
+        names.append(name)
+        where = "%s.gardener.shoot_name" % pool["name"]
+        if not naming.is_dns1123_label(name) or "--" in name:
+            problems.append("%s: %r is not a DNS-1123 label without '--'" % (where, name))
+        elif len(project) + len(name) > PROJECT_AND_SHOOT_NAME_MAX:
+            problems.append(
+                "%s: Shoot %s in project %s is too long: Gardener allows %d characters for project and "
+                "Shoot name together, this is %d; set a shorter gardener.shoot_name for the pool"
+                % (where, name, project, PROJECT_AND_SHOOT_NAME_MAX, len(project) + len(name)))
+        if not (pool.get("ironcore") or {}).get("machine_class") and not (pool.get("gardener") or {}).get("machine_type"):
+            problems.append("%s.ironcore.machine_class: is required (the workers' machine type)" % pool["name"])
+        worker = (pool.get("gardener") or {}).get("worker_name") or settings.get("worker_name") or DEFAULT_WORKER
+        if not naming.is_dns1123_label(worker, WORKER_NAME_MAX):
+            problems.append("%s.gardener.worker_name: %r is not a DNS-1123 label of at most %d characters"
+                            % (pool["name"], worker, WORKER_NAME_MAX))
+        if problems:
+            continue
+        result.append({"name": name, "cluster": pool["name"],
+                       "labels": {naming.MANAGED_BY_LABEL: naming.MANAGED_BY},
+                       "spec": shoot_spec(pool, settings, region["name"])})
+    for name in sorted(set(n for n in names if names.count(n) > 1)):
+        problems.append("gardener.shoot_name: %s is the Shoot of several clusters" % name)
+    if problems:
+        raise GardenerError(problems)
+    return result
+
+
+def shoot_manifest(shoot, namespace):
+    metadata = {"name": shoot["name"], "namespace": namespace}
+    labels = dict(shoot.get("labels") or {})
+    if shoot.get("cluster"):
+        labels[naming.CLUSTER_LABEL] = shoot["cluster"]
+    if labels:
+        metadata["labels"] = labels
+    if shoot.get("annotations"):
+        metadata["annotations"] = dict(shoot["annotations"])
+    return {"apiVersion": API_VERSION, "kind": "Shoot", "metadata": metadata, "spec": copy.deepcopy(shoot["spec"])}
+
+
+def project_namespace(client, project):
+    """spec.namespace of a Gardener Project."""
+    found = client.get(client.resource(API_VERSION, "Project"), project)
+    namespace = ((found or {}).get("spec") or {}).get("namespace")
+    if not namespace:
+        raise KubeError("Gardener project %s %s" % (project, "has no spec.namespace yet" if found else "does not exist"))
+    return namespace
+
+
+def kubeconfig_paths(shoots, hostvars):
+    """gardener_kubeconfig's shoots option: each Shoot's kubeconfig goes to its cluster's cobaltcore_kubeconfig."""
+    problems, result = [], []
+    for shoot in shoots:
+        path = (hostvars.get(shoot["cluster"]) or {}).get("cobaltcore_kubeconfig")
+        if not path:
+            problems.append("%s: cobaltcore_kubeconfig is not set for that host" % shoot["cluster"])
+        result.append({"name": shoot["name"], "path": path})
+    if problems:
+        raise GardenerError(problems)
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Update rules (gardener-apiserver's validation, checked before anything is written)
+
+def _get(data, path):
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def parse_version(value):
+    match = _VERSION.match(str(value or ""))
+    if not match:
+        return None
+    return tuple(int(part) if part is not None else None for part in match.groups())
+
+
+_IMMUTABLE = (
+    (("region",), "the region"),
+    (("provider", "type"), "the provider type"),
+    (("networking", "type"), "the networking type"),
+    (("networking", "pods"), "the pod network"),
+    (("networking", "services"), "the service network"),
+)
+
+
+def update_problems(name, live_spec, desired_spec):
+    """Changes gardener-apiserver refuses on update, each as a clear message."""
+    problems = []
+    for path, what in _IMMUTABLE:
+        before, after = _get(live_spec, path), _get(desired_spec, path)
+        if before is not None and after is not None and before != after:
+            problems.append("Shoot %s: spec.%s: field is immutable (%s is %s, the inventory asks for %s); "
+                            "only a new Shoot can change it" % (name, ".".join(path), what, before, after))
+    before = parse_version(_get(live_spec, ("kubernetes", "version")))
+    after = parse_version(_get(desired_spec, ("kubernetes", "version")))
+    if before and after:
+        if after[:2] < before[:2] or (after[:2] == before[:2] and None not in (before[2], after[2])
+                                      and after[2] < before[2]):
+            problems.append("Shoot %s: spec.kubernetes.version: kubernetes version downgrade is not supported (%s to %s)"
+                            % (name, _get(live_spec, ("kubernetes", "version")),
+                               _get(desired_spec, ("kubernetes", "version"))))
+        elif after[0] == before[0] and after[1] > before[1] + 1:
+            problems.append("Shoot %s: spec.kubernetes.version: kubernetes version upgrade cannot skip a minor "
+                            "version (%s to %s); upgrade one minor version per run" % (
+                                name, _get(live_spec, ("kubernetes", "version")),
+                                _get(desired_spec, ("kubernetes", "version"))))
+    return problems
+
+
+# ---------------------------------------------------------------------------
+# Admin kubeconfigs (shoots/adminkubeconfig)
+
+def admin_kubeconfig_request(expiration_seconds):
+    return {"apiVersion": ADMIN_KUBECONFIG_API_VERSION, "kind": ADMIN_KUBECONFIG_KIND,
+            "spec": {"expirationSeconds": int(expiration_seconds)}}
+
+
+def admin_kubeconfig_from(response):
+    """(kubeconfig text, expirationTimestamp) of an AdminKubeconfigRequest answer."""
+    status = response.get("status") or {}
+    encoded = status.get("kubeconfig")
+    if not encoded:
+        raise GardenerError(["the adminkubeconfig answer holds no status.kubeconfig"])
+    return base64.b64decode(encoded).decode("utf-8"), status.get("expirationTimestamp")
+
+
+def _current(kubeconfig, section, name):
+    for entry in kubeconfig.get(section) or []:
+        if isinstance(entry, dict) and entry.get("name") == name:
+            return entry.get(section[:-1]) or {}
+    return {}
+
+
+def kubeconfig_facts(text):
+    """Server and client certificate expiry of a kubeconfig's current context.
+
+    Returns {server, expires} (expires: an aware datetime or None when it
+    cannot be told); raises GardenerError when the text is no kubeconfig.
+    """
+    if yaml is None:
+        raise GardenerError(["reading kubeconfigs needs the Python package PyYAML"])
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise GardenerError(["not a kubeconfig (not YAML)"])
+    if not isinstance(data, dict) or data.get("kind") != "Config":
+        raise GardenerError(["not a kubeconfig (kind is not Config)"])
+    context = _current(data, "contexts", data.get("current-context"))
+    cluster = _current(data, "clusters", context.get("cluster"))
+    user = _current(data, "users", context.get("user"))
+    expires = None
+    certificate = user.get("client-certificate-data")
+    if certificate and HAS_CRYPTOGRAPHY:
+        try:
+            cert = x509.load_pem_x509_certificate(base64.b64decode(certificate))
+        except ValueError:
+            cert = None
+        if cert is not None:
+            expires = getattr(cert, "not_valid_after_utc", None)
+            if expires is None:
+                expires = cert.not_valid_after.replace(tzinfo=_UTC)
+    return {"server": cluster.get("server"), "expires": expires}
+
+
+class _Utc(datetime.tzinfo):
+    def utcoffset(self, dt):
+        return datetime.timedelta(0)
+
+    def tzname(self, dt):
+        return "UTC"
+
+    def dst(self, dt):
+        return datetime.timedelta(0)
+
+
+_UTC = _Utc()
+
+
+def now():
+    return datetime.datetime.now(_UTC)
+
+
+def advertised_servers(shoot):
+    return [a.get("url") for a in (_get(shoot, ("status", "advertisedAddresses")) or []) if a.get("url")]
+
+
+def renewal_reason(facts, shoot, renew_before, at=None):
+    """Why a kubeconfig must be fetched again, or None while it is good."""
+    at = at or now()
+    if facts["expires"] is None:
+        return "its expiry cannot be read"
+    left = (facts["expires"] - at).total_seconds()
+    if left <= renew_before:
+        return "it expires in %ds (renewed %ds before expiry)" % (max(0, int(left)), renew_before)
+    servers = advertised_servers(shoot)
+    if servers and facts["server"] not in servers:
+        return "it points at %s, the Shoot advertises %s" % (facts["server"], ", ".join(servers))
+    return None

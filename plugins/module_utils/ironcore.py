@@ -1,0 +1,411 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""IronCore metal-operator (metal.ironcore.dev/v1alpha1): manifests, validation and the claim plan.
+
+Pure Python: the modules ironcore_bmc, ironcore_server_info and
+ironcore_server_claim are thin wrappers over these functions.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import base64
+import ipaddress
+import re
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
+
+API_VERSION = "metal.ironcore.dev/v1alpha1"
+PROTOCOLS = ("Redfish", "IPMI", "SSH")
+SCHEMES = ("http", "https")
+# A Server in these states is still being discovered by the metal-operator.
+DISCOVERING = ("", "Initial", "Discovery")
+IGNITION_KEY = "ignition"
+
+_MAC = re.compile(r"^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$")
+
+
+class IronCoreError(ValueError):
+    """Invalid input; problems lists one message per offending field."""
+
+    def __init__(self, problems):
+        self.problems = problems
+        super(IronCoreError, self).__init__("; ".join(problems))
+
+
+def _b64(text):
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+# ---------------------------------------------------------------------------
+# BMCs
+
+def bmc_problems(bmcs, secrets):
+    """Every problem of the BMC and BMCSecret options, one message per field."""
+    problems = []
+    secret_names = set()
+    for index, secret in enumerate(secrets):
+        where = "secrets[%d]" % index
+        if not naming.is_dns1123_subdomain(secret.get("name")):
+            problems.append("%s.name: %r is not a DNS-1123 subdomain" % (where, secret.get("name")))
+        for key in ("username", "password"):
+            if not secret.get(key):
+                problems.append("%s.%s: must not be empty" % (where, key))
+        if secret.get("name") in secret_names:
+            problems.append("%s.name: %s is given twice" % (where, secret.get("name")))
+        secret_names.add(secret.get("name"))
+    seen = {}
+    for index, bmc in enumerate(bmcs):
+        where = "bmcs[%d]" % index
+        name = bmc.get("name")
+        if not naming.is_dns1123_subdomain(name):
+            problems.append("%s.name: %r is not a DNS-1123 subdomain" % (where, name))
+        for key in ("name", "mac_address", "ip"):
+            value = bmc.get(key)
+            if value and (key, value) in seen:
+                problems.append("%s.%s: %s is also %s" % (where, key, value, seen[(key, value)]))
+            seen.setdefault((key, value), where)
+        if not _MAC.match(bmc.get("mac_address") or ""):
+            problems.append("%s.mac_address: %r is not a MAC address" % (where, bmc.get("mac_address")))
+        try:
+            ipaddress.ip_address(bmc.get("ip") or "")
+        except ValueError:
+            problems.append("%s.ip: %r is not an IP address" % (where, bmc.get("ip")))
+        if bmc.get("protocol", "Redfish") not in PROTOCOLS:
+            problems.append("%s.protocol: must be one of %s" % (where, ", ".join(PROTOCOLS)))
+        port = bmc.get("port")
+        if port is not None and not (isinstance(port, int) and 0 < port < 65536):
+            problems.append("%s.port: %r is not a TCP port" % (where, port))
+        if bmc.get("scheme") is not None and bmc.get("scheme") not in SCHEMES:
+            problems.append("%s.scheme: must be one of %s" % (where, ", ".join(SCHEMES)))
+        if secrets and bmc.get("secret") not in secret_names:
+            problems.append("%s.secret: %r is none of the given secrets (%s)" % (
+                where, bmc.get("secret"), ", ".join(sorted(n for n in secret_names if n)) or "none"))
+        for key, value in sorted((bmc.get("labels") or {}).items()):
+            if not naming.is_label_key(key) or not naming.is_label_value(str(value)):
+                problems.append("%s.labels.%s: %r is not a valid Kubernetes label" % (where, key, value))
+    return problems
+
+
+def bmc_secret_manifest(secret):
+    return {
+        "apiVersion": API_VERSION, "kind": "BMCSecret",
+        "metadata": {"name": secret["name"], "labels": {naming.MANAGED_BY_LABEL: naming.MANAGED_BY}},
+        "data": {"username": _b64(secret["username"]), "password": _b64(secret["password"])},
+    }
+
+
+def bmc_manifest(bmc):
+    protocol = {"name": bmc.get("protocol") or "Redfish"}
+    if bmc.get("port") is not None:
+        protocol["port"] = bmc["port"]
+    if bmc.get("scheme"):
+        protocol["scheme"] = bmc["scheme"]
+    spec = {
+        "access": {"macAddress": bmc["mac_address"].lower().replace("-", ":"), "ip": bmc["ip"]},
+        "bmcSecretRef": {"name": bmc["secret"]},
+        "protocol": protocol,
+    }
+    if bmc.get("hostname"):
+        spec["hostname"] = bmc["hostname"]
+    # The metal-operator copies a BMC's labels to the Servers it discovers behind it.
+    labels = dict((k, str(v)) for k, v in (bmc.get("labels") or {}).items())
+    labels[naming.MANAGED_BY_LABEL] = naming.MANAGED_BY
+    return {"apiVersion": API_VERSION, "kind": "BMC", "metadata": {"name": bmc["name"], "labels": labels}, "spec": spec}
+
+
+def servers_of_bmc(servers, bmc_name):
+    return [s for s in servers if ((s.get("spec") or {}).get("bmcRef") or {}).get("name") == bmc_name]
+
+
+# ---------------------------------------------------------------------------
+# Servers
+
+def server_summary(server):
+    """What an operator wants to see of a Server."""
+    spec = server.get("spec") or {}
+    status = server.get("status") or {}
+    claim = spec.get("serverClaimRef") or None
+    return {
+        "name": server["metadata"]["name"],
+        "state": status.get("state") or "",
+        "power": status.get("powerState") or "",
+        "desired_power": spec.get("power") or "",
+        "labels": server["metadata"].get("labels") or {},
+        "bmc": (spec.get("bmcRef") or {}).get("name"),
+        "system_uuid": spec.get("systemUUID") or spec.get("uuid"),
+        "claim": {"namespace": claim.get("namespace"), "name": claim.get("name")} if claim else None,
+        "unclaimable": bool(spec.get("unclaimable")),
+    }
+
+
+def _expression_matches(expression, labels):
+    key, operator = expression.get("key"), expression.get("operator")
+    values = expression.get("values") or []
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    raise IronCoreError(["label selector operator %r is not In, NotIn, Exists or DoesNotExist" % operator])
+
+
+def selector_matches(selector, labels):
+    """Whether a Kubernetes LabelSelector ({matchLabels, matchExpressions}) selects labels."""
+    labels = labels or {}
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    return all(_expression_matches(e, labels) for e in selector.get("matchExpressions") or [])
+
+
+def selector_text(selector):
+    parts = ["%s=%s" % item for item in sorted((selector.get("matchLabels") or {}).items())]
+    for expression in selector.get("matchExpressions") or []:
+        values = ",".join(expression.get("values") or [])
+        parts.append("%s %s%s" % (expression.get("key"), expression.get("operator"),
+                                  " (%s)" % values if values else ""))
+    return ", ".join(parts) or "(every server)"
+
+
+def is_claimable(server):
+    summary = server_summary(server)
+    return summary["state"] == "Available" and summary["claim"] is None and not summary["unclaimable"]
+
+
+def filter_servers(servers, names=None, selector=None, states=None, bmc=None, claimed=None):
+    result = []
+    for server in servers:
+        summary = server_summary(server)
+        if names and summary["name"] not in names:
+            continue
+        if selector and not selector_matches(selector, summary["labels"]):
+            continue
+        if states and summary["state"] not in states:
+            continue
+        if bmc and summary["bmc"] != bmc:
+            continue
+        if claimed is not None and (summary["claim"] is not None) != claimed:
+            continue
+        result.append(summary)
+    return result
+
+
+def count_states(summaries):
+    counts = {}
+    for summary in summaries:
+        state = summary["state"] or "unreported"
+        counts[state] = counts.get(state, 0) + 1
+    return counts
+
+
+# ---------------------------------------------------------------------------
+# Claims
+
+def claim_manifest(pool, name, namespace):
+    spec = {
+        "power": pool.get("power") or "On",
+        "image": pool["image"],
+        "serverSelector": pool["selector"],
+    }
+    if pool.get("ignition_secret"):
+        spec["ignitionSecretRef"] = {"name": pool["ignition_secret"]}
+    labels = {naming.MANAGED_BY_LABEL: naming.MANAGED_BY, naming.POOL_LABEL: pool["name"]}
+    return {"apiVersion": API_VERSION, "kind": "ServerClaim",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels}, "spec": spec}
+
+
+def ignition_secret_manifest(pool, namespace):
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": pool["ignition_secret"], "namespace": namespace,
+                         "labels": {naming.MANAGED_BY_LABEL: naming.MANAGED_BY, naming.POOL_LABEL: pool["name"]}},
+            "data": {IGNITION_KEY: _b64(pool["ignition"])}}
+
+
+def pool_problems(pools):
+    problems = []
+    seen = set()
+    for index, pool in enumerate(pools):
+        where = "pools[%d]" % index
+        if not naming.is_dns1123_label(pool.get("name")):
+            problems.append("%s.name: %r is not a DNS-1123 label" % (where, pool.get("name")))
+        if pool.get("name") in seen:
+            problems.append("%s.name: %s is given twice" % (where, pool.get("name")))
+        seen.add(pool.get("name"))
+        count = pool.get("count")
+        if not isinstance(count, int) or count < 0:
+            problems.append("%s.count: must be a whole number >= 0, got %r" % (where, count))
+        if not pool.get("image"):
+            problems.append("%s.image: must name the server image" % where)
+        selector = pool.get("selector") or {}
+        if not (selector.get("matchLabels") or selector.get("matchExpressions")):
+            problems.append("%s.selector: must select servers (matchLabels or matchExpressions); an empty "
+                            "selector would take servers of every pool" % where)
+        for expression in selector.get("matchExpressions") or []:
+            try:
+                _expression_matches(expression, {})
+            except IronCoreError as error:
+                problems.append("%s.selector: %s" % (where, error))
+    return problems
+
+
+def _claim_index(pool_name, claim_name):
+    prefix = pool_name + "-"
+    suffix = claim_name[len(prefix):] if claim_name.startswith(prefix) else ""
+    return int(suffix) if suffix.isdigit() else None
+
+
+def _bound(claim):
+    return (claim.get("status") or {}).get("phase") == "Bound"
+
+
+def _match(demands, candidates):
+    """Maximum matching of pool slots to servers (augmenting paths); returns {pool: matched count}."""
+    slots = [pool for pool, count in demands for _ in range(count)]
+    owner = {}
+
+    def augment(slot, seen):
+        for server in candidates[slots[slot]]:
+            if server in seen:
+                continue
+            seen.add(server)
+            if server not in owner or augment(owner[server], seen):
+                owner[server] = slot
+                return True
+        return False
+
+    for slot in range(len(slots)):
+        augment(slot, set())
+    matched = {}
+    for slot in owner.values():
+        matched[slots[slot]] = matched.get(slots[slot], 0) + 1
+    return matched
+
+
+def plan_claims(pools, servers, claims, release_surplus=False):
+    """What to create, keep and release for each pool, and every shortage.
+
+    pools: [{name, count, selector, ...}]; servers and claims: live objects (the
+    claims are those labelled with their pool). Unbound claims that are kept
+    still need a server, so they count in the demand. Returns (plan, problems).
+    """
+    by_pool = dict((pool["name"], []) for pool in pools)
+    for claim in claims:
+        pool_name = (claim["metadata"].get("labels") or {}).get(naming.POOL_LABEL)
+        if pool_name in by_pool:
+            by_pool[pool_name].append(claim)
+    summaries = [server_summary(s) for s in servers]
+    claimable = [s["name"] for s, raw in zip(summaries, servers) if is_claimable(raw)]
+    plan, demands, candidates = [], [], {}
+    for pool in pools:
+        existing = sorted(by_pool[pool["name"]], key=lambda c: (
+            _claim_index(pool["name"], c["metadata"]["name"]) or 0, c["metadata"]["name"]))
+        # Unbound claims go first when claims are released: they hold no server.
+        release_order = sorted(existing, key=lambda c: (_bound(c), -(_claim_index(pool["name"], c["metadata"]["name"]) or 0)))
+        surplus = release_order[:max(0, len(existing) - pool["count"])]
+        kept = [c for c in existing if c not in surplus]
+        used = set(_claim_index(pool["name"], c["metadata"]["name"]) for c in existing)
+        create, index = [], 1
+        while len(kept) + len(create) < pool["count"]:
+            if index not in used:
+                create.append(naming.server_claim(pool["name"], index))
+            index += 1
+        waiting = [c["metadata"]["name"] for c in kept if not _bound(c)]
+        demands.append((pool["name"], len(create) + len(waiting)))
+        candidates[pool["name"]] = [name for name, s in ((s["name"], s) for s in summaries)
+                                    if name in claimable and selector_matches(pool["selector"], s["labels"])]
+        plan.append({
+            "name": pool["name"], "wanted": pool["count"],
+            "kept": [c["metadata"]["name"] for c in kept], "create": create, "unbound": waiting,
+            "surplus": [c["metadata"]["name"] for c in surplus],
+            "release": [c["metadata"]["name"] for c in surplus] if release_surplus else [],
+        })
+    matched = _match(demands, candidates)
+    problems = []
+    for pool, (name, demand) in zip(pools, demands):
+        missing = demand - matched.get(name, 0)
+        if missing <= 0:
+            continue
+        matching = [s for s in summaries if selector_matches(pool["selector"], s["labels"])]
+        states = count_states(matching)
+        shared = [other for other, _ in demands if other != name
+                  and set(candidates[other]) & set(candidates[name])]
+        problems.append(
+            "pool %s needs %d more server(s) matching %s than can be claimed: %d match, %d of them claimable "
+            "(Available and unclaimed)%s%s" % (
+                name, missing, selector_text(pool["selector"]), len(matching), len(candidates[name]),
+                "; states of the matching servers: " + ", ".join(
+                    "%s %d" % item for item in sorted(states.items())) if states else "",
+                "; pools %s compete for the same servers" % ", ".join(shared) if shared else ""))
+    return plan, problems
+
+
+# ---------------------------------------------------------------------------
+# From the inventory
+
+def bmcs_from_inventory(entries):
+    """ironcore_bmc's bmcs option from the IronCore host's cobaltcore_bmcs.
+
+    Each entry names its credentials (a key of cobaltcore_bmc_credentials) and
+    its machine pool and class, which become the BMC's (and so its Servers') labels.
+    """
+    result = []
+    for entry in entries:
+        bmc = dict((k, v) for k, v in entry.items() if k not in ("credentials", "machine_pool", "machine_class"))
+        bmc["secret"] = naming.bmc_secret(entry.get("credentials") or "")
+        labels = dict(entry.get("labels") or {})
+        for key, label in (("machine_pool", naming.MACHINE_POOL_LABEL), ("machine_class", naming.MACHINE_CLASS_LABEL)):
+            if entry.get(key):
+                labels[label] = entry[key]
+        bmc["labels"] = labels
+        result.append(bmc)
+    return result
+
+
+def bmc_secrets_from_inventory(credentials):
+    """ironcore_bmc's secrets option from cobaltcore_bmc_credentials ({name: {username, password}})."""
+    return [{"name": naming.bmc_secret(name), "username": (value or {}).get("username"),
+             "password": (value or {}).get("password")} for name, value in sorted(credentials.items())]
+
+
+def default_ignition(pool_name, region_name):
+    """A minimal Ignition config that tells a server which pool and region it serves."""
+    return ('{"ignition": {"version": "3.4.0"}, "storage": {"files": [{"path": "/etc/cobaltcore/pool", '
+            '"mode": 420, "contents": {"source": "data:,%s%%0A"}}, {"path": "/etc/cobaltcore/region", '
+            '"mode": 420, "contents": {"source": "data:,%s%%0A"}}]}}' % (pool_name, region_name))
+
+
+def claim_pools(region, settings):
+    """ironcore_server_claim's pools option from the region model: every cluster Gardener runs on bare metal.
+
+    A pool selects servers by its IronCore machine pool and class (the labels its
+    BMCs carry) and holds one server per worker. settings: {image, ignition (per
+    pool name, optional)}. Raises IronCoreError listing every problem.
+    """
+    problems, result = [], []
+    ignitions = settings.get("ignition") or {}
+    for key in ("control_planes", "hypervisor_pools", "storage_pools"):
+        for pool in region.get(key) or []:
+            own = pool.get("ironcore") or {}
+            labels = {}
+            for field, label in (("machine_pool", naming.MACHINE_POOL_LABEL), ("machine_class", naming.MACHINE_CLASS_LABEL)):
+                if own.get(field):
+                    labels[label] = own[field]
+            if not labels:
+                problems.append("%s.ironcore: names no machine_pool or machine_class, so no server can be "
+                                "selected for it" % pool["name"])
+                continue
+            image = own.get("image") or settings.get("image")
+            if not image:
+                problems.append("%s.ironcore.image: no server image (and no default image)" % pool["name"])
+                continue
+            result.append({"name": pool["name"], "count": pool.get("workers", 1),
+                           "selector": {"matchLabels": labels}, "image": image,
+                           "ignition": ignitions.get(pool["name"]) or default_ignition(pool["name"], region["name"])})
+    if problems:
+        raise IronCoreError(problems)
+    return result

@@ -1,0 +1,243 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: gardener_kubeconfig
+short_description: Fetch short-lived admin kubeconfigs of Gardener Shoots
+version_added: 0.2.0
+description:
+  - Requests an admin kubeconfig for each Shoot through the C(shoots/adminkubeconfig) subresource
+    (an C(AdminKubeconfigRequest)); Gardener mints a short-lived client certificate and stores it nowhere.
+  - Writes each kubeconfig to its O(shoots[].path) (mode 0600, directory 0700, replaced atomically),
+    where later phases find it, or returns it with O(return_content).
+  - A kubeconfig already at O(shoots[].path) is kept while its client certificate is valid for more than
+    O(renew_before) seconds and it points at an address the Shoot advertises; otherwise it is renewed.
+    A re-run inside that window therefore changes nothing.
+  - The kubeconfig's content (keys, certificates) never appears in results, diffs or logs, unless
+    O(return_content) asks for it; put C(no_log) on such a task.
+author:
+  - CobaltCore team (@c5c3)
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+attributes:
+  check_mode:
+    description: Reports which kubeconfigs would be fetched; requests and writes nothing.
+    support: full
+  diff_mode:
+    description: Shows the expiry before and after, never the content.
+    support: full
+options:
+  project:
+    description: The Gardener project of the Shoots. Mutually exclusive with O(namespace).
+    type: str
+  namespace:
+    description: The project namespace of the Shoots. Mutually exclusive with O(project).
+    type: str
+  shoots:
+    description: The Shoots and where their kubeconfigs go.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: The Shoot.
+        type: str
+        required: true
+      path:
+        description: File to write the kubeconfig to; without it the kubeconfig is only returned (O(return_content)).
+        type: path
+  expiration_seconds:
+    description: Lifetime of the requested credentials (Gardener accepts 600 and more, and caps it at its maximum, 24 hours by default).
+    type: int
+    default: 21600
+  renew_before:
+    description: Renew a kubeconfig whose certificate expires within this many seconds.
+    type: int
+    default: 3600
+  return_content:
+    description: Return the kubeconfigs in RV(kubeconfigs). Use C(no_log) on the task.
+    type: bool
+    default: false
+"""
+
+EXAMPLES = r"""
+- name: Admin kubeconfigs of the region's Shoots, where the later phases look for them
+  c5c3.cobaltcore.gardener_kubeconfig:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    project: cobaltcore
+    shoots:
+      - name: hv-pool-a
+        path: "{{ inventory_dir }}/.private/kubeconfig/hv-pool-a.yaml"
+
+- name: A kubeconfig kept in memory only
+  c5c3.cobaltcore.gardener_kubeconfig:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    project: cobaltcore
+    shoots:
+      - name: st-pool-a
+    expiration_seconds: 600
+    return_content: true
+  register: st_pool_a_access
+  no_log: true
+"""
+
+RETURN = r"""
+shoots:
+  description: Per Shoot, where its kubeconfig is and until when it is valid.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The Shoot.
+      type: str
+    path:
+      description: The kubeconfig file, if one was given.
+      type: str
+    server:
+      description: The API server the kubeconfig points at.
+      type: str
+    expires:
+      description: When its client certificate expires (ISO 8601), when known.
+      type: str
+    renewed:
+      description: Whether this run fetched a new kubeconfig (or would, in check mode).
+      type: bool
+    reason:
+      description: Why it was (or would be) fetched.
+      type: str
+kubeconfigs:
+  description: The kubeconfigs by Shoot name.
+  returned: when O(return_content) is true
+  type: dict
+requests:
+  description: API requests this call made, by HTTP verb.
+  returned: always
+  type: dict
+"""
+
+import os
+import tempfile
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import gardener
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
+
+MIN_EXPIRATION = 600
+
+
+def write_private(path, content):
+    """Write content to path with mode 0600, replacing it atomically; the directory gets 0700 when created."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o700)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".kubeconfig-")
+    try:
+        os.fchmod(handle, 0o600)
+        with os.fdopen(handle, "w") as stream:
+            stream.write(content)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.rename(temporary, path)
+    except Exception:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+class GardenerKubeconfigModule(KubeModule):
+    argument_spec = dict(
+        project=dict(type="str"),
+        namespace=dict(type="str"),
+        shoots=dict(type="list", elements="dict", required=True, options=dict(
+            name=dict(type="str", required=True),
+            path=dict(type="path"),
+        )),
+        expiration_seconds=dict(type="int", default=21600),
+        renew_before=dict(type="int", default=3600),
+        return_content=dict(type="bool", default=False),
+    )
+    module_kwargs = dict(required_one_of=[("project", "namespace")], mutually_exclusive=[("project", "namespace")])
+
+    def hide(self, text):
+        """Mask a kubeconfig everywhere Ansible could echo it: whole, and each credential in it."""
+        self.ansible.no_log_values.add(text)
+        for line in text.splitlines():
+            value = line.partition(":")[2].strip()
+            if len(value) >= 16:
+                self.ansible.no_log_values.add(value)
+
+    def run(self):
+        problems = []
+        if self.params["expiration_seconds"] < MIN_EXPIRATION:
+            problems.append("expiration_seconds: Gardener refuses less than %d seconds" % MIN_EXPIRATION)
+        if not 0 <= self.params["renew_before"] < self.params["expiration_seconds"]:
+            problems.append("renew_before: must be at least 0 and less than expiration_seconds")
+        for index, shoot in enumerate(self.params["shoots"]):
+            if not shoot["path"] and not self.params["return_content"]:
+                problems.append("shoots[%d].path: needed unless return_content is true" % index)
+        if problems:
+            raise gardener.GardenerError(problems)
+        namespace = self.params["namespace"] or gardener.project_namespace(self.client, self.params["project"])
+        self.rtype = self.client.resource(gardener.API_VERSION, "Shoot")
+        self.contents = {}
+        live = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace))
+        self.results["shoots"] = [self.ensure(namespace, shoot, live.get(shoot["name"]))
+                                  for shoot in self.params["shoots"]]
+        if self.params["return_content"]:
+            self.results["kubeconfigs"] = self.contents
+
+    def ensure(self, namespace, shoot, live):
+        entry = {"name": shoot["name"], "path": shoot["path"], "renewed": False}
+        before = None
+        if shoot["path"] and os.path.exists(shoot["path"]):
+            with open(shoot["path"]) as stream:
+                text = stream.read()
+            self.hide(text)
+            try:
+                before = gardener.kubeconfig_facts(text)
+            except gardener.GardenerError as error:
+                entry["reason"] = "%s is %s" % (shoot["path"], error)
+            else:
+                entry["reason"] = gardener.renewal_reason(before, live or {}, self.params["renew_before"])
+            if not entry["reason"]:
+                entry.update(server=before["server"], expires=before["expires"].isoformat())
+                if self.params["return_content"]:
+                    self.contents[shoot["name"]] = text
+                return entry
+        else:
+            entry["reason"] = "no kubeconfig yet"
+        entry["renewed"] = self.results["changed"] = True
+        if live is None and not self.check_mode:
+            raise KubeError("Shoot %s/%s does not exist: no kubeconfig can be fetched for it" % (namespace, shoot["name"]))
+        if self.check_mode:
+            return entry
+        status, answer = self.client.request(
+            "POST", self.rtype.path(namespace, shoot["name"], "adminkubeconfig"),
+            body=gardener.admin_kubeconfig_request(self.params["expiration_seconds"]))
+        text, expires = gardener.admin_kubeconfig_from(answer)
+        self.hide(text)
+        after = gardener.kubeconfig_facts(text)
+        entry.update(server=after["server"], expires=after["expires"].isoformat() if after["expires"] else expires)
+        if shoot["path"]:
+            write_private(shoot["path"], text)
+        if self.params["return_content"]:
+            self.contents[shoot["name"]] = text
+        if self.diff:
+            header = "kubeconfig of Shoot %s" % shoot["name"]
+            self.results.setdefault("diff", []).append({
+                "before": {"expires": before["expires"].isoformat() if before and before["expires"] else None},
+                "after": {"expires": entry["expires"]}, "before_header": header, "after_header": header})
+        return entry
+
+
+def main():
+    GardenerKubeconfigModule()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: gardener_shoot
+short_description: Create, update or delete Gardener Shoots and wait for them together
+version_added: 0.2.0
+description:
+  - Applies many C(Shoot)s (C(core.gardener.cloud/v1beta1)) of one Gardener project in one call with
+    server-side apply, then waits for all of them together with Gardener's own success rule -
+    C(observedGeneration) current, every condition C(True), and the last operation (C(Create),
+    C(Reconcile) or C(Restore)) C(Succeeded).
+  - A Shoot whose last operation is C(Failed) fails the call at once, quoting Gardener's C(lastErrors).
+  - Before anything is written, changes that gardener-apiserver refuses on update (region, provider
+    type, networking type, pod and service networks, a Kubernetes downgrade or a skipped minor
+    version) are reported for every Shoot together, instead of one raw API error.
+  - With O(state=absent), each Shoot is annotated with C(confirmation.gardener.cloud/deletion=true),
+    deleted, and waited for until it is gone; a deletion whose last operation fails ends the wait at once.
+  - The namespace of O(project) is read from the Project (C(spec.namespace)); C(garden-<project>) is only a convention.
+author:
+  - CobaltCore team (@c5c3)
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+attributes:
+  check_mode:
+    description: Server-side dry runs; nothing is written, annotated, deleted or waited for.
+    support: full
+  diff_mode:
+    description: Field-level diff of every Shoot.
+    support: full
+options:
+  project:
+    description: The Gardener project of the Shoots. Mutually exclusive with O(namespace).
+    type: str
+  namespace:
+    description: The project namespace of the Shoots. Mutually exclusive with O(project).
+    type: str
+  shoots:
+    description: The Shoots.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: Name of the Shoot (with the project name at most 21 characters).
+        type: str
+        required: true
+      spec:
+        description: The Shoot's C(spec); required with O(state=present).
+        type: dict
+      cluster:
+        description: The inventory host (cluster of the region) this Shoot is; set as its label C(c5c3.io/cluster).
+        type: str
+      labels:
+        description: Labels of the Shoot.
+        type: dict
+      annotations:
+        description: Annotations of the Shoot.
+        type: dict
+  state:
+    description: C(present) creates or updates the Shoots, C(absent) deletes them.
+    type: str
+    choices: [present, absent]
+    default: present
+  wait:
+    description: Wait until every Shoot is ready (or gone, with O(state=absent)).
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds to wait for all Shoots together.
+    type: int
+    default: 3600
+  wait_sleep:
+    description: Longest pause in seconds between two checks.
+    type: int
+    default: 5
+"""
+
+EXAMPLES = r"""
+- name: Shoots of every pool of the region, created in parallel and waited on together
+  c5c3.cobaltcore.gardener_shoot:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    project: cobaltcore
+    shoots: "{{ region | c5c3.cobaltcore.gardener_shoots(cobaltcore_gardener) }}"
+
+- name: Delete a hypervisor pool's Shoot
+  c5c3.cobaltcore.gardener_shoot:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    project: cobaltcore
+    state: absent
+    shoots:
+      - name: hv-pool-old
+"""
+
+RETURN = r"""
+namespace:
+  description: The project namespace.
+  returned: always
+  type: str
+shoots:
+  description: Every Shoot with the result of this run and its last operation.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The Shoot.
+      type: str
+    result:
+      description: C(created), C(configured), C(unchanged), C(deleted) or C(absent).
+      type: str
+    last_operation:
+      description: C(status.lastOperation) after the wait (type, state, progress, description).
+      type: dict
+results:
+  description: One entry per object applied or removed, as M(c5c3.cobaltcore.apply) returns them.
+  returned: always
+  type: list
+  elements: dict
+ready:
+  description: Readiness of every Shoot after the wait (see M(c5c3.cobaltcore.wait)).
+  returned: when waiting for present Shoots
+  type: list
+  elements: dict
+requests:
+  description: API requests this call made, by HTTP verb.
+  returned: always
+  type: dict
+"""
+
+import time
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import gardener
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ref_of
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter, WaitError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate, last_operation_text
+
+
+class GardenerShootModule(KubeModule):
+    argument_spec = dict(
+        project=dict(type="str"),
+        namespace=dict(type="str"),
+        shoots=dict(type="list", elements="dict", required=True, options=dict(
+            name=dict(type="str", required=True),
+            spec=dict(type="dict"),
+            cluster=dict(type="str"),
+            labels=dict(type="dict"),
+            annotations=dict(type="dict"),
+        )),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        wait=dict(type="bool", default=True),
+        wait_timeout=dict(type="int", default=3600),
+        wait_sleep=dict(type="int", default=5),
+    )
+    module_kwargs = dict(required_one_of=[("project", "namespace")], mutually_exclusive=[("project", "namespace")])
+
+    def run(self):
+        namespace = self.params["namespace"] or gardener.project_namespace(self.client, self.params["project"])
+        self.results["namespace"] = namespace
+        self.rtype = self.client.resource(gardener.API_VERSION, "Shoot")
+        live = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace))
+        if self.params["state"] == "absent":
+            self.delete(namespace, live)
+        else:
+            self.apply(namespace, live)
+
+    def apply(self, namespace, live):
+        problems = []
+        for shoot in self.params["shoots"]:
+            if not shoot["spec"]:
+                problems.append("shoots: %s has no spec" % shoot["name"])
+            current = live.get(shoot["name"])
+            if current is None or not shoot["spec"]:
+                continue
+            if current["metadata"].get("deletionTimestamp"):
+                problems.append("Shoot %s is being deleted; wait until it is gone before creating it again" % shoot["name"])
+            problems.extend(gardener.update_problems(shoot["name"], current.get("spec") or {}, shoot["spec"]))
+        if problems:
+            raise gardener.GardenerError(problems)
+        objects = [gardener.shoot_manifest(s, namespace) for s in self.params["shoots"]]
+        results = self.record(self.applier().apply(objects))
+        self.results["results"] = results
+        self.results["shoots"] = [{"name": r["name"], "result": r["result"]} for r in results]
+        if self.params["wait"] and not self.check_mode:
+            waiter = Waiter(self.client, sleep=self.params["wait_sleep"])
+            try:
+                self.results["ready"] = waiter.wait([ref_of(o) for o in objects], self.params["wait_timeout"])
+            finally:
+                self.report_operations(namespace)
+
+    def report_operations(self, namespace):
+        live = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace))
+        for entry in self.results["shoots"]:
+            entry["last_operation"] = ((live.get(entry["name"]) or {}).get("status") or {}).get("lastOperation")
+
+    def delete(self, namespace, live):
+        shoots, gone = [], []
+        for shoot in self.params["shoots"]:
+            current = live.get(shoot["name"])
+            shoots.append({"name": shoot["name"], "result": "absent" if current is None else "deleted"})
+            if current is None:
+                continue
+            self.results["changed"] = True
+            if self.diff:
+                self.results.setdefault("diff", []).append({"before": {"metadata": {"name": shoot["name"]}}, "after": {},
+                                                            "before_header": "Shoot %s/%s" % (namespace, shoot["name"]),
+                                                            "after_header": "Shoot %s/%s" % (namespace, shoot["name"])})
+            if self.check_mode:
+                continue
+            annotations = current["metadata"].get("annotations") or {}
+            if annotations.get(gardener.DELETION_CONFIRMATION) != "true":
+                self.client.request("PATCH", self.rtype.path(namespace, shoot["name"]), content_type="application/merge-patch+json",
+                                    body={"metadata": {"annotations": {gardener.DELETION_CONFIRMATION: "true"}}})
+            if not current["metadata"].get("deletionTimestamp"):
+                self.client.delete(self.rtype, shoot["name"], namespace, propagation="Background")
+            gone.append(shoot["name"])
+        self.results["shoots"] = shoots
+        if gone and self.params["wait"]:
+            self.wait_gone(namespace, gone)
+
+    def wait_gone(self, namespace, names):
+        started, interval = time.time(), 0.2
+        while True:
+            left = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace)
+                        if s["metadata"]["name"] in names)
+            failed = [(name, evaluate(shoot)) for name, shoot in left.items()
+                      if (((shoot.get("status") or {}).get("lastOperation") or {}).get("state")) == "Failed"]
+            if failed:
+                raise WaitError("deletion failed: " + " | ".join("Shoot %s: %s" % (n, "; ".join(s.missing)) for n, s in failed),
+                                [dict(name=n, **s.as_dict()) for n, s in failed])
+            if not left:
+                return
+            if time.time() - started >= self.params["wait_timeout"]:
+                raise WaitError("%d Shoot(s) still present after %ss: %s" % (
+                    len(left), self.params["wait_timeout"], ", ".join(
+                        "%s (%s)" % (n, last_operation_text((s.get("status") or {}).get("lastOperation") or {}))
+                        for n, s in sorted(left.items()))),
+                    [{"name": n} for n in sorted(left)])
+            time.sleep(interval)
+            interval = min(interval * 2, self.params["wait_sleep"])
+
+
+def main():
+    GardenerShootModule()()
+
+
+if __name__ == "__main__":
+    main()

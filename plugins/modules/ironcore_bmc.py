@@ -1,0 +1,271 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: ironcore_bmc
+short_description: Register bare-metal BMCs with the IronCore metal-operator and wait for their servers
+version_added: 0.2.0
+description:
+  - Applies C(BMCSecret)s (BMC credentials) and C(BMC)s (C(metal.ironcore.dev/v1alpha1)) in one call,
+    then waits until every BMC reports C(status.state=Enabled).
+  - The metal-operator discovers the systems behind each BMC as C(Server)s and copies the BMC's labels
+    to them, so O(bmcs[].labels) (for example the machine pool and class) is what server claims select.
+    With O(wait_servers), the module waits until every BMC has at least one Server and none of them is
+    still C(Initial) or C(Discovery).
+  - All input is validated before the first write; every bad field is reported at once.
+  - Passwords are never logged, returned or shown in diffs.
+author:
+  - CobaltCore team (@c5c3)
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+attributes:
+  check_mode:
+    description: Sends the same requests as server-side dry runs and does not wait.
+    support: full
+  diff_mode:
+    description: Field-level diff of BMCs and BMCSecrets; BMCSecret values are redacted.
+    support: full
+options:
+  bmcs:
+    description: The BMCs, one per machine (or per chassis controller).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Name of the BMC object.
+        type: str
+        required: true
+      mac_address:
+        description: MAC address of the BMC's management interface (C(spec.access.macAddress), immutable).
+        type: str
+        required: true
+      ip:
+        description: IP address of the BMC (C(spec.access.ip), immutable).
+        type: str
+        required: true
+      protocol:
+        description: Management protocol.
+        type: str
+        choices: [Redfish, IPMI, SSH]
+        default: Redfish
+      port:
+        description: Port of the management protocol.
+        type: int
+      scheme:
+        description: C(http) or C(https) for Redfish.
+        type: str
+        choices: [http, https]
+      hostname:
+        description: Host name of the BMC.
+        type: str
+      secret:
+        description: Name of the BMCSecret with this BMC's credentials (one of O(secrets), or an existing one).
+        type: str
+        required: true
+      labels:
+        description: Labels of the BMC, which the metal-operator copies to every Server it discovers behind it.
+        type: dict
+        default: {}
+  secrets:
+    description: BMC credentials, each stored as a cluster-scoped C(BMCSecret).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Name of the BMCSecret.
+        type: str
+        required: true
+      username:
+        description: BMC user name.
+        type: str
+        required: true
+      password:
+        description: BMC password; never logged or returned.
+        type: str
+        required: true
+  state:
+    description: C(present) registers the BMCs, C(absent) removes the BMCs and the given BMCSecrets.
+    type: str
+    choices: [present, absent]
+    default: present
+  wait:
+    description: Wait until every BMC is C(Enabled).
+    type: bool
+    default: true
+  wait_servers:
+    description: Also wait for the BMCs' Servers to be discovered (implies O(wait)).
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds to wait for BMCs and Servers together.
+    type: int
+    default: 600
+  wait_sleep:
+    description: Longest pause in seconds between two checks.
+    type: int
+    default: 2
+"""
+
+EXAMPLES = r"""
+- name: Register the rack's BMCs and label their servers with machine pool and class
+  c5c3.cobaltcore.ironcore_bmc:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    secrets:
+      - name: bmc-rack-1
+        username: "{{ vault_bmc_rack_1.username }}"
+        password: "{{ vault_bmc_rack_1.password }}"
+    bmcs:
+      - name: rack-1-node-01
+        mac_address: "52:54:00:10:00:01"
+        ip: 10.10.0.11
+        protocol: Redfish
+        port: 443
+        scheme: https
+        secret: bmc-rack-1
+        labels:
+          c5c3.io/machine-pool: rack-1
+          c5c3.io/machine-class: baremetal-kvm
+"""
+
+RETURN = r"""
+bmcs:
+  description: Every BMC with its state and the Servers discovered behind it.
+  returned: success, not in check mode
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The BMC.
+      type: str
+    state:
+      description: C(status.state), for example C(Enabled).
+      type: str
+    servers:
+      description: Names of its Servers.
+      type: list
+      elements: str
+servers:
+  description: The BMCs' Servers (see M(c5c3.cobaltcore.ironcore_server_info) for the fields).
+  returned: when O(wait_servers) is true, not in check mode
+  type: list
+  elements: dict
+results:
+  description: One entry per object applied or removed, as M(c5c3.cobaltcore.apply) returns them.
+  returned: always
+  type: list
+  elements: dict
+requests:
+  description: API requests this call made, by HTTP verb.
+  returned: always
+  type: dict
+"""
+
+import time
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ironcore
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ref_of
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter, WaitError
+
+
+class IronCoreBMCModule(KubeModule):
+    argument_spec = dict(
+        bmcs=dict(type="list", elements="dict", default=[], options=dict(
+            name=dict(type="str", required=True),
+            mac_address=dict(type="str", required=True),
+            ip=dict(type="str", required=True),
+            protocol=dict(type="str", default="Redfish", choices=list(ironcore.PROTOCOLS)),
+            port=dict(type="int"),
+            scheme=dict(type="str", choices=list(ironcore.SCHEMES)),
+            hostname=dict(type="str"),
+            secret=dict(type="str", required=True, no_log=False),
+            labels=dict(type="dict", default={}),
+        )),
+        secrets=dict(type="list", elements="dict", default=[], no_log=False, options=dict(
+            name=dict(type="str", required=True),
+            username=dict(type="str", required=True),
+            password=dict(type="str", required=True, no_log=True),
+        )),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        wait=dict(type="bool", default=True),
+        wait_servers=dict(type="bool", default=True),
+        wait_timeout=dict(type="int", default=600),
+        wait_sleep=dict(type="int", default=2),
+    )
+
+    def run(self):
+        bmcs, secrets = self.params["bmcs"], self.params["secrets"]
+        problems = ironcore.bmc_problems(bmcs, secrets)
+        if problems:
+            raise ironcore.IronCoreError(problems)
+        objects = [ironcore.bmc_secret_manifest(s) for s in secrets] + [ironcore.bmc_manifest(b) for b in bmcs]
+        self.hide_secret_values(objects)
+        applier = self.applier()
+        if self.params["state"] == "absent":
+            self.results["results"] = self.record(applier.remove(objects))
+            return
+        self.results["results"] = self.record(applier.apply(objects))
+        if self.check_mode:
+            return
+        started = time.time()
+        if self.params["wait"] or self.params["wait_servers"]:
+            refs = [ref_of(ironcore.bmc_manifest(b)) for b in bmcs]
+            Waiter(self.client, sleep=self.params["wait_sleep"]).wait(refs, self.params["wait_timeout"])
+        servers = self.servers()
+        if self.params["wait_servers"]:
+            servers = self.wait_for_discovery(self.params["wait_timeout"] - (time.time() - started))
+            self.results["servers"] = [ironcore.server_summary(s) for s in servers
+                                       if ironcore.server_summary(s)["bmc"] in set(b["name"] for b in bmcs)]
+        states = dict((b["metadata"]["name"], (b.get("status") or {}).get("state"))
+                      for b in self.client.list(self.client.resource(ironcore.API_VERSION, "BMC")))
+        self.results["bmcs"] = [{"name": b["name"], "state": states.get(b["name"]),
+                                 "servers": [s["metadata"]["name"] for s in ironcore.servers_of_bmc(servers, b["name"])]}
+                                for b in bmcs]
+
+    def servers(self):
+        try:
+            rtype = self.client.resource(ironcore.API_VERSION, "Server")
+        except KubeError:
+            if self.check_mode:
+                return []  # the metal-operator's CRDs may come with this very run
+            raise
+        return self.client.list(rtype)
+
+    def discovery_problems(self, servers):
+        problems = []
+        for bmc in self.params["bmcs"]:
+            mine = [ironcore.server_summary(s) for s in ironcore.servers_of_bmc(servers, bmc["name"])]
+            if not mine:
+                problems.append("BMC %s: no Server discovered yet" % bmc["name"])
+            busy = ["%s (%s)" % (s["name"], s["state"] or "no state yet") for s in mine if s["state"] in ironcore.DISCOVERING]
+            if busy:
+                problems.append("BMC %s: %s still being discovered" % (bmc["name"], ", ".join(busy)))
+        return problems
+
+    def wait_for_discovery(self, timeout):
+        started, interval = time.time(), 0.2
+        while True:
+            servers = self.servers()
+            problems = self.discovery_problems(servers)
+            if not problems:
+                return servers
+            if time.time() - started >= timeout:
+                raise WaitError("servers not discovered after %ss: %s" % (self.params["wait_timeout"], " | ".join(problems)),
+                                [ironcore.server_summary(s) for s in servers])
+            time.sleep(interval)
+            interval = min(interval * 2, self.params["wait_sleep"])
+
+
+def main():
+    IronCoreBMCModule()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shoots from the region model, Gardener's update rules and admin kubeconfig handling."""
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import base64
+import datetime
+
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import gardener, naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import build_region
+
+SETTINGS = {"project": "cc", "cloud_profile": "ironcore-metal", "credentials_binding": "metal",
+            "provider_type": "ironcore-metal", "kubernetes_version": "1.33",
+            "machine_image": {"name": "gardenlinux", "version": "1877.3.0"},
+            "networking": {"type": "calico", "pods": "100.64.0.0/12"}}
+REGION = {"name": "eu-de-1",
+          "control_planes": [{"name": "eu-de-1-control-plane", "workers": 3, "ironcore": {"machine_class": "general"},
+                              "gardener": {"shoot_name": "eu-de-1-cp"}}],
+          "hypervisor_pools": [{"name": "hv-pool-a", "workers": 5, "ironcore": {"machine_class": "kvm"},
+                                "gardener": {"networking": {"nodes": "10.1.0.0/24"}, "kubernetes_version": "1.32"}}],
+          "storage_pools": [{"name": "st-pool-a", "workers": 2, "ironcore": {"machine_class": "storage"}}]}
+
+
+def shoots(region=REGION, settings=SETTINGS):
+    return gardener.shoots(build_region(region).to_dict(), settings)
+
+
+def test_one_shoot_per_cluster_with_workers_and_settings():
+    result = dict((s["name"], s) for s in shoots())
+    assert sorted(result) == ["eu-de-1-cp", "hv-pool-a", "st-pool-a"]
+    hv = result["hv-pool-a"]
+    assert hv["cluster"] == "hv-pool-a"
+    assert hv["spec"]["cloudProfile"] == {"kind": "CloudProfile", "name": "ironcore-metal"}
+    assert hv["spec"]["region"] == "eu-de-1"
+    assert hv["spec"]["credentialsBindingName"] == "metal"
+    assert hv["spec"]["provider"]["workers"] == [{
+        "name": "worker", "minimum": 5, "maximum": 5,
+        "machine": {"type": "kvm", "architecture": "amd64", "image": {"name": "gardenlinux", "version": "1877.3.0"}}}]
+    assert hv["spec"]["networking"] == {"type": "calico", "pods": "100.64.0.0/12", "nodes": "10.1.0.0/24"}
+    assert hv["spec"]["kubernetes"] == {"version": "1.32"}
+    assert result["st-pool-a"]["spec"]["kubernetes"] == {"version": "1.33"}
+    assert result["eu-de-1-cp"]["cluster"] == "eu-de-1-control-plane"
+    manifest = gardener.shoot_manifest(hv, "garden-cc")
+    assert manifest["metadata"]["labels"][naming.CLUSTER_LABEL] == "hv-pool-a"
+    assert manifest["metadata"]["namespace"] == "garden-cc"
+
+
+def test_every_problem_is_reported_at_once():
+    region = dict(REGION, control_planes=[{"name": "eu-de-1-control-plane", "ironcore": {"machine_class": "g"}}],
+                  hypervisor_pools=[{"name": "hv-pool-a"}, {"name": "hv-pool-b", "ironcore": {"machine_class": "k"},
+                                                            "gardener": {"shoot_name": "hv-pool-a"}}])
+    with pytest.raises(gardener.GardenerError) as error:
+        shoots(region, dict(SETTINGS, project="Not-Valid", credentials_binding=None))
+    text = "\n".join(error.value.problems)
+    assert "gardener.credentials_binding: is required" in text
+    assert "gardener.project: 'Not-Valid'" in text
+    assert "hv-pool-a.ironcore.machine_class: is required" in text
+    with pytest.raises(gardener.GardenerError) as error:
+        shoots(region, SETTINGS)
+    text = "\n".join(error.value.problems)
+    assert ("eu-de-1-control-plane.gardener.shoot_name: Shoot eu-de-1-control-plane in project cc is too long: "
+            "Gardener allows 21 characters for project and Shoot name together, this is 23") in text
+    assert "hv-pool-a is the Shoot of several clusters" in text
+
+
+@pytest.mark.parametrize("region", ["eu-de-1", "us-east-1", "lab"])
+def test_shipped_inventories_compose_valid_shoots(inventory_of, region):
+    inventory = inventory_of(region)
+    settings = inventory["hostvars"]["garden"]["cobaltcore_gardener"]
+    result = gardener.shoots(build_region(inventory).to_dict(), settings)
+    assert len(result) == sum(len(inventory["groups"][g]) for g in ("control_plane", "hypervisor_pools", "storage_pools"))
+    for shoot in result:
+        assert len(settings["project"]) + len(shoot["name"]) <= 21
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"region": "other"}, "spec.region: field is immutable"),
+    ({"provider": {"type": "aws"}}, "spec.provider.type: field is immutable"),
+    ({"networking": {"type": "cilium"}}, "spec.networking.type: field is immutable"),
+    ({"networking": {"pods": "10.0.0.0/8"}}, "spec.networking.pods: field is immutable"),
+    ({"kubernetes": {"version": "1.31"}}, "kubernetes version downgrade is not supported (1.32.2 to 1.31)"),
+    ({"kubernetes": {"version": "1.32.1"}}, "kubernetes version downgrade is not supported"),
+    ({"kubernetes": {"version": "1.34"}}, "kubernetes version upgrade cannot skip a minor version (1.32.2 to 1.34)"),
+])
+def test_update_problems(change, fragment):
+    live = {"region": "eu", "provider": {"type": "metal"}, "networking": {"type": "calico", "pods": "100.64.0.0/12"},
+            "kubernetes": {"version": "1.32.2"}}
+    desired = dict(live)
+    desired.update(change)
+    problems = gardener.update_problems("hv", live, desired)
+    assert len(problems) == 1 and fragment in problems[0], problems
+
+
+@pytest.mark.parametrize("version", ["1.32", "1.32.2", "1.32.5", "1.33", "1.33.1"])
+def test_allowed_updates(version):
+    live = {"kubernetes": {"version": "1.32.2"}, "networking": {"type": "calico"}}
+    assert gardener.update_problems("hv", live, {"kubernetes": {"version": version},
+                                                 "networking": {"type": "calico", "nodes": "10.0.0.0/24"}}) == []
+
+
+def _kubeconfig(server, not_after):
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, u"admin")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now - datetime.timedelta(minutes=1)).not_valid_after(not_after)
+            .sign(key, hashes.SHA256()))
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    return yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": server}}],
+        "users": [{"name": "u", "user": {"client-certificate-data": base64.b64encode(pem).decode()}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]})
+
+
+def test_kubeconfig_facts_and_renewal():
+    now = gardener.now()
+    later = now + datetime.timedelta(hours=6)
+    facts = gardener.kubeconfig_facts(_kubeconfig("https://api.hv", later))
+    assert facts["server"] == "https://api.hv"
+    assert abs((facts["expires"] - later).total_seconds()) < 1
+    shoot = {"status": {"advertisedAddresses": [{"name": "external", "url": "https://api.hv"}]}}
+    assert gardener.renewal_reason(facts, shoot, 3600, at=now) is None
+    assert "expires in" in gardener.renewal_reason(facts, shoot, 3600, at=later - datetime.timedelta(minutes=30))
+    moved = {"status": {"advertisedAddresses": [{"name": "external", "url": "https://api.other"}]}}
+    assert "points at https://api.hv" in gardener.renewal_reason(facts, moved, 3600, at=now)
+    with pytest.raises(gardener.GardenerError):
+        gardener.kubeconfig_facts("kind: Secret")
+
+
+def test_admin_kubeconfig_request_and_answer():
+    assert gardener.admin_kubeconfig_request(600) == {
+        "apiVersion": "authentication.gardener.cloud/v1alpha1", "kind": "AdminKubeconfigRequest",
+        "spec": {"expirationSeconds": 600}}
+    text, expires = gardener.admin_kubeconfig_from(
+        {"status": {"kubeconfig": base64.b64encode(b"kind: Config").decode(), "expirationTimestamp": "T"}})
+    assert (text, expires) == ("kind: Config", "T")
+    with pytest.raises(gardener.GardenerError):
+        gardener.admin_kubeconfig_from({"status": {}})
+
+
+def test_kubeconfig_paths_come_from_each_clusters_host():
+    result = gardener.kubeconfig_paths(shoots(), {"eu-de-1-control-plane": {"cobaltcore_kubeconfig": "/k/cp.yaml"},
+                                                  "hv-pool-a": {"cobaltcore_kubeconfig": "/k/hv.yaml"},
+                                                  "st-pool-a": {"cobaltcore_kubeconfig": "/k/st.yaml"}})
+    assert result == [{"name": "eu-de-1-cp", "path": "/k/cp.yaml"}, {"name": "hv-pool-a", "path": "/k/hv.yaml"},
+                      {"name": "st-pool-a", "path": "/k/st.yaml"}]
+    with pytest.raises(gardener.GardenerError):
+        gardener.kubeconfig_paths(shoots(), {})

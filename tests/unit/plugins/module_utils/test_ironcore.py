@@ -1,0 +1,194 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""IronCore manifests, validation and the claim plan, without a cluster."""
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import base64
+import json
+
+import pytest
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ironcore, naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import build_region
+
+KVM = {"matchLabels": {naming.MACHINE_CLASS_LABEL: "kvm"}}
+STORAGE = {"matchLabels": {naming.MACHINE_CLASS_LABEL: "storage"}}
+
+
+def server(name, state="Available", machine_class="kvm", claim=None, unclaimable=False):
+    spec = {"bmcRef": {"name": name + "-bmc"}, "systemUUID": "uuid-" + name}
+    if claim:
+        spec["serverClaimRef"] = {"namespace": "claims", "name": claim}
+    if unclaimable:
+        spec["unclaimable"] = True
+    return {"metadata": {"name": name, "labels": {naming.MACHINE_CLASS_LABEL: machine_class}},
+            "spec": spec, "status": {"state": state, "powerState": "Off"}}
+
+
+def claim(name, pool, bound=True):
+    return {"metadata": {"name": name, "namespace": "claims", "labels": {naming.POOL_LABEL: pool}},
+            "status": {"phase": "Bound" if bound else "Unbound"}}
+
+
+def pool(name, count, selector=KVM):
+    return {"name": name, "count": count, "selector": selector, "image": "gardenlinux:1"}
+
+
+BMC = {"name": "bmc-1", "mac_address": "52:54:00:00:01:01", "ip": "10.0.0.1", "protocol": "Redfish",
+       "port": 443, "scheme": "https", "secret": "bmc-rack", "labels": {naming.MACHINE_CLASS_LABEL: "kvm"}}
+SECRET = {"name": "bmc-rack", "username": "admin", "password": "s3cret-pass"}
+
+
+def test_bmc_manifests_carry_access_protocol_secret_and_labels():
+    bmc = ironcore.bmc_manifest(BMC)
+    assert bmc["spec"] == {"access": {"macAddress": "52:54:00:00:01:01", "ip": "10.0.0.1"},
+                           "bmcSecretRef": {"name": "bmc-rack"},
+                           "protocol": {"name": "Redfish", "port": 443, "scheme": "https"}}
+    assert bmc["metadata"]["labels"][naming.MACHINE_CLASS_LABEL] == "kvm"
+    secret = ironcore.bmc_secret_manifest(SECRET)
+    assert secret["kind"] == "BMCSecret"
+    assert base64.b64decode(secret["data"]["password"]).decode() == "s3cret-pass"
+    assert set(secret["data"]) == {"username", "password"}
+
+
+def test_bmc_problems_names_every_bad_field_at_once():
+    bad = dict(BMC, name="Bad_Name", mac_address="52:54", ip="10.0.0.999", port=70000, secret="nope",
+               labels={"bad key!": "x"})
+    twin = dict(BMC)
+    problems = ironcore.bmc_problems([bad, twin, dict(BMC)], [SECRET, dict(SECRET, password="")])
+    text = "\n".join(problems)
+    for fragment in ("bmcs[0].name", "bmcs[0].mac_address", "bmcs[0].ip", "bmcs[0].port", "bmcs[0].secret",
+                     "bmcs[0].labels.bad key!", "bmcs[2].name: bmc-1 is also bmcs[1]",
+                     "secrets[1].password: must not be empty", "secrets[1].name: bmc-rack is given twice"):
+        assert fragment in text, fragment
+    assert "s3cret-pass" not in text
+    assert ironcore.bmc_problems([BMC], [SECRET]) == []
+
+
+def test_selector_matching_with_expressions():
+    labels = {"a": "1", "b": "2"}
+    assert ironcore.selector_matches({"matchLabels": {"a": "1"}}, labels)
+    assert not ironcore.selector_matches({"matchLabels": {"a": "2"}}, labels)
+    assert ironcore.selector_matches({"matchExpressions": [{"key": "b", "operator": "In", "values": ["2", "3"]},
+                                                           {"key": "c", "operator": "DoesNotExist"}]}, labels)
+    assert not ironcore.selector_matches({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]},
+                                         labels)
+    with pytest.raises(ironcore.IronCoreError):
+        ironcore.selector_matches({"matchExpressions": [{"key": "a", "operator": "Gt"}]}, labels)
+
+
+def test_plan_creates_only_missing_claims_and_keeps_existing():
+    servers = [server("s1", "Reserved", claim="hv-a-1"), server("s2"), server("s3")]
+    plan, problems = ironcore.plan_claims([pool("hv-a", 3)], servers, [claim("hv-a-1", "hv-a")])
+    assert problems == []
+    assert plan[0]["kept"] == ["hv-a-1"]
+    assert plan[0]["create"] == ["hv-a-2", "hv-a-3"]
+
+
+def test_plan_fills_gaps_in_claim_numbers():
+    servers = [server("s%d" % i) for i in range(3)]
+    plan, _ = ironcore.plan_claims([pool("hv-a", 3)], servers, [claim("hv-a-2", "hv-a")])
+    assert plan[0]["create"] == ["hv-a-1", "hv-a-3"]
+
+
+def test_plan_reports_a_shortage_with_states_before_anything_is_created():
+    servers = [server("s1"), server("s2", "Error"), server("s3", "Reserved", claim="x"), server("s4", "Discovery"),
+               server("s5", machine_class="storage")]
+    plan, problems = ironcore.plan_claims([pool("hv-a", 3), pool("st-a", 1, STORAGE)], servers, [])
+    assert len(problems) == 1
+    assert problems[0].startswith("pool hv-a needs 2 more server(s) matching c5c3.io/machine-class=kvm")
+    assert "4 match, 1 of them claimable" in problems[0]
+    assert "states of the matching servers: Available 1, Discovery 1, Error 1, Reserved 1" in problems[0]
+
+
+def test_plan_never_counts_servers_claimed_by_another_pool_or_unclaimable():
+    servers = [server("s1", "Available", claim="other-1"), server("s2", unclaimable=True), server("s3")]
+    _, problems = ironcore.plan_claims([pool("hv-a", 2)], servers, [])
+    assert "needs 1 more" in problems[0]
+
+
+def test_pools_sharing_servers_are_matched_jointly():
+    any_kvm = {"matchExpressions": [{"key": naming.MACHINE_CLASS_LABEL, "operator": "In", "values": ["kvm", "gpu"]}]}
+    servers = [server("k1"), server("k2"), server("g1", machine_class="gpu")]
+    # a takes any kvm or gpu, b only kvm: 2 + 1 fit on 3 servers only if a takes the gpu server.
+    _, problems = ironcore.plan_claims([pool("a", 1, any_kvm), pool("b", 2)], servers, [])
+    assert problems == []
+    _, problems = ironcore.plan_claims([pool("a", 2, any_kvm), pool("b", 2)], servers, [])
+    assert len(problems) == 1 and "compete for the same servers" in problems[0]
+
+
+def test_unbound_claims_that_are_kept_still_need_a_server():
+    plan, problems = ironcore.plan_claims([pool("hv-a", 1)], [server("x", "Error")], [claim("hv-a-1", "hv-a", bound=False)])
+    assert plan[0]["create"] == [] and plan[0]["unbound"] == ["hv-a-1"]
+    assert "needs 1 more" in problems[0]
+
+
+def test_surplus_is_kept_unless_released_and_unbound_claims_go_first():
+    claims = [claim("hv-a-1", "hv-a"), claim("hv-a-2", "hv-a", bound=False), claim("hv-a-3", "hv-a")]
+    servers = [server("s1", "Reserved", claim="hv-a-1"), server("s3", "Reserved", claim="hv-a-3")]
+    plan, problems = ironcore.plan_claims([pool("hv-a", 1)], servers, claims)
+    assert problems == []
+    assert plan[0]["surplus"] == ["hv-a-2", "hv-a-3"] and plan[0]["release"] == []
+    plan, _ = ironcore.plan_claims([pool("hv-a", 1)], servers, claims, release_surplus=True)
+    assert plan[0]["release"] == ["hv-a-2", "hv-a-3"] and plan[0]["kept"] == ["hv-a-1"]
+
+
+def test_claims_of_other_pools_are_left_alone():
+    plan, _ = ironcore.plan_claims([pool("hv-a", 1)], [server("s1")], [claim("hv-b-1", "hv-b")])
+    assert plan[0]["kept"] == [] and plan[0]["create"] == ["hv-a-1"] and plan[0]["surplus"] == []
+
+
+def test_claim_and_ignition_manifests():
+    entry = dict(pool("hv-a", 1), ignition='{"ignition": {}}', ignition_secret="hv-a-ignition")
+    manifest = ironcore.claim_manifest(entry, "hv-a-1", "claims")
+    assert manifest["spec"] == {"power": "On", "image": "gardenlinux:1", "serverSelector": KVM,
+                                "ignitionSecretRef": {"name": "hv-a-ignition"}}
+    assert manifest["metadata"]["labels"][naming.POOL_LABEL] == "hv-a"
+    secret = ironcore.ignition_secret_manifest(entry, "claims")
+    assert base64.b64decode(secret["data"]["ignition"]).decode() == '{"ignition": {}}'
+
+
+def test_pool_problems():
+    problems = ironcore.pool_problems([dict(pool("hv-a", -1), image=""), dict(pool("hv-a", 1), selector={})])
+    text = "\n".join(problems)
+    assert "pools[0].count" in text and "pools[0].image" in text
+    assert "pools[1].name: hv-a is given twice" in text and "pools[1].selector" in text
+
+
+@pytest.mark.parametrize("region", ["eu-de-1", "us-east-1", "lab"])
+def test_claim_pools_of_the_shipped_inventories(inventory_of, region):
+    inventory = inventory_of(region)
+    pools = ironcore.claim_pools(build_region(inventory).to_dict(), {"image": "gl:1"})
+    assert sorted(p["name"] for p in pools) == sorted(
+        h for g in ("control_plane", "hypervisor_pools", "storage_pools") for h in inventory["groups"][g])
+    assert ironcore.pool_problems(pools) == []
+    for entry in pools:
+        assert json.loads(entry["ignition"])["ignition"]["version"] == "3.4.0"
+        assert set(entry["selector"]["matchLabels"]) == {naming.MACHINE_POOL_LABEL, naming.MACHINE_CLASS_LABEL}
+
+
+def test_claim_pools_reports_pools_without_machines_or_image():
+    region = {"name": "r", "hypervisor_pools": [{"name": "hv-a"}, {"name": "hv-b", "ironcore": {"machine_class": "k"}}]}
+    with pytest.raises(ironcore.IronCoreError) as error:
+        ironcore.claim_pools(build_region(region).to_dict(), {})
+    assert len(error.value.problems) == 3  # control plane and hv-a: no machines; hv-b: no image
+
+
+def test_lab_bmcs_are_valid_and_cover_the_pools(inventory_of):
+    hostvars = inventory_of("lab")["hostvars"]["baremetal"]
+    bmcs = ironcore.bmcs_from_inventory(hostvars["cobaltcore_bmcs"])
+    secrets = ironcore.bmc_secrets_from_inventory({"lab-rack-1": {"username": "u", "password": "p"}})
+    assert ironcore.bmc_problems(bmcs, secrets) == []
+    assert all(b["secret"] == naming.bmc_secret("lab-rack-1") for b in bmcs)
+    classes = [b["labels"][naming.MACHINE_CLASS_LABEL] for b in bmcs]
+    region = build_region(inventory_of("lab")).to_dict()
+    for entry in ironcore.claim_pools(region, {"image": "gl"}):
+        wanted = entry["selector"]["matchLabels"][naming.MACHINE_CLASS_LABEL]
+        assert classes.count(wanted) >= 1
+    needed = {}
+    for entry in ironcore.claim_pools(region, {"image": "gl"}):
+        cls = entry["selector"]["matchLabels"][naming.MACHINE_CLASS_LABEL]
+        needed[cls] = needed.get(cls, 0) + entry["count"]
+    # Every class has a spare machine except storage: growth tests take the spare KVM.
+    assert all(classes.count(cls) >= count for cls, count in needed.items())
