@@ -55,8 +55,7 @@ class GardenerError(ValueError):
 
 def _pools(region):
     for key in ("control_planes", "hypervisor_pools", "storage_pools"):
-        for pool in region.get(key) or []:
-            yield pool
+        yield from region.get(key) or []
 
 
 def _deep_merge(base, override):

@@ -265,7 +265,7 @@ def _bound(claim):
 
 def _match(demands, candidates):
     """Maximum matching of pool slots to servers (augmenting paths); returns {pool: matched count}."""
-    slots = [pool for pool, count in demands for _ in range(count)]
+    slots = [pool for pool, count in demands for unused in range(count)]
     owner = {}
 
     def augment(slot, seen):
@@ -332,7 +332,7 @@ def plan_claims(pools, servers, claims, release_surplus=False):
             continue
         matching = [s for s in summaries if selector_matches(pool["selector"], s["labels"])]
         states = count_states(matching)
-        shared = [other for other, _ in demands if other != name
+        shared = [other for other, unused in demands if other != name
                   and set(candidates[other]) & set(candidates[name])]
         problems.append(
             "pool %s needs %d more server(s) matching %s than can be claimed: %d match, %d of them claimable "
