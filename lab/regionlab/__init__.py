@@ -7,7 +7,7 @@ fixture: `python -m regionlab up|down|status|build`.
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import build, config, keystone, korc, kube, processes
+from . import build, config, keystone, korc, kube, processes, standins
 
 
 def up(log=print):
@@ -16,6 +16,7 @@ def up(log=print):
     built = build.build_all(log)
     clusters = config.clusters()
     kube.up(clusters, log)
+    standins.up(clusters)
     keystone.up()
     korc.up(clusters)
     info = status()
@@ -33,8 +34,9 @@ def down(log=print):
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(processes.stop, [n for n in order if n.startswith("apiserver-") == tier and n != "etcd"]))
     processes.stop("etcd")
-    for path in processes.RUN.glob("*.pid") if processes.RUN.exists() else []:
-        path.unlink()
+    for pattern in ("*.pid", "*.ready"):
+        for path in processes.RUN.glob(pattern) if processes.RUN.exists() else []:
+            path.unlink()
     return order
 
 
@@ -55,10 +57,12 @@ def status():
     info["keystone"] = {"url": keystone.URL, "ready": keystone.ready(), "clouds_yaml": str(keystone.CLOUDS),
                         "cloud": keystone.CLOUD_NAME}
     info["korc"] = {"ready": korc.ready(), "watches": korc.control_plane(clusters).name}
+    info["standins"] = standins.status(clusters)
     return info
 
 
 def is_up():
     info = status()
     return (all(c["ready"] for c in info["clusters"].values())
-            and info["keystone"]["ready"] and info["korc"]["ready"])
+            and info["keystone"]["ready"] and info["korc"]["ready"]
+            and all(s["ready"] for s in info["standins"].values()))

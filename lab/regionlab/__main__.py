@@ -9,13 +9,15 @@ from . import build, down, processes, status, up
 
 def _print_status(info):
     for name, cluster in info["clusters"].items():
-        print("%-20s %-26s %-8s %s" % (name, cluster["server"], cluster["version"] or "down",
-                                      cluster["kubeconfig"]))
+        print("%-20s %-26s %-8s %s" % (
+            name, cluster["server"], cluster["version"] or "down", cluster["kubeconfig"]))
     ks = info["keystone"]
-    print("%-20s %-26s %-8s %s (cloud %s)" % ("keystone", ks["url"], "up" if ks["ready"] else "down",
-                                             ks["clouds_yaml"], ks["cloud"]))
+    print("%-20s %-26s %-8s %s (cloud %s)" % (
+        "keystone", ks["url"], "up" if ks["ready"] else "down", ks["clouds_yaml"], ks["cloud"]))
     print("%-20s %-26s %s" % ("k-orc", "watches " + info["korc"]["watches"],
                               "up" if info["korc"]["ready"] else "down"))
+    for name, standin in info["standins"].items():
+        print("%-20s %-26s %s" % (name, standin.get("url", ""), "up" if standin["ready"] else "down"))
     print("processes: %d, resident memory: %d MiB" % (len(info["processes"]), info["rss_mib"]))
 
 

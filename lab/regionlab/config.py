@@ -63,7 +63,20 @@ class Cluster:
 
     @property
     def kubeconfig(self):
+        """The kubeconfig the playbooks use (inventory host name = file name)."""
         return STATE / "kubeconfig" / ("%s.yaml" % self.name)
+
+    @property
+    def direct_kubeconfig(self):
+        """Straight to the API server, for the lab's own processes (the garden's public one goes via the front)."""
+        return self.pki / "admin.kubeconfig"
+
+    @property
+    def public_server(self):
+        """Where clients reach this cluster: the Gardener front for the garden, else the API server."""
+        if GARDEN_GROUP in self.groups:
+            return "https://127.0.0.1:%d" % GARDEN_FRONT_PORT
+        return self.server
 
     @property
     def pki(self):
@@ -100,3 +113,15 @@ ETCD_PEER_PORT = PORT_BASE + 1
 KEYSTONE_PORT = PORT_BASE + 2
 KORC_HEALTH_PORT = PORT_BASE + 3
 ETCD_METRICS_PORT = PORT_BASE + 4
+# The Gardener front (shoots/adminkubeconfig); the garden's kubeconfig points here.
+GARDEN_FRONT_PORT = PORT_BASE + 5
+
+# The inventory group whose host is the garden, and the one whose host runs metal-operator.
+GARDEN_GROUP = "gardener"
+IRONCORE_GROUP = "ironcore"
+# Objects the garden's administrator put there before the region (lab/seed/<group or host>.yaml).
+SEEDS = REPO / "lab" / "seed"
+# The lab's machines behind each BMC (metal-operator stand-in).
+MACHINES = REPO / "lab" / "machines.yaml"
+# Delays and injected failures of the operator stand-ins (optional, re-read when it changes).
+STANDINS = STATE / "standins.yaml"

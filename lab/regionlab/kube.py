@@ -74,32 +74,36 @@ def _apiserver_argv(cluster):
 def _controller_manager_argv(cluster):
     return [
         config.BIN / "kube-controller-manager",
-        "--kubeconfig", cluster.kubeconfig,
+        "--kubeconfig", cluster.direct_kubeconfig,
         "--controllers", CONTROLLERS,
         "--leader-elect=false", "--secure-port", "0",
         "--use-service-account-credentials=false",
     ]
 
 
-def write_kubeconfig(cluster):
-    pki_dir = cluster.pki
+def kubeconfig_doc(name, server, ca_pem, cert_pem, key_pem, user=None):
+    """A kubeconfig with one cluster, one client-certificate user and one context."""
+    def b64(data):
+        return base64.b64encode(data).decode()
 
-    def b64(name):
-        return base64.b64encode((pki_dir / name).read_bytes()).decode()
-
-    doc = {
+    user = user or "%s-admin" % name
+    return {
         "apiVersion": "v1", "kind": "Config", "preferences": {},
-        "clusters": [{"name": cluster.name, "cluster": {
-            "server": cluster.server, "certificate-authority-data": b64("ca.crt")}}],
-        "users": [{"name": "%s-admin" % cluster.name, "user": {
-            "client-certificate-data": b64("admin.crt"), "client-key-data": b64("admin.key")}}],
-        "contexts": [{"name": cluster.name, "context": {
-            "cluster": cluster.name, "user": "%s-admin" % cluster.name}}],
-        "current-context": cluster.name,
+        "clusters": [{"name": name, "cluster": {"server": server, "certificate-authority-data": b64(ca_pem)}}],
+        "users": [{"name": user, "user": {"client-certificate-data": b64(cert_pem), "client-key-data": b64(key_pem)}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": user}}],
+        "current-context": name,
     }
-    content = yaml.safe_dump(doc, sort_keys=False).encode()
-    if not cluster.kubeconfig.exists() or cluster.kubeconfig.read_bytes() != content:
-        pki.write_private(cluster.kubeconfig, content)
+
+
+def write_kubeconfig(cluster):
+    """The public kubeconfig (the garden's goes through the Gardener front) and the direct one."""
+    pki_dir = cluster.pki
+    creds = [(pki_dir / f).read_bytes() for f in ("ca.crt", "admin.crt", "admin.key")]
+    for path, server in ((cluster.kubeconfig, cluster.public_server), (cluster.direct_kubeconfig, cluster.server)):
+        content = yaml.safe_dump(kubeconfig_doc(cluster.name, server, *creds), sort_keys=False).encode()
+        if not path.exists() or path.read_bytes() != content:
+            pki.write_private(path, content)
 
 
 def _session(cluster):
@@ -169,16 +173,21 @@ def install_crds(cluster, files):
     marker = processes.RUN / ("crds-%s.sha256" % cluster.name)
     if marker.exists() and marker.read_text() == digest.hexdigest():
         return False
-    kubectl = [str(config.BIN / "kubectl"), "--kubeconfig", str(cluster.kubeconfig)]
-    args = kubectl + ["apply", "--server-side", "--force-conflicts", "--field-manager", "cobaltcore-lab"]
-    for path in files:
-        args += ["-f", str(path)]
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    apply_files(cluster, files)
     # Not `kubectl wait`: it fails at once on a CRD whose status has no conditions yet.
     processes.wait_until(lambda: not _crds_not_established(cluster), 120,
                          "CRDs of %s Established" % cluster.name)
     marker.write_text(digest.hexdigest())
     return True
+
+
+def apply_files(cluster, files):
+    """kubectl apply --server-side of manifest files, straight to the cluster's API server."""
+    args = [str(config.BIN / "kubectl"), "--kubeconfig", str(cluster.direct_kubeconfig),
+            "apply", "--server-side", "--force-conflicts", "--field-manager", "cobaltcore-lab"]
+    for path in files:
+        args += ["-f", str(path)]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
 
 
 def _crds_not_established(cluster):

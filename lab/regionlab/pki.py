@@ -95,3 +95,28 @@ def ensure_cluster_pki(directory: Path, cluster: str):
     write_private(directory / "admin.key", _key_pem(admin_key))
     # Written last: its presence marks a complete set.
     (directory / "admin.crt").write_bytes(_cert_pem(admin))
+
+
+def issue_client_certificate(directory: Path, common_name, organizations, seconds):
+    """A fresh client certificate signed by the cluster CA in directory, valid for `seconds`.
+
+    As gardener-apiserver's admin kubeconfigs: NotBefore one minute back (clock skew), NotAfter
+    exactly now + seconds, client-auth only. The key is ECDSA P-256 (upstream: RSA 3072), which
+    keeps a request instant. Returns (certificate PEM, key PEM, NotAfter).
+    """
+    ca_key = serialization.load_pem_private_key((directory / "ca.key").read_bytes(), password=None)
+    ca = x509.load_pem_x509_certificate((directory / "ca.crt").read_bytes())
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    not_after = now + datetime.timedelta(seconds=seconds)
+    attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, org) for org in organizations]
+    attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
+    key = _key()
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name(attrs)).issuer_name(ca.subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=1)).not_valid_after(not_after)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(True, False, True, False, False, False, False, False, False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    return _cert_pem(cert), _key_pem(key), not_after

@@ -31,20 +31,34 @@ def _exe(pid):
         return None
 
 
+def _cmdline(pid):
+    try:
+        return Path("/proc/%d/cmdline" % pid).read_bytes().split(b"\0")
+    except OSError:
+        return []
+
+
 def pid_of(name):
     """The pid of a running lab process, or None."""
     try:
-        pid, binary = _pid_file(name).read_text().split("\n", 1)
-        pid = int(pid)
-    except (OSError, ValueError):
+        lines = _pid_file(name).read_text().split("\n")
+        pid, binary = int(lines[0]), lines[1].strip()
+    except (OSError, ValueError, IndexError):
         return None
-    if binary.strip() and _exe(pid) == os.path.realpath(binary.strip()):
-        return pid
-    return None
+    marker = lines[2].strip() if len(lines) > 2 else ""
+    if not binary or _exe(pid) != os.path.realpath(binary):
+        return None
+    # An interpreter runs many programs: its argument list must still name ours.
+    if marker and marker.encode() not in _cmdline(pid):
+        return None
+    return pid
 
 
-def start(name, argv, env=None, cwd=None):
-    """Start argv in its own session, logging to .lab/logs/<name>.log."""
+def start(name, argv, env=None, cwd=None, marker=None):
+    """Start argv in its own session, logging to .lab/logs/<name>.log.
+
+    marker: an argument that identifies the process when argv[0] is an interpreter.
+    """
     RUN.mkdir(parents=True, exist_ok=True)
     LOGS.mkdir(parents=True, exist_ok=True)
     log = open(LOGS / ("%s.log" % name), "ab")
@@ -52,7 +66,7 @@ def start(name, argv, env=None, cwd=None):
         [str(a) for a in argv], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         env=dict(os.environ, **(env or {})), cwd=cwd, start_new_session=True)
     log.close()
-    _pid_file(name).write_text("%d\n%s\n" % (proc.pid, argv[0]))
+    _pid_file(name).write_text("%d\n%s\n%s\n" % (proc.pid, argv[0], marker or ""))
     return proc.pid
 
 

@@ -335,11 +335,10 @@ def plan_claims(pools, servers, claims, release_surplus=False):
         shared = [other for other, unused in demands if other != name
                   and set(candidates[other]) & set(candidates[name])]
         problems.append(
-            "pool %s needs %d more server(s) matching %s than can be claimed: %d match, %d of them claimable "
-            "(Available and unclaimed)%s%s" % (
-                name, missing, selector_text(pool["selector"]), len(matching), len(candidates[name]),
-                "; states of the matching servers: " + ", ".join(
-                    "%s %d" % item for item in sorted(states.items())) if states else "",
+            "pool %s is %d server(s) short: it needs %d more matching %s, and %d can be claimed; "
+            "%d match in all%s%s" % (
+                name, missing, demand, selector_text(pool["selector"]), matched.get(name, 0), len(matching),
+                " (%s)" % ", ".join("%s %d" % item for item in sorted(states.items())) if states else "",
                 "; pools %s compete for the same servers" % ", ".join(shared) if shared else ""))
     return plan, problems
 

@@ -228,8 +228,10 @@ class GardenerShootModule(KubeModule):
         while True:
             left = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace)
                         if s["metadata"]["name"] in names)
+            # Only the deletion's own failure counts: a Failed Create keeps its lastErrors while it is deleted.
             failed = [(name, evaluate(shoot)) for name, shoot in left.items()
-                      if (((shoot.get("status") or {}).get("lastOperation") or {}).get("state")) == "Failed"]
+                      if ((shoot.get("status") or {}).get("lastOperation") or {}).get("type") == "Delete"
+                      and shoot["status"]["lastOperation"].get("state") == "Failed"]
             if failed:
                 raise WaitError("deletion failed: " + " | ".join("Shoot %s: %s" % (n, "; ".join(s.missing)) for n, s in failed),
                                 [dict(name=n, **s.as_dict()) for n, s in failed])

@@ -97,15 +97,14 @@ def test_plan_reports_a_shortage_with_states_before_anything_is_created():
                server("s5", machine_class="storage")]
     plan, problems = ironcore.plan_claims([pool("hv-a", 3), pool("st-a", 1, STORAGE)], servers, [])
     assert len(problems) == 1
-    assert problems[0].startswith("pool hv-a needs 2 more server(s) matching c5c3.io/machine-class=kvm")
-    assert "4 match, 1 of them claimable" in problems[0]
-    assert "states of the matching servers: Available 1, Discovery 1, Error 1, Reserved 1" in problems[0]
+    assert problems[0] == ("pool hv-a is 2 server(s) short: it needs 3 more matching c5c3.io/machine-class=kvm, "
+                           "and 1 can be claimed; 4 match in all (Available 1, Discovery 1, Error 1, Reserved 1)")
 
 
 def test_plan_never_counts_servers_claimed_by_another_pool_or_unclaimable():
     servers = [server("s1", "Available", claim="other-1"), server("s2", unclaimable=True), server("s3")]
     _, problems = ironcore.plan_claims([pool("hv-a", 2)], servers, [])
-    assert "needs 1 more" in problems[0]
+    assert "is 1 server(s) short: it needs 2 more" in problems[0] and "1 can be claimed" in problems[0]
 
 
 def test_pools_sharing_servers_are_matched_jointly():
@@ -121,7 +120,7 @@ def test_pools_sharing_servers_are_matched_jointly():
 def test_unbound_claims_that_are_kept_still_need_a_server():
     plan, problems = ironcore.plan_claims([pool("hv-a", 1)], [server("x", "Error")], [claim("hv-a-1", "hv-a", bound=False)])
     assert plan[0]["create"] == [] and plan[0]["unbound"] == ["hv-a-1"]
-    assert "needs 1 more" in problems[0]
+    assert "is 1 server(s) short: it needs 1 more" in problems[0]
 
 
 def test_surplus_is_kept_unless_released_and_unbound_claims_go_first():

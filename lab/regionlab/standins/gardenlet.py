@@ -1,0 +1,448 @@
+"""gardenlet stand-in: Shoot status as gardenlet v1.146.3 writes it, plus the Project controller.
+
+Modelled on github.com/gardener/gardener v1.146.3: pkg/gardenlet/controller/shoot/shoot/
+reconciler.go (finalizer, operation start/success/error patches, deletion), reconciler_reconcile.go
+and reconciler_delete.go (task names, flow errors), pkg/gardenlet/controller/shoot/care/health.go
+(condition reasons and messages), pkg/api/core/v1beta1/helper (conditions, error codes) and
+pkg/controllermanager/controller/project/project/reconciler.go (Project phase, namespace).
+
+A Shoot is played by the lab cluster named by its label c5c3.io/cluster, else by the lab cluster
+named like the Shoot; its status.advertisedAddresses carry that cluster's URL (name
+`unmanaged`: the lab has no DNS domain). The flow is a few timed steps (delay `shoot_step`)
+with real task names; failures come from standins.yaml. Shoots outside Project namespaces are
+left alone (gardener-apiserver admits none there), and so is a Shoot whose status another field
+manager writes.
+"""
+
+import copy
+import hashlib
+
+from .. import config
+from . import loop
+from .client import Kube, Waker, object_path, path
+
+GV = "core.gardener.cloud/v1beta1"
+SHOOT_MANAGER = "lab-gardenlet"
+PROJECT_MANAGER = "lab-gardener-controller-manager"
+NAME = "gardenlet-standin"
+GARDENER_VERSION = "v1.146.3"
+IDENTITY = {"id": "lab-gardenlet", "name": "gardenlet", "version": GARDENER_VERSION}
+
+FINALIZER = "gardener"
+OPERATION = "gardener.cloud/operation"
+CLUSTER_LABEL = "c5c3.io/cluster"
+GARDEN_ROLE = "gardener.cloud/role"
+PROJECT_NAME = "project.gardener.cloud/name"
+NAMESPACE_PROJECT = "namespace.gardener.cloud/project"
+CREATED_BY_PROJECT = "namespace.gardener.cloud/created-by-project-controller"
+KEEP_AFTER_PROJECT = "namespace.gardener.cloud/keep-after-project-deletion"
+
+NON_RETRYABLE = {"ERR_INFRA_UNAUTHENTICATED", "ERR_INFRA_UNAUTHORIZED", "ERR_INFRA_DEPENDENCIES",
+                 "ERR_INFRA_QUOTA_EXCEEDED", "ERR_INFRA_RATE_LIMITS_EXCEEDED", "ERR_CONFIGURATION_PROBLEM",
+                 "ERR_PROBLEMATIC_WEBHOOK"}
+
+# (progress, running tasks) of the lab's flows; the failing step is the infrastructure wait.
+RECONCILE_STEPS = [
+    (9, "Deploying Shoot namespace in Seed, Ensuring Shoot cluster identity"),
+    (27, "Waiting until shoot infrastructure has been reconciled"),
+    (54, "Waiting until Kubernetes API server rolled out"),
+    (81, "Waiting until shoot worker nodes have been reconciled"),
+]
+WORKERLESS_LAST_STEP = (81, "Deploying shoot system resources")
+DELETE_STEPS = [
+    (14, "Cleaning extended API groups, Cleaning Kubernetes resources"),
+    (43, "Waiting until shoot worker nodes have been terminated"),
+    (71, "Waiting until Kubernetes API server has been deleted"),
+    (86, "Destroying Kubernetes API server service"),
+]
+FAIL_STEP = 1
+ADDRESS_STEP = 2
+DEFAULT_TASK = "Waiting until shoot infrastructure has been reconciled"
+NO_CLUSTER_TASK = "Ensuring advertised addresses for the Shoot"
+FLOW_NAMES = {"Create": "Shoot cluster reconciliation", "Reconcile": "Shoot cluster reconciliation",
+              "Delete": "Shoot cluster deletion"}
+START_DESCRIPTIONS = {"Create": "Reconciliation of Shoot cluster initialized.",
+                      "Reconcile": "Reconciliation of Shoot cluster initialized.",
+                      "Delete": "Deletion of Shoot cluster in progress."}
+SUCCESS_DESCRIPTIONS = {"Create": "Shoot cluster has been successfully reconciled.",
+                        "Reconcile": "Shoot cluster has been successfully reconciled.",
+                        "Delete": "Shoot cluster has been successfully deleted."}
+
+CONDITION_TYPES = ["APIServerAvailable", "ControlPlaneHealthy", "ObservabilityComponentsHealthy",
+                   "EveryNodeReady", "SystemComponentsHealthy"]
+HEALTHY = {
+    "APIServerAvailable": ("HealthzRequestSucceeded",
+                           "API server /healthz endpoint responded with success status code."),
+    "ControlPlaneHealthy": ("ControlPlaneRunning", "All control plane components are healthy."),
+    "ObservabilityComponentsHealthy": ("ObservabilityComponentsRunning",
+                                       "All observability components are healthy."),
+    "EveryNodeReady": ("EveryNodeReady", "All nodes are ready."),
+    "SystemComponentsHealthy": ("SystemComponentsRunning", "All system components are healthy."),
+}
+INITIALIZED = ("Unknown", "ConditionInitialized",
+               "The condition has been initialized but its semantic check has not been performed yet.")
+NOT_CREATED = "Shoot control plane has not been fully created yet."
+
+
+def _has_workers(shoot):
+    return bool(((shoot.get("spec") or {}).get("provider") or {}).get("workers"))
+
+
+def _condition_types(shoot):
+    return [t for t in CONDITION_TYPES if t != "EveryNodeReady" or _has_workers(shoot)]
+
+
+def _creating_conditions(shoot):
+    """What the care controller reports while the control plane does not exist (pardoned during Create)."""
+    deployments = ["gardener-resource-manager", "kube-apiserver", "kube-controller-manager"]
+    if _has_workers(shoot):
+        deployments += ["kube-scheduler", "machine-controller-manager"]
+    values = {
+        "APIServerAvailable": ("Progressing", "APIServerDown",
+                               "Could not reach API server during client initialization."),
+        "ControlPlaneHealthy": ("Progressing", "DeploymentMissing",
+                                "Missing required deployments: [%s]" % " ".join(sorted(deployments))),
+        "ObservabilityComponentsHealthy": ("Progressing", "DeploymentMissing",
+                                           "Missing required deployments: [kube-state-metrics]"),
+        "EveryNodeReady": ("Unknown", "ConditionCheckError", NOT_CREATED),
+        "SystemComponentsHealthy": ("Unknown", "ConditionCheckError", NOT_CREATED),
+    }
+    return {t: values[t] for t in _condition_types(shoot)}
+
+
+def _healthy_conditions(shoot):
+    if ((shoot.get("spec") or {}).get("hibernation") or {}).get("enabled"):
+        hibernated = ("True", "ConditionNotChecked", "Shoot cluster has been hibernated.")
+        return {t: hibernated for t in _condition_types(shoot)}
+    return {t: ("True",) + HEALTHY[t] for t in _condition_types(shoot)}
+
+
+def _with_conditions(shoot, wanted, now):
+    """The shoot's conditions set to `wanted` ({type: (status, reason, message)}), others dropped."""
+    current = {c["type"]: c for c in copy.deepcopy((shoot.get("status") or {}).get("conditions") or [])}
+    out, changed = [], set(current) != set(wanted)
+    for ctype, (status, reason, message) in wanted.items():
+        cond = current.get(ctype) or {}
+        conds = [cond] if cond else []
+        changed |= loop.set_condition(conds, ctype, status, reason, message, now=now, update_time=True)
+        out.append(conds[0])
+    return out, changed
+
+
+class Gardenlet(loop.Controller):
+    name = NAME
+
+    def __init__(self, garden, clusters):
+        super().__init__()
+        self.kube = Kube(garden, SHOOT_MANAGER)
+        self.projects_kube = Kube(garden, PROJECT_MANAGER)
+        self.clusters = {c.name: c for c in clusters}
+        self.flows = {}
+        Waker(garden, [path(GV, "shoots"), path(GV, "projects"), path("v1", "namespaces")], self.wake, loop.log)
+
+    def reconcile(self):
+        projects = self.projects_kube.list(path(GV, "projects"))
+        self.namespaces = {o["metadata"]["name"]: o for o in self.kube.list(path("v1", "namespaces"))}
+        shoots = self.kube.list(path(GV, "shoots"))
+        self.shoots_by_namespace = {}
+        for shoot in shoots:
+            self.shoots_by_namespace.setdefault(shoot["metadata"]["namespace"], []).append(shoot)
+        project_of = {}
+        for project in projects:
+            self.reconcile_project(project)
+            namespace = (project.get("spec") or {}).get("namespace")
+            if namespace:
+                project_of[namespace] = project["metadata"]["name"]
+        live = set()
+        for shoot in shoots:
+            live.add(shoot["metadata"]["uid"])
+            project = project_of.get(shoot["metadata"]["namespace"])
+            if project:
+                self.reconcile_shoot(shoot, project)
+        for uid in [u for u in self.flows if u not in live]:
+            del self.flows[uid]
+        self.prune(live)
+
+    # Project (gardener-controller-manager) -------------------------------------
+
+    def _project_phase(self, project, phase):
+        status = project.get("status") or {}
+        generation = project["metadata"].get("generation")
+        if status.get("phase") != phase or status.get("observedGeneration") != generation:
+            self.projects_kube.patch(object_path(GV, "projects", project), project,
+                                     {"status": {"phase": phase, "observedGeneration": generation}}, "status")
+            self.log("Project %s: %s" % (project["metadata"]["name"], phase))
+
+    def reconcile_project(self, project):
+        meta, spec = project["metadata"], project.get("spec") or {}
+        finalizers = list(meta.get("finalizers") or [])
+        url = object_path(GV, "projects", project)
+        if loop.foreign(project, PROJECT_MANAGER):
+            return
+        namespace = spec.get("namespace")
+        ns = self.namespaces.get(namespace) if namespace else None
+        if meta.get("deletionTimestamp"):
+            if FINALIZER not in finalizers:
+                return
+            if self.shoots_by_namespace.get(namespace):
+                self._project_phase(project, "Terminating")
+                return
+            if ns is not None:
+                if ns["metadata"].get("deletionTimestamp"):
+                    self._project_phase(project, "Terminating")
+                    return
+                annotations = ns["metadata"].get("annotations") or {}
+                if annotations.get(KEEP_AFTER_PROJECT) or not annotations.get(CREATED_BY_PROJECT):
+                    owners = [o for o in ns["metadata"].get("ownerReferences") or [] if o.get("uid") != meta["uid"]]
+                    self.projects_kube.patch(object_path("v1", "namespaces", ns), ns, {"metadata": {
+                        "labels": {GARDEN_ROLE: None, PROJECT_NAME: None},
+                        "annotations": {NAMESPACE_PROJECT: None, KEEP_AFTER_PROJECT: None, CREATED_BY_PROJECT: None},
+                        "ownerReferences": owners or None}})
+                else:
+                    self.projects_kube.delete(object_path("v1", "namespaces", ns))
+                    return
+            self.projects_kube.patch(url, project, {"metadata": {
+                "finalizers": [f for f in finalizers if f != FINALIZER] or None}})
+            return
+        if FINALIZER not in finalizers:
+            self.projects_kube.patch(url, project, {"metadata": {"finalizers": finalizers + [FINALIZER]}})
+            return
+        if not (project.get("status") or {}).get("phase"):
+            self._project_phase(project, "Pending")
+            return
+        if not namespace:
+            namespace = "garden-%s-%s" % (meta["name"], hashlib.sha256(meta["uid"].encode()).hexdigest()[:5])
+            self.projects_kube.patch(url, project, {"spec": {"namespace": namespace}})
+            return
+        labels = {GARDEN_ROLE: "project", PROJECT_NAME: meta["name"]}
+        annotations = {NAMESPACE_PROJECT: meta["uid"]}
+        owner = {"apiVersion": GV, "kind": "Project", "name": meta["name"], "uid": meta["uid"],
+                 "controller": True, "blockOwnerDeletion": True}
+        if ns is None:
+            self.projects_kube.create(path("v1", "namespaces"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+                "name": namespace, "labels": labels, "annotations": dict(annotations, **{CREATED_BY_PROJECT: "true"}),
+                "ownerReferences": [owner]}})
+            self.log("Project %s: namespace %s created" % (meta["name"], namespace))
+            return
+        have_labels = ns["metadata"].get("labels") or {}
+        have_annotations = ns["metadata"].get("annotations") or {}
+        if any(have_labels.get(k) != v for k, v in labels.items()):
+            # "namespace cannot be used as it needs the project labels"
+            self._project_phase(project, "Failed")
+            return
+        patch = {}
+        missing = {k: v for k, v in annotations.items() if have_annotations.get(k) != v}
+        if not have_annotations.get(CREATED_BY_PROJECT) and not have_annotations.get(KEEP_AFTER_PROJECT):
+            missing[KEEP_AFTER_PROJECT] = "true"
+        if missing:
+            patch["annotations"] = missing
+        owners = ns["metadata"].get("ownerReferences") or []
+        if not any(o.get("uid") == meta["uid"] for o in owners):
+            patch["ownerReferences"] = owners + [dict(owner, controller=not any(o.get("controller") for o in owners))]
+        if patch:
+            self.projects_kube.patch(object_path("v1", "namespaces", ns), ns, {"metadata": patch})
+            return
+        self._project_phase(project, "Ready")
+
+    # Shoot (gardenlet) -----------------------------------------------------------
+
+    def lab_cluster(self, shoot):
+        meta = shoot["metadata"]
+        label = (meta.get("labels") or {}).get(CLUSTER_LABEL)
+        return self.clusters.get(label) if label else self.clusters.get(meta["name"])
+
+    def _patch_status(self, shoot, status):
+        return self.kube.patch(object_path(GV, "shoots", shoot), shoot, {"status": status}, "status")
+
+    def _patch_meta(self, shoot, metadata):
+        return self.kube.patch(object_path(GV, "shoots", shoot), shoot, {"metadata": metadata})
+
+    def reconcile_shoot(self, shoot, project):
+        meta, status = shoot["metadata"], shoot.get("status") or {}
+        uid, generation = meta["uid"], meta.get("generation")
+        finalizers = list(meta.get("finalizers") or [])
+        last = status.get("lastOperation") or {}
+        if meta.get("deletionTimestamp"):
+            if FINALIZER not in finalizers:
+                return
+            deleted = last.get("type") == "Delete" and last.get("state") == "Succeeded"
+            if not status.get("uid") or deleted or loop.foreign(shoot, SHOOT_MANAGER):
+                self._patch_meta(shoot, {"finalizers": [f for f in finalizers if f != FINALIZER] or None})
+                self.flows.pop(uid, None)
+                self.log("Shoot %s/%s: finalizer removed" % (meta["namespace"], meta["name"]))
+                return
+            flow = self.flows.get(uid)
+            if flow is None or flow["type"] != "Delete":
+                if last.get("type") == "Delete" and last.get("state") == "Failed":
+                    return  # a Failed deletion waits for a retry annotation or a spec change
+                self.start(shoot, project, "Delete")
+            else:
+                self.advance(shoot, project)
+            return
+        if loop.foreign(shoot, SHOOT_MANAGER):
+            return
+        if FINALIZER not in finalizers:
+            self._patch_meta(shoot, {"finalizers": finalizers + [FINALIZER]})
+            return
+        op_type = "Create" if not last or (last.get("type") == "Create" and last.get("state") != "Succeeded") \
+            else "Reconcile"
+        annotation = (meta.get("annotations") or {}).get(OPERATION)
+        flow = self.flows.get(uid)
+        if annotation in ("reconcile", "retry"):
+            self._patch_meta(shoot, {"annotations": {OPERATION: None}})
+            if annotation == "reconcile" or last.get("state") == "Failed":
+                self.start(shoot, project, op_type)
+            return
+        if flow and flow["generation"] == generation and flow["type"] != "Delete":
+            self.advance(shoot, project)
+        elif not last or generation != status.get("observedGeneration") or last.get("state") == "Processing":
+            self.start(shoot, project, op_type)
+        elif last.get("state") == "Error":
+            if self.after((uid, "retry", last.get("lastUpdateTime")), 5 * self.delay("shoot_step")):
+                self.start(shoot, project, op_type)
+        elif last.get("state") == "Succeeded":
+            self.care(shoot)
+
+    def start(self, shoot, project, op_type):
+        """updateShootStatusOperationStart (plus the status.uid of initializeOperation)."""
+        meta, status = shoot["metadata"], copy.deepcopy(shoot.get("status") or {})
+        now = loop.now_rfc3339()
+        last = status.get("lastOperation") or {}
+        switched = op_type == "Delete" and last.get("type") not in (None, "Delete")
+        patch = {
+            "lastOperation": {"type": op_type, "state": "Processing", "progress": 0,
+                              "description": START_DESCRIPTIONS[op_type], "lastUpdateTime": now},
+            "observedGeneration": meta.get("generation"),
+            "gardener": IDENTITY,
+        }
+        if (not status.get("retryCycleStartTime") or meta.get("generation") != status.get("observedGeneration")
+                or (status.get("gardener") or {}).get("version") != GARDENER_VERSION or switched):
+            patch["retryCycleStartTime"] = now
+        if not status.get("technicalID"):
+            patch["technicalID"] = "shoot--%s--%s" % (project, meta["name"])
+        seed = (shoot.get("spec") or {}).get("seedName")
+        if op_type != "Delete":
+            if seed and status.get("seedName") != seed:
+                patch["seedName"] = seed
+            if not status.get("uid"):
+                patch["uid"] = meta["uid"]
+            wanted = {t: INITIALIZED for t in _condition_types(shoot)}
+            have = {c["type"]: (c["status"], c.get("reason"), c.get("message"))
+                    for c in status.get("conditions") or []}
+            wanted.update({t: v for t, v in have.items() if t in wanted})
+            patch["conditions"], _ = _with_conditions(shoot, wanted, now)
+        if self._patch_status(shoot, patch):
+            self.flows[meta["uid"]] = {"type": op_type, "generation": meta.get("generation"), "step": 0}
+            self.log("Shoot %s/%s: %s started" % (meta["namespace"], meta["name"], op_type))
+
+    def _failure(self, shoot, op_type):
+        """(task, error, codes) when this operation is configured to fail (or no lab cluster plays the Shoot)."""
+        meta = shoot["metadata"]
+        cfg = self.settings.get().shoot(meta["namespace"], meta["name"])
+        error = cfg.get("fail_delete") if op_type == "Delete" else cfg.get("fail")
+        if error:
+            codes = cfg.get("codes")
+            codes = ["ERR_CONFIGURATION_PROBLEM"] if codes is None else codes
+            return cfg.get("task") or DEFAULT_TASK, str(error), codes
+        if op_type != "Delete" and self.lab_cluster(shoot) is None:
+            return NO_CLUSTER_TASK, ("no lab cluster plays Shoot %s/%s: label it %s=<one of %s> or name it like one"
+                                     % (meta["namespace"], meta["name"], CLUSTER_LABEL,
+                                        ", ".join(sorted(self.clusters)))), ["ERR_CONFIGURATION_PROBLEM"]
+        return None
+
+    def advance(self, shoot, project):
+        meta, status = shoot["metadata"], shoot.get("status") or {}
+        uid = meta["uid"]
+        flow = self.flows[uid]
+        op_type, step = flow["type"], flow["step"]
+        steps = DELETE_STEPS if op_type == "Delete" else list(RECONCILE_STEPS)
+        if op_type != "Delete" and not _has_workers(shoot):
+            steps[-1] = WORKERLESS_LAST_STEP
+        if not self.after((uid, "flow", op_type, flow["generation"], step), self.delay("shoot_step")):
+            return
+        now = loop.now_rfc3339()
+        last = dict(status.get("lastOperation") or {})
+        failure = self._failure(shoot, op_type) if step == FAIL_STEP else None
+        if failure:
+            self.fail(shoot, op_type, *failure)
+            del self.flows[uid]
+            return
+        if step < len(steps):
+            progress, description = steps[step]
+            last.update(type=op_type, state="Processing", progress=progress, description=description,
+                        lastUpdateTime=now)
+            patch = {"lastOperation": last}
+            if op_type == "Create" and step == 0:
+                patch["conditions"], _ = _with_conditions(shoot, _creating_conditions(shoot), now)
+            cluster = self.lab_cluster(shoot)
+            if op_type != "Delete" and step == ADDRESS_STEP and cluster is not None:
+                patch["advertisedAddresses"] = [{"name": "unmanaged", "url": cluster.server}]
+            if self._patch_status(shoot, patch):
+                flow["step"] = step + 1
+            return
+        self.succeed(shoot, op_type, now)
+        del self.flows[uid]
+
+    def fail(self, shoot, op_type, task, error, codes):
+        """patchShootStatusOperationError with the flow's WrappedLastErrors."""
+        meta, status = shoot["metadata"], shoot.get("status") or {}
+        now = loop.now_rfc3339()
+        task_error = 'task "%s" failed: %s' % (task, error)
+        flow_error = 'flow "%s" encountered task errors: [%s]' % (FLOW_NAMES[op_type], task_error)
+        description = flow_error[0].upper() + flow_error[1:]
+        last_error = {"description": task_error, "taskID": task, "lastUpdateTime": now}
+        if codes:
+            last_error["codes"] = list(codes)
+        state = "Failed" if NON_RETRYABLE & set(codes or []) else "Error"
+        patch = {"gardener": IDENTITY, "lastErrors": [last_error],
+                 "lastOperation": dict(status.get("lastOperation") or {}, type=op_type, state=state,
+                                       description=description if state == "Failed"
+                                       else description + " Operation will be retried.", lastUpdateTime=now)}
+        if state == "Failed":
+            patch["retryCycleStartTime"] = None
+        self._patch_status(shoot, patch)
+        self.log("Shoot %s/%s: %s %s: %s" % (meta["namespace"], meta["name"], op_type, state, task_error))
+
+    def succeed(self, shoot, op_type, now):
+        """patchShootStatusOperationSuccess: conditions that are not False turn Progressing until care runs."""
+        meta, status = shoot["metadata"], shoot.get("status") or {}
+        patch = {"lastOperation": {"type": op_type, "state": "Succeeded", "progress": 100,
+                                   "description": SUCCESS_DESCRIPTIONS[op_type], "lastUpdateTime": now},
+                 "lastErrors": None, "retryCycleStartTime": None}
+        if op_type != "Delete":
+            conditions = copy.deepcopy(status.get("conditions") or [])
+            for cond in conditions:
+                if cond["type"] in CONDITION_TYPES and cond.get("status") != "False":
+                    if cond.get("status") != "Progressing":
+                        cond["lastTransitionTime"] = now
+                    cond["status"], cond["lastUpdateTime"] = "Progressing", now
+            patch["conditions"] = conditions
+            patch["hibernated"] = bool(((shoot.get("spec") or {}).get("hibernation") or {}).get("enabled"))
+            seed = (shoot.get("spec") or {}).get("seedName")
+            if seed:
+                patch["seedName"] = seed
+            cluster = self.lab_cluster(shoot)
+            if cluster is not None:
+                patch["advertisedAddresses"] = [{"name": "unmanaged", "url": cluster.server}]
+        if self._patch_status(shoot, patch):
+            self.log("Shoot %s/%s: %s Succeeded" % (meta["namespace"], meta["name"], op_type))
+
+    def care(self, shoot):
+        """The care controller's health check of a reconciled Shoot: every condition True."""
+        status = shoot.get("status") or {}
+        now = loop.now_rfc3339()
+        conditions, changed = _with_conditions(shoot, _healthy_conditions(shoot), now)
+        if not changed:
+            return
+        key = (shoot["metadata"]["uid"], "care", (status.get("lastOperation") or {}).get("lastUpdateTime"))
+        if self.after(key, self.delay("shoot_step")):
+            self._patch_status(shoot, {"conditions": conditions})
+            self.done(key)
+
+
+def main():
+    clusters = config.clusters()
+    gardens = [c for c in clusters if config.GARDEN_GROUP in c.groups]
+    if not gardens:
+        raise SystemExit("inventories/lab has no host in group %s" % config.GARDEN_GROUP)
+    Gardenlet(gardens[0], clusters).run()

@@ -1,0 +1,555 @@
+"""metal-operator stand-in: IronCore metal.ironcore.dev/v1alpha1 as metal-operator v0.7.0 writes it.
+
+Modelled on github.com/ironcore-dev/metal-operator v0.7.0, internal/controller/
+bmc_controller.go, server_controller.go, serverclaim_controller.go,
+serverbootconfiguration_controller.go and pkg/bmcutils/bmcutils.go; the machines behind the
+BMCs come from lab/machines.yaml instead of Redfish. It also plays the boot-operator's one
+visible part: a ServerBootConfiguration becomes Ready.
+
+Objects it leaves alone: those annotated metal.ironcore.dev/operation=ignore (as upstream),
+Servers without spec.bmcRef, claims of such Servers, and any object whose status another
+field manager writes (a test playing the operator itself).
+"""
+
+import copy
+
+from .. import config
+from . import loop, settings
+from .client import Kube, Waker, object_path, path
+
+GV = "metal.ironcore.dev/v1alpha1"
+MANAGER = "lab-metal-operator"
+NAME = "metal-operator-standin"
+
+BMC_FINALIZER = "metal.ironcore.dev/bmc"
+SERVER_FINALIZER = "metal.ironcore.dev/server"
+CLAIM_FINALIZER = "metal.ironcore.dev/serverclaim"
+OPERATION = "metal.ironcore.dev/operation"
+IGNORED = {"ignore", "ignore-child-and-self", "ignore-propagated"}
+INTERNAL_TYPE = "metal.ironcore.dev/type"
+DEFAULT_OS_IMAGE = "metal.ironcore.dev/is-default-os-image"
+# metal-operator's --manager-namespace default: where the discovery boot configurations go.
+MANAGER_NAMESPACE = "default"
+REDFISH = ("Redfish", "RedfishLocal", "RedfishWithRegistryPatch")
+SYSTEM_FACTS = ("manufacturer", "model", "sku", "serialNumber", "biosVersion", "totalSystemMemory",
+                "processors", "storages")
+
+
+def _name(obj):
+    return obj["metadata"]["name"]
+
+
+def _ignored(obj):
+    return (obj["metadata"].get("annotations") or {}).get(OPERATION) in IGNORED
+
+
+def _finalizers(obj):
+    return list(obj["metadata"].get("finalizers") or [])
+
+
+def selector_matches(selector, labels):
+    """metav1.LabelSelector semantics (matchLabels and matchExpressions)."""
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
+
+
+def tolerates(taints, tolerations):
+    """Only NoBind taints block binding (internal/controller/taints.go)."""
+    for taint in taints or []:
+        if taint.get("effect", "NoBind") != "NoBind":
+            continue
+        if not any(_toleration_matches(t, taint) for t in tolerations or []):
+            return False
+    return True
+
+
+def _toleration_matches(toleration, taint):
+    if toleration.get("key") != taint.get("key"):
+        return False
+    if toleration.get("effect") and toleration.get("effect") != taint.get("effect", "NoBind"):
+        return False
+    operator = toleration.get("operator", "")
+    if operator == "Exists":
+        return True
+    if operator in ("Equal", ""):
+        return toleration.get("value", "") == taint.get("value", "")
+    return False
+
+
+class MetalOperator(loop.Controller):
+    name = NAME
+
+    def __init__(self, cluster):
+        super().__init__()
+        self.kube = Kube(cluster, MANAGER)
+        self.machines = settings.machines(loop.log)
+        watched = ("bmcs", "bmcsecrets", "servers", "serverclaims", "serverbootconfigurations", "endpoints")
+        Waker(cluster, [path(GV, p) for p in watched], self.wake, loop.log)
+
+    # Writes --------------------------------------------------------------------
+
+    def _write(self, plural, obj, patch, status=False, cache=None):
+        updated = self.kube.patch(object_path(GV, plural, obj), obj, patch, "status" if status else None)
+        if updated is not None and cache is not None:
+            cache[_name(updated)] = updated
+        return updated
+
+    def _status(self, plural, obj, changes, cache=None):
+        """Patch only the status fields that differ (None removes one); False when nothing differs."""
+        current = obj.get("status") or {}
+        diff = {k: v for k, v in changes.items() if current.get(k) != v and not (v is None and k not in current)}
+        if not diff:
+            return False
+        self._write(plural, obj, {"status": diff}, status=True, cache=cache)
+        return True
+
+    def _set_finalizers(self, plural, obj, finalizers, cache=None):
+        return self._write(plural, obj, {"metadata": {"finalizers": finalizers or None}}, cache=cache)
+
+    # Pass ----------------------------------------------------------------------
+
+    def reconcile(self):
+        k = self.kube
+        self.bmcs = {_name(o): o for o in k.list(path(GV, "bmcs"))}
+        self.secrets = {_name(o): o for o in k.list(path(GV, "bmcsecrets"))}
+        self.endpoints = {_name(o): o for o in k.list(path(GV, "endpoints"))}
+        self.servers = {_name(o): o for o in k.list(path(GV, "servers"))}
+        self.claims = {(o["metadata"]["namespace"], _name(o)): o for o in k.list(path(GV, "serverclaims"))}
+        self.sbcs = {(o["metadata"]["namespace"], _name(o)): o for o in k.list(path(GV, "serverbootconfigurations"))}
+        live = set()
+        for group in (self.bmcs, self.servers, self.claims, self.sbcs):
+            live.update(o["metadata"]["uid"] for o in group.values())
+        for name in sorted(self.bmcs):
+            self.reconcile_bmc(self.bmcs[name])
+        for name in sorted(self.servers):
+            self.reconcile_server(self.servers[name])
+        for key in sorted(self.claims):
+            self.reconcile_claim(self.claims[key])
+        for key in sorted(self.sbcs):
+            self.reconcile_boot_configuration(self.sbcs[key])
+        self.prune(live)
+
+    # BMC (bmc_controller.go) ---------------------------------------------------
+
+    def bmc_error(self, bmc):
+        """Why metal-operator gets no BMC client (bmcutils.GetBMCClientFromBMC), or None."""
+        spec = bmc.get("spec") or {}
+        if spec.get("endpointRef") and spec["endpointRef"].get("name") not in self.endpoints:
+            return 'failed to get Endpoints for BMC: endpoints.metal.ironcore.dev "%s" not found' % (
+                spec["endpointRef"].get("name"))
+        secret_name = (spec.get("bmcSecretRef") or {}).get("name", "")
+        secret = self.secrets.get(secret_name)
+        if secret is None:
+            return 'failed to get BMC secret: bmcsecrets.metal.ironcore.dev "%s" not found' % secret_name
+        for key in ("username", "password"):
+            if key not in (secret.get("data") or {}) and key not in (secret.get("stringData") or {}):
+                return ("failed to get credentials from BMC secret: cannot find value in BMCSecret '%s' for key "
+                        "'%s' in data nor in stringData" % (secret_name, key))
+        protocol = (spec.get("protocol") or {}).get("name")
+        if protocol not in REDFISH:
+            return "unsupported BMC protocol %s" % protocol
+        return None
+
+    def _address(self, bmc):
+        spec = bmc.get("spec") or {}
+        if spec.get("endpointRef"):
+            endpoint = (self.endpoints.get(spec["endpointRef"]["name"]) or {}).get("spec") or {}
+            return endpoint.get("ip"), endpoint.get("macAddress")
+        access = spec.get("access") or {}
+        return access.get("ip"), access.get("macAddress")
+
+    def reconcile_bmc(self, bmc):
+        meta = bmc["metadata"]
+        if meta.get("deletionTimestamp"):
+            if BMC_FINALIZER in _finalizers(bmc):
+                self._set_finalizers("bmcs", bmc, [f for f in _finalizers(bmc) if f != BMC_FINALIZER])
+            return
+        if _ignored(bmc) or loop.foreign(bmc, MANAGER):
+            return
+        # The BMC answers (or fails to) only after its delay.
+        if not self.after((meta["uid"], "bmc"), self.delay("bmc")):
+            return
+        status = bmc.get("status") or {}
+        conditions = copy.deepcopy(status.get("conditions") or [])
+        error = self.bmc_error(bmc)
+        if error:
+            # updateReadyConditionOnBMCFailure: not an HTTP error, so reason UnknownError; state unchanged.
+            if loop.set_condition(conditions, "Ready", "False", "UnknownError", "BMC connection error: %s" % error):
+                self._status("bmcs", bmc, {"conditions": conditions}, cache=self.bmcs)
+            return
+        loop.set_condition(conditions, "Ready", "True", "Connected", "BMC is connected")
+        ip, mac = self._address(bmc)
+        facts = self.machines.get().manager(meta["name"])
+        changes = {"conditions": conditions, "ip": ip, "macAddress": mac or None,
+                   "manufacturer": facts.get("manufacturer"), "state": "Enabled", "powerState": "On",
+                   "firmwareVersion": facts.get("firmwareVersion"), "serialNumber": facts.get("serialNumber"),
+                   "sku": facts.get("sku"), "model": facts.get("model")}
+        if self._status("bmcs", bmc, changes, cache=self.bmcs):
+            self.log("BMC %s: Enabled" % meta["name"])
+        self.discover_servers(self.bmcs[meta["name"]])
+
+    def discover_servers(self, bmc):
+        """One Server per system: <bmc>-system-<index>, BMC labels, controller reference (discoverServers)."""
+        meta = bmc["metadata"]
+        labels = meta.get("labels") or {}
+        owner = {"apiVersion": GV, "kind": "BMC", "name": meta["name"], "uid": meta["uid"],
+                 "controller": True, "blockOwnerDeletion": True}
+        for index, system in enumerate(self.machines.get().systems(meta["name"])):
+            name = "%s-system-%d" % (meta["name"], index)
+            spec = {"systemUUID": system["systemUUID"], "systemURI": system["systemURI"],
+                    "bmcRef": {"name": meta["name"]}}
+            server = self.servers.get(name)
+            if server is None:
+                body = {"apiVersion": GV, "kind": "Server",
+                        "metadata": {"name": name, "ownerReferences": [owner]}, "spec": spec}
+                if labels:
+                    body["metadata"]["labels"] = dict(labels)
+                created = self.kube.create(path(GV, "servers"), body)
+                if created:
+                    self.servers[name] = created
+                    self.log("Server %s: created for BMC %s" % (name, meta["name"]))
+                continue
+            patch = {}
+            have = server["metadata"].get("labels") or {}
+            changed_labels = {k: v for k, v in labels.items() if have.get(k) != v}
+            if changed_labels:
+                patch.setdefault("metadata", {})["labels"] = changed_labels
+            changed_spec = {k: v for k, v in spec.items() if (server.get("spec") or {}).get(k) != v}
+            if changed_spec:
+                patch["spec"] = changed_spec
+            owners = server["metadata"].get("ownerReferences") or []
+            if not any(o.get("uid") == meta["uid"] for o in owners) and not any(o.get("controller") for o in owners):
+                patch.setdefault("metadata", {})["ownerReferences"] = owners + [owner]
+            if patch:
+                self._write("servers", server, patch, cache=self.servers)
+
+    # Server (server_controller.go) ---------------------------------------------
+
+    def _system(self, server):
+        bmc_name = server["spec"]["bmcRef"]["name"]
+        systems = self.machines.get().systems(bmc_name)
+        for system in systems:
+            if system["systemUUID"] == (server["spec"].get("systemUUID") or "").lower():
+                return system
+        return systems[0]
+
+    def _boot_configuration(self, server):
+        ref = (server.get("spec") or {}).get("bootConfigurationRef")
+        return self.sbcs.get((ref.get("namespace"), ref.get("name"))) if ref else None
+
+    def _boot_ready(self, server):
+        sbc = self._boot_configuration(server)
+        return bool(sbc) and (sbc.get("status") or {}).get("state") == "Ready"
+
+    def _spec(self, server, changes):
+        """Patch spec fields that differ (None removes); True when a write was sent."""
+        spec = server.get("spec") or {}
+        diff = {k: v for k, v in changes.items() if spec.get(k) != v and not (v is None and k not in spec)}
+        if diff:
+            self._write("servers", server, {"spec": diff}, cache=self.servers)
+        return bool(diff)
+
+    def _power(self, server, want):
+        """The lab BMC switches the system: PoweringOn/Off at once, On/Off after the power delay.
+
+        Returns True while a transition is under way (or was just written).
+        """
+        uid = server["metadata"]["uid"]
+        current = (server.get("status") or {}).get("powerState")
+        if not want or current == want:
+            self.done((uid, "power", want))
+            return False
+        moving = "PoweringOn" if want == "On" else "PoweringOff"
+        if current != moving:
+            self._status("servers", server, {"powerState": moving}, cache=self.servers)
+            self.after((uid, "power", want), self.delay("power"))
+            return True
+        if self.after((uid, "power", want), self.delay("power")):
+            self._status("servers", server, {"powerState": want}, cache=self.servers)
+            self.done((uid, "power", want))
+        return True
+
+    def reconcile_server(self, server):
+        meta, spec = server["metadata"], server.get("spec") or {}
+        if not spec.get("bmcRef"):
+            return
+        if meta.get("deletionTimestamp"):
+            if SERVER_FINALIZER in _finalizers(server):
+                sbc = self._boot_configuration(server)
+                if sbc:
+                    self.kube.delete(object_path(GV, "serverbootconfigurations", sbc))
+                self._set_finalizers("servers", server, [f for f in _finalizers(server) if f != SERVER_FINALIZER])
+            return
+        if _ignored(server) or loop.foreign(server, MANAGER):
+            return
+        state = (server.get("status") or {}).get("state", "")
+        if state == "":
+            self._status("servers", server, {"state": "Initial"}, cache=self.servers)
+            return
+        bmc = self.bmcs.get(spec["bmcRef"]["name"])
+        if bmc is None or (bmc.get("status") or {}).get("state") not in ("Enabled", None, "") or self.bmc_error(bmc):
+            return  # no BMC client: upstream requeues
+        if SERVER_FINALIZER not in _finalizers(server):
+            self._set_finalizers("servers", server, _finalizers(server) + [SERVER_FINALIZER], cache=self.servers)
+            return
+        in_error = meta["name"] in self.settings.get().servers_in_error
+        handler = {"Initial": self._initial, "Discovery": self._discovery, "Available": self._available,
+                   "Reserved": self._reserved, "Released": self._released, "Error": self._error}.get(state)
+        if in_error and state in ("Available", "Reserved", "Released"):
+            self._status("servers", server, {"state": "Error"}, cache=self.servers)
+            self.log("Server %s: Error (servers_in_error)" % meta["name"])
+        elif handler:
+            handler(server)
+
+    def _initial(self, server):
+        status, spec = server.get("status") or {}, server.get("spec") or {}
+        system = self._system(server)
+        if not status.get("powerState"):
+            self._status("servers", server, {"powerState": system.get("powerState", "Off")}, cache=self.servers)
+            return
+        # ensureInitialConditions: no desired power yet and the system is off -> desired Off.
+        if not spec.get("power") and status.get("powerState") == "Off":
+            self._spec(server, {"power": "Off"})
+            return
+        if self._power(server, spec.get("power")):
+            return
+        name = server["metadata"]["name"]
+        if (MANAGER_NAMESPACE, name) not in self.sbcs:
+            sbc = {"apiVersion": GV, "kind": "ServerBootConfiguration",
+                   "metadata": {"name": name, "namespace": MANAGER_NAMESPACE,
+                                "annotations": {INTERNAL_TYPE: "Internal", DEFAULT_OS_IMAGE: "true"}},
+                   "spec": {"serverRef": {"name": name}, "ignitionSecretRef": {"name": name}}}
+            created = self.kube.create(path(GV, "serverbootconfigurations", MANAGER_NAMESPACE), sbc)
+            if created:
+                self.sbcs[(MANAGER_NAMESPACE, name)] = created
+        if self._spec(server, {"bootConfigurationRef": {"namespace": MANAGER_NAMESPACE, "name": name}}):
+            return
+        facts = {key: system[key] for key in SYSTEM_FACTS if key in system}
+        facts["state"] = "Discovery"
+        self._status("servers", server, facts, cache=self.servers)
+        self.log("Server %s: Discovery" % name)
+
+    def _discovery(self, server):
+        uid, name = server["metadata"]["uid"], server["metadata"]["name"]
+        if not self._boot_ready(server):
+            return
+        if self._spec(server, {"power": "On"}) or self._power(server, "On"):
+            return
+        # The probe agent boots and reports to the registry after the discovery delay.
+        if not self.after((uid, "discovery"), self.delay("discovery")):
+            return
+        self.done((uid, "discovery"))
+        if name in self.settings.get().servers_in_error:
+            self._status("servers", server, {"state": "Error"}, cache=self.servers)
+            self.log("Server %s: Error (servers_in_error)" % name)
+            return
+        system = self._system(server)
+        self._status("servers", server, {"networkInterfaces": system.get("networkInterfaces"), "state": "Available"},
+                     cache=self.servers)
+        self.log("Server %s: Available" % name)
+
+    def _available(self, server):
+        status, spec = server.get("status") or {}, server.get("spec") or {}
+        if status.get("powerState") != "Off":
+            if not self._spec(server, {"power": "Off"}):
+                self._power(server, "Off")
+            return
+        sbc = self._boot_configuration(server)
+        if spec.get("bootConfigurationRef"):
+            # ensureInitialBootConfigurationIsDeleted: only the discovery one (annotated Internal).
+            if sbc is not None and (sbc["metadata"].get("annotations") or {}).get(INTERNAL_TYPE) == "Internal":
+                self.kube.delete(object_path(GV, "serverbootconfigurations", sbc))
+                self._spec(server, {"bootConfigurationRef": None})
+                return
+        if spec.get("serverClaimRef"):
+            self._status("servers", server, {"state": "Reserved"}, cache=self.servers)
+            self.log("Server %s: Reserved for %s/%s" % (server["metadata"]["name"], spec["serverClaimRef"].get(
+                "namespace"), spec["serverClaimRef"].get("name")))
+
+    def _powered_off(self, server):
+        """ensureServerPoweredOff: desired Off, boot configuration dropped, WaitingForPowerOff until Off."""
+        spec, status = server.get("spec") or {}, server.get("status") or {}
+        if spec.get("power") != "Off" or spec.get("bootConfigurationRef"):
+            self._spec(server, {"power": "Off", "bootConfigurationRef": None})
+            return False
+        conditions = copy.deepcopy(status.get("conditions") or [])
+        generation = server["metadata"].get("generation")
+        if status.get("powerState") == "Off":
+            if any(c.get("type") == "WaitingForPowerOff" for c in conditions) and loop.set_condition(
+                    conditions, "WaitingForPowerOff", "False", "PowerOffConfirmed", "BMC confirmed PowerState=Off",
+                    observed_generation=generation):
+                self._status("servers", server, {"conditions": conditions}, cache=self.servers)
+                return False
+            return True
+        message = 'Waiting for BMC to confirm power off (current: "%s")' % status.get("powerState", "")
+        if loop.set_condition(conditions, "WaitingForPowerOff", "True", "WaitingForPowerOff", message,
+                              observed_generation=generation):
+            self._status("servers", server, {"conditions": conditions}, cache=self.servers)
+            return False
+        self._power(server, "Off")
+        return False
+
+    def _reserved(self, server):
+        spec = server.get("spec") or {}
+        ref = spec.get("serverClaimRef")
+        if not ref:
+            self._status("servers", server, {"state": "Available"}, cache=self.servers)
+            return
+        if (ref.get("namespace"), ref.get("name")) not in self.claims:
+            if not self._powered_off(server):
+                return
+            if spec.get("reclaimPolicy") == "Retain":
+                self._status("servers", server, {"state": "Released"}, cache=self.servers)
+            else:
+                self._spec(server, {"serverClaimRef": None})
+            self.log("Server %s: released by %s/%s" % (server["metadata"]["name"], ref.get("namespace"),
+                                                       ref.get("name")))
+            return
+        if not self._boot_ready(server):
+            return
+        self._power(server, spec.get("power"))
+
+    def _released(self, server):
+        if self._powered_off(server) and not (server.get("spec") or {}).get("serverClaimRef"):
+            self._status("servers", server, {"state": "Available"}, cache=self.servers)
+
+    def _error(self, server):
+        # Lab only: taken off servers_in_error, the machine is discovered again.
+        if server["metadata"]["name"] not in self.settings.get().servers_in_error:
+            self._status("servers", server, {"state": "Initial"}, cache=self.servers)
+
+    # ServerClaim (serverclaim_controller.go) -----------------------------------
+
+    def _ours(self, server):
+        return bool((server.get("spec") or {}).get("bmcRef")) and not loop.foreign(server, MANAGER)
+
+    def _claimable(self, server, claim):
+        spec, status = server.get("spec") or {}, server.get("status") or {}
+        ref = spec.get("serverClaimRef")
+        meta = claim["metadata"]
+        if ref and (ref.get("name"), ref.get("namespace")) != (meta["name"], meta["namespace"]):
+            return False
+        return (status.get("state") == "Available" and not spec.get("unclaimable")
+                and status.get("powerState") == "Off" and not spec.get("serverMaintenanceRef")
+                and tolerates(spec.get("taints"), (claim.get("spec") or {}).get("tolerations")))
+
+    def _claim_server(self, claim):
+        meta, spec = claim["metadata"], claim.get("spec") or {}
+        for server in self.servers.values():
+            ref = (server.get("spec") or {}).get("serverClaimRef") or {}
+            if (ref.get("name"), ref.get("namespace")) == (meta["name"], meta["namespace"]):
+                return server
+        selector = spec.get("serverSelector")
+        for name in sorted(self.servers):
+            server = self.servers[name]
+            if not self._ours(server):
+                continue
+            labels = server["metadata"].get("labels") or {}
+            if spec.get("serverRef") and name != spec["serverRef"].get("name"):
+                continue
+            if selector is not None and not selector_matches(selector, labels):
+                continue
+            if self._claimable(server, claim):
+                ref = {"namespace": meta["namespace"], "name": meta["name"]}
+                updated = self._write("servers", server, {"spec": {"serverClaimRef": ref}}, cache=self.servers)
+                if updated:
+                    self.log("Server %s: claimed by %s/%s" % (name, meta["namespace"], meta["name"]))
+                return updated  # None: lost a race, the next pass tries again
+        return None
+
+    def reconcile_claim(self, claim):
+        meta, spec = claim["metadata"], claim.get("spec") or {}
+        key = (meta["namespace"], meta["name"])
+        if meta.get("deletionTimestamp"):
+            if CLAIM_FINALIZER in _finalizers(claim):
+                sbc = self.sbcs.get(key)
+                if sbc:
+                    self.kube.delete(object_path(GV, "serverbootconfigurations", sbc))
+                self._set_finalizers("serverclaims", claim, [f for f in _finalizers(claim) if f != CLAIM_FINALIZER])
+            return
+        if spec.get("serverRef"):
+            target = self.servers.get(spec["serverRef"].get("name"))
+            if target is not None and not self._ours(target):
+                return  # a Server this stand-in does not run
+        if _ignored(claim) or loop.foreign(claim, MANAGER):
+            return
+        if not (claim.get("status") or {}).get("phase"):
+            self._write("serverclaims", claim, {"status": {"phase": "Unbound"}}, status=True)
+            return
+        if CLAIM_FINALIZER not in _finalizers(claim):
+            self._set_finalizers("serverclaims", claim, _finalizers(claim) + [CLAIM_FINALIZER])
+            return
+        server = self._claim_server(claim)
+        if server is None:
+            return
+        if not spec.get("serverRef"):
+            self._write("serverclaims", claim, {"spec": {"serverRef": {"name": _name(server)}}})
+            return
+        if spec["serverRef"].get("name") != _name(server):
+            return  # server reference is immutable
+        if (server.get("status") or {}).get("state") != "Reserved":
+            return
+        # applyBootConfiguration: <claim> in the claim's namespace, owned by the claim.
+        body_spec = {"serverRef": {"name": _name(server)}, "image": spec.get("image")}
+        if spec.get("ignitionSecretRef"):
+            body_spec["ignitionSecretRef"] = spec["ignitionSecretRef"]
+        sbc = self.sbcs.get(key)
+        if sbc is None:
+            owner = {"apiVersion": GV, "kind": "ServerClaim", "name": meta["name"], "uid": meta["uid"],
+                     "controller": True, "blockOwnerDeletion": True}
+            created = self.kube.create(path(GV, "serverbootconfigurations", meta["namespace"]), {
+                "apiVersion": GV, "kind": "ServerBootConfiguration",
+                "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [owner]},
+                "spec": body_spec})
+            if created:
+                self.sbcs[key] = created
+            return
+        if any((sbc.get("spec") or {}).get(k) != v for k, v in body_spec.items()):
+            self.kube.patch(object_path(GV, "serverbootconfigurations", sbc), sbc, {"spec": body_spec})
+            return
+        if self._spec(server, {"bootConfigurationRef": {"namespace": meta["namespace"], "name": meta["name"]}}):
+            return
+        if (claim.get("status") or {}).get("phase") != "Bound":
+            if self._write("serverclaims", claim, {"status": {"phase": "Bound"}}, status=True):
+                self.log("ServerClaim %s/%s: Bound to %s" % (meta["namespace"], meta["name"], _name(server)))
+            return
+        # ensurePowerStateForServer
+        if (server.get("spec") or {}).get("power") != spec.get("power"):
+            self._spec(server, {"power": spec.get("power")})
+
+    # ServerBootConfiguration: metal-operator sets Pending, the boot-operator Ready -------
+
+    def reconcile_boot_configuration(self, sbc):
+        if sbc["metadata"].get("deletionTimestamp") or _ignored(sbc) or loop.foreign(sbc, MANAGER):
+            return
+        server = self.servers.get(((sbc.get("spec") or {}).get("serverRef") or {}).get("name"))
+        if server is None or not self._ours(server):
+            return
+        state = (sbc.get("status") or {}).get("state")
+        if not state:
+            self.kube.patch(object_path(GV, "serverbootconfigurations", sbc), sbc, {"status": {"state": "Pending"}},
+                            "status")
+        elif state == "Pending":
+            self.kube.patch(object_path(GV, "serverbootconfigurations", sbc), sbc, {"status": {"state": "Ready"}},
+                            "status")
+
+
+def main():
+    clusters = [c for c in config.clusters() if config.IRONCORE_GROUP in c.groups]
+    if not clusters:
+        raise SystemExit("inventories/lab has no host in group %s" % config.IRONCORE_GROUP)
+    MetalOperator(clusters[0]).run()

@@ -1,0 +1,130 @@
+"""Delays, injected failures and the lab's machines: YAML files re-read when they change.
+
+$COBALTCORE_LAB_DIR/standins.yaml (optional):
+
+    delays: {bmc: 0.5, discovery: 0.5, power: 0.3, shoot_step: 0.3}   # seconds
+    servers_in_error: [<server name>, ...]
+    shoots:
+      <shoot name or namespace/name>:
+        fail: "<error of the failing task>"          # Create/Reconcile fails with it
+        codes: [ERR_CONFIGURATION_PROBLEM]          # default; retryable codes give state Error
+        task: "<task ID>"                            # default: the infrastructure wait
+        fail_delete: "<error>"                       # the Delete operation fails with it
+
+lab/machines.yaml: BMC name -> the systems behind it (see that file).
+"""
+
+import hashlib
+import os
+import uuid
+
+import yaml
+
+from .. import config
+
+DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "power": 0.3, "shoot_step": 0.3}
+# A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
+LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
+
+
+class Watched:
+    """A YAML file, parsed again whenever its mtime or size changes; a broken edit keeps the last good value."""
+
+    def __init__(self, path, parse, log):
+        self.path = path
+        self.parse = parse
+        self.log = log
+        self.stamp = "unread"
+        self.value = parse({})
+
+    def _stamp(self):
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return (stat.st_mtime_ns, stat.st_size)
+
+    def changed(self):
+        return self._stamp() != self.stamp
+
+    def get(self):
+        stamp = self._stamp()
+        if stamp != self.stamp:
+            try:
+                data = yaml.safe_load(open(self.path).read()) if stamp else {}
+                self.value = self.parse(data or {})
+                self.log("read %s" % self.path if stamp else "%s absent: defaults" % self.path)
+            except (OSError, yaml.YAMLError, TypeError, ValueError, AttributeError) as exc:
+                self.log("ignoring %s: %s" % (self.path, exc))
+            self.stamp = stamp
+        return self.value
+
+
+class StandinSettings:
+    def __init__(self, data):
+        delays = dict(DEFAULT_DELAYS)
+        for key, value in (data.get("delays") or {}).items():
+            delays[key] = max(0.0, float(value))
+        self.delays = delays
+        self.servers_in_error = set(data.get("servers_in_error") or [])
+        self.shoots = {str(k): dict(v or {}) for k, v in (data.get("shoots") or {}).items()}
+
+    def delay(self, name):
+        return self.delays.get(name, DEFAULT_DELAYS.get(name, 0.5))
+
+    def shoot(self, namespace, name):
+        return self.shoots.get("%s/%s" % (namespace, name)) or self.shoots.get(name) or {}
+
+
+def standins(log):
+    return Watched(config.STANDINS, StandinSettings, log)
+
+
+# ---------------------------------------------------------------------------
+# The lab's machines
+
+def _digest(text, length):
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def _mac(seed):
+    raw = bytes.fromhex(_digest(seed, 10))
+    return ":".join("%02x" % b for b in (b"\x02" + raw))  # locally administered
+
+
+class Machines:
+    """lab/machines.yaml: {defaults: {bmc: {...}, system: {...}}, bmcs: {<name>: {bmc: {...}, systems: [...]}}}."""
+
+    def __init__(self, data):
+        defaults = data.get("defaults") or {}
+        self.bmc_defaults = dict(defaults.get("bmc") or {})
+        self.system_defaults = dict(defaults.get("system") or {})
+        self.bmcs = {str(k): dict(v or {}) for k, v in (data.get("bmcs") or {}).items()}
+
+    def manager(self, bmc_name):
+        """The BMC's own facts (Redfish manager)."""
+        facts = {"manufacturer": "Lab", "model": "Lab BMC", "firmwareVersion": "1.0.0", "sku": "LAB-BMC"}
+        facts.update(self.bmc_defaults)
+        facts.update((self.bmcs.get(bmc_name) or {}).get("bmc") or {})
+        facts.setdefault("serialNumber", "BMC-%s" % _digest(bmc_name, 10).upper())
+        return facts
+
+    def systems(self, bmc_name):
+        """The systems (servers) behind a BMC, in Redfish order; one per unlisted BMC."""
+        listed = (self.bmcs.get(bmc_name) or {}).get("systems")
+        entries = listed if listed else [{}]
+        systems = []
+        for index, entry in enumerate(entries):
+            facts = dict(self.system_defaults)
+            facts.update(entry or {})
+            seed = "%s/%d" % (bmc_name, index)
+            facts["systemUUID"] = str(facts.get("systemUUID") or uuid.uuid5(LAB_NAMESPACE, seed)).lower()
+            facts.setdefault("systemURI", "/redfish/v1/Systems/%d" % (index + 1))
+            facts.setdefault("serialNumber", "LAB-%s" % _digest(seed, 10).upper())
+            facts.setdefault("networkInterfaces", [{"name": "eth0", "macAddress": _mac(seed)}])
+            systems.append(facts)
+        return systems
+
+
+def machines(log):
+    return Watched(config.MACHINES, Machines, log)

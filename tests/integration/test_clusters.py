@@ -1,0 +1,318 @@
+"""Phases 1-2 on the lab: IronCore bootstrap and Gardener Shoots, from a fresh region to a no-op re-run.
+
+The tests run in file order: the first one empties the region (no BMCs, claims or Shoots), the
+second builds it with site.yml, the later ones change it through copies of the lab inventory and
+restore it.
+"""
+
+import base64
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, ansible_env, apiserver_writes, kubectl, run_playbook, task_results
+from regionlab import config
+
+SITE = REPO / "playbooks" / "site.yml"
+BAREMETAL = REPO / "playbooks" / "baremetal.yml"
+CLUSTERS = REPO / "playbooks" / "clusters.yml"
+PRIVATE = config.STATE / "private" / "kubeconfig"
+STANDINS = config.STATE / "standins.yaml"
+PROJECT_NAMESPACE = "garden-cobaltcore"
+CLAIMS = "cobaltcore-servers"
+POOLS = {"lab-control-plane": 1, "hv-pool-a": 2, "hv-pool-b": 1, "st-pool-a": 1, "st-pool-b": 1}
+SHOOTS = {"lab-cp": "lab-control-plane", "hv-pool-a": "hv-pool-a", "hv-pool-b": "hv-pool-b",
+          "st-pool-a": "st-pool-a", "st-pool-b": "st-pool-b"}
+# Writes the collection makes in phases 1-2, by cluster and resource (status updates are the stand-ins').
+WRITTEN = {"baremetal": ["bmcs", "bmcsecrets", "serverclaims", "secrets", "namespaces"], "garden": ["shoots"]}
+
+
+def kube(cluster, *args, check=True):
+    return kubectl(config.STATE / "kubeconfig" / ("%s.yaml" % cluster), *args, check=check)
+
+
+def objects(cluster, resource, namespace=None):
+    args = ["get", resource, "-o", "json"] + (["-n", namespace] if namespace else [])
+    return json.loads(kube(cluster, *args).stdout)["items"]
+
+
+def writes():
+    return dict(((cluster, resource), apiserver_writes(cluster, resource))
+                for cluster, resources in WRITTEN.items() for resource in resources)
+
+
+def lab_inventory(tmp_path, change):
+    """A copy of the lab inventory with change(host_vars_dir) applied."""
+    copy = tmp_path / "inventory"
+    shutil.copytree(REPO / "inventories" / "lab", copy)
+    change(copy / "host_vars")
+    return copy
+
+
+def set_pool(key, value, host):
+    def change(host_vars):
+        path = host_vars / host / "pool.yml"
+        data = yaml.safe_load(path.read_text())
+        data["cobaltcore_pool"][key] = value
+        path.write_text(yaml.safe_dump(data))
+    return change
+
+
+def play(playbook, *args, inventory=None):
+    started = time.monotonic()
+    rc, out = run_playbook(playbook, *args, inventory=inventory, COBALTCORE_LAB_DIR=str(config.STATE))
+    return rc, out, time.monotonic() - started
+
+
+def failures(out):
+    return [(t["task"]["name"], host, r.get("msg")) for p in out["plays"] for t in p["tasks"]
+            for host, r in t["hosts"].items() if r.get("failed")]
+
+
+def failed_message(out):
+    found = failures(out)
+    assert found, "nothing failed"
+    return " ".join(str(msg) for _, _, msg in found)
+
+
+@pytest.fixture(scope="module")
+def quick_standins(lab):
+    """Short stand-in delays for the whole module; the previous settings come back afterwards."""
+    before = STANDINS.read_text() if STANDINS.exists() else None
+    STANDINS.write_text(yaml.safe_dump({"delays": {"bmc": 0.2, "discovery": 0.2, "power": 0.1, "shoot_step": 0.1}}))
+    time.sleep(1)
+    yield
+    if before is None:
+        STANDINS.unlink()
+    else:
+        STANDINS.write_text(before)
+
+
+def configure_standins(**settings):
+    data = yaml.safe_load(STANDINS.read_text()) or {}
+    data.update(settings)
+    STANDINS.write_text(yaml.safe_dump(data))
+    time.sleep(1)  # the stand-ins re-read the file when it changes
+
+
+def wait_until(check, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.5)
+
+
+def empty_region():
+    """Remove what phases 1-2 create, as on a lab that was never driven."""
+    for shoot in objects("garden", "shoots", PROJECT_NAMESPACE):
+        name = shoot["metadata"]["name"]
+        kube("garden", "-n", PROJECT_NAMESPACE, "annotate", "--overwrite", "shoot", name,
+             "confirmation.gardener.cloud/deletion=true")
+        kube("garden", "-n", PROJECT_NAMESPACE, "delete", "shoot", name, "--wait=false")
+    kube("baremetal", "delete", "namespace", CLAIMS, "--ignore-not-found", "--wait=false")
+    kube("baremetal", "delete", "bmcs", "--all", "--wait=false")
+    kube("baremetal", "delete", "bmcsecrets", "--all", "--wait=false")
+    wait_until(lambda: not objects("garden", "shoots", PROJECT_NAMESPACE), 60, "Shoots gone")
+    wait_until(lambda: not objects("baremetal", "servers") and not objects("baremetal", "bmcs"), 60, "Servers gone")
+    wait_until(lambda: kube("baremetal", "get", "namespace", CLAIMS, check=False).returncode != 0, 60,
+               "claims namespace gone")
+    shutil.rmtree(PRIVATE, ignore_errors=True)
+
+
+def claims_by_pool():
+    result = {}
+    for claim in objects("baremetal", "serverclaims", CLAIMS):
+        pool = claim["metadata"]["labels"]["c5c3.io/pool"]
+        result.setdefault(pool, {})[claim["metadata"]["name"]] = (claim.get("spec") or {}).get("serverRef", {}).get("name")
+    return result
+
+
+def test_check_mode_on_a_fresh_region_writes_nothing(quick_standins):
+    empty_region()
+    before = writes()
+    rc, out, _ = play(SITE, "--check", "--diff")
+    assert rc == 0, failures(out)
+    assert writes() == before
+    assert out["stats"]["baremetal"]["changed"] > 0 and out["stats"]["garden"]["changed"] > 0
+    bmc = task_results(out, "Register the BMCs and wait for their servers to be discovered")["baremetal"]
+    assert sum(1 for r in bmc["results"] if r["kind"] == "BMC" and r["result"] == "created") == 8
+    claims = task_results(out, "Claim the servers of every pool")["baremetal"]
+    assert dict((p["name"], len(p["create"])) for p in claims["pools"]) == POOLS
+    shoots = task_results(out, "Create or update every Shoot and wait for all of them together")["garden"]
+    assert sorted(s["name"] for s in shoots["shoots"] if s["result"] == "created") == sorted(SHOOTS)
+    assert not PRIVATE.exists()
+    assert objects("garden", "shoots", PROJECT_NAMESPACE) == [] and objects("baremetal", "bmcs") == []
+
+
+def test_site_builds_phases_1_and_2_and_a_second_run_changes_nothing(quick_standins):
+    rc, out, first = play(SITE)
+    assert rc == 0, failures(out)
+    assert {b["status"]["state"] for b in objects("baremetal", "bmcs")} == {"Enabled"}
+    claims = claims_by_pool()
+    assert dict((pool, len(c)) for pool, c in claims.items()) == POOLS
+    servers = dict((s["metadata"]["name"], s) for s in objects("baremetal", "servers"))
+    bound = [name for pool in claims.values() for name in pool.values()]
+    assert len(set(bound)) == len(bound) == sum(POOLS.values())
+    for name in bound:
+        assert servers[name]["status"]["state"] == "Reserved" and servers[name]["status"]["powerState"] == "On"
+    for shoot in objects("garden", "shoots", PROJECT_NAMESPACE):
+        status = shoot["status"]
+        assert status["observedGeneration"] == shoot["metadata"]["generation"]
+        assert status["lastOperation"]["state"] == "Succeeded"
+        assert all(c["status"] == "True" for c in status["conditions"])
+    before = writes()
+    rc, out, second = play(SITE)
+    assert rc == 0, failures(out)
+    assert all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+    assert writes() == before
+    print("\nphases 1-2 on a fresh lab: %.1fs; no-op re-run: %.1fs" % (first, second))
+
+
+@pytest.mark.parametrize("shoot, cluster", sorted(SHOOTS.items()))
+def test_each_pool_kubeconfig_reaches_its_own_cluster(lab, shoot, cluster):
+    path = PRIVATE / ("%s.yaml" % cluster)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    version = json.loads(kubectl(path, "version", "-o", "json").stdout)
+    assert version["serverVersion"]["gitVersion"] == lab["clusters"][cluster]["version"]
+    server = yaml.safe_load(path.read_text())["clusters"][0]["cluster"]["server"]
+    assert server == lab["clusters"][cluster]["server"]
+    # A short-lived credential, not the lab's own admin certificate.
+    assert path.read_text() != (config.STATE / "kubeconfig" / ("%s.yaml" % cluster)).read_text()
+
+
+def _secrets_of_kubeconfigs():
+    found = []
+    for path in PRIVATE.glob("*.yaml"):
+        user = yaml.safe_load(path.read_text())["users"][0]["user"]
+        for key in ("client-key-data", "client-certificate-data"):
+            found.append(user[key])
+            found.extend(line for line in base64.b64decode(user[key]).decode().splitlines()
+                         if len(line) > 40 and "-----" not in line)
+    return found
+
+
+def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(quick_standins):
+    password = (config.STATE / "secrets" / "bmc-lab-rack-1").read_text().strip()
+    old = _secrets_of_kubeconfigs()
+    # renew_before just under the lifetime: every kubeconfig is fetched again during this run.
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-vvv", "-i", str(REPO / "inventories" / "lab"), str(SITE),
+           "-e", "gardener_clusters_kubeconfig_renew_before=21599"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+                          env=ansible_env(ANSIBLE_STDOUT_CALLBACK="default", COBALTCORE_LAB_DIR=str(config.STATE)))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    new = _secrets_of_kubeconfigs()
+    assert set(new) != set(old), "the kubeconfigs were not renewed"
+    output = proc.stdout + proc.stderr
+    assert len(output) > 10000
+    assert password not in output
+    assert base64.b64encode(password.encode()).decode() not in output
+    for secret in old + new:
+        assert secret not in output
+
+
+def test_too_few_servers_fail_before_any_claim_is_created(quick_standins, tmp_path):
+    inventory = lab_inventory(tmp_path, set_pool("workers", 6, "hv-pool-a"))
+    before = claims_by_pool()
+    started = writes()
+    rc, out, _ = play(BAREMETAL, inventory=inventory)
+    assert rc != 0
+    message = failed_message(out)
+    # 4 lab-kvm machines: hv-pool-a holds 2, hv-pool-b 1, one is free.
+    assert ("pool hv-pool-a is 3 server(s) short: it needs 4 more matching c5c3.io/machine-class=lab-kvm, "
+            "c5c3.io/machine-pool=lab-rack-1, and 1 can be claimed; 4 match in all (Available 1, Reserved 3)") in message
+    assert "no claim was created" in message
+    assert claims_by_pool() == before
+    assert writes()[("baremetal", "serverclaims")] == started[("baremetal", "serverclaims")]
+
+
+def test_growing_a_pool_updates_its_shoot_and_claims_only_the_new_server(quick_standins, tmp_path):
+    before = claims_by_pool()
+    inventory = lab_inventory(tmp_path, set_pool("workers", 2, "hv-pool-b"))
+    rc, out, _ = play(SITE, inventory=inventory)
+    assert rc == 0, failures(out)
+    after = claims_by_pool()
+    assert after["hv-pool-b"]["hv-pool-b-1"] == before["hv-pool-b"]["hv-pool-b-1"]
+    assert len(after["hv-pool-b"]) == 2 and after["hv-pool-b"]["hv-pool-b-2"]
+    assert dict((p, c) for p, c in after.items() if p != "hv-pool-b") == dict(
+        (p, c) for p, c in before.items() if p != "hv-pool-b")
+    shoots = task_results(out, "Create or update every Shoot and wait for all of them together")["garden"]["shoots"]
+    assert dict((s["name"], s["result"]) for s in shoots) == dict(
+        (name, "configured" if name == "hv-pool-b" else "unchanged") for name in SHOOTS)
+    shoot = json.loads(kube("garden", "-n", PROJECT_NAMESPACE, "get", "shoot", "hv-pool-b", "-o", "json").stdout)
+    assert shoot["spec"]["provider"]["workers"][0]["maximum"] == 2
+    assert shoot["status"]["lastOperation"]["type"] == "Reconcile"
+    # Back to the inventory's size: the surplus claim is only released when asked to.
+    rc, out, _ = play(BAREMETAL)
+    assert rc == 0 and len(claims_by_pool()["hv-pool-b"]) == 2
+    rc, out, _ = play(SITE, "-e", "baremetal_bootstrap_release_surplus=true")
+    assert rc == 0, failures(out)
+    assert claims_by_pool() == before
+
+
+def test_an_immutable_shoot_change_is_refused_before_any_write(quick_standins):
+    settings = yaml.safe_load((REPO / "inventories/lab/host_vars/garden/gardener.yml").read_text())["cobaltcore_gardener"]
+    settings["networking"]["type"] = "cilium"
+    settings["kubernetes_version"] = "1.31"
+    before = writes()
+    rc, out, _ = play(CLUSTERS, "-e", json.dumps({"cobaltcore_gardener": settings}))
+    assert rc != 0
+    message = failed_message(out)
+    for shoot in SHOOTS:
+        assert "Shoot %s: spec.networking.type: field is immutable" % shoot in message
+        assert "Shoot %s: spec.kubernetes.version: kubernetes version downgrade is not supported" % shoot in message
+    assert writes() == before
+
+
+def test_a_failing_shoot_fails_the_play_at_once_with_gardeners_last_errors(quick_standins, tmp_path):
+    def add_pool(host_vars):
+        (host_vars / "hv-pool-x").mkdir()
+        (host_vars / "hv-pool-x" / "pool.yml").write_text(yaml.safe_dump({"cobaltcore_pool": {
+            "region": "lab", "workers": 1, "ironcore": {"machine_pool": "lab-rack-1", "machine_class": "lab-kvm"}}}))
+        hosts = host_vars.parent / "hosts.yml"
+        data = yaml.safe_load(hosts.read_text())
+        data["all"]["children"]["hypervisor_pools"]["hosts"]["hv-pool-x"] = {}
+        hosts.write_text(yaml.safe_dump(data))
+    inventory = lab_inventory(tmp_path, add_pool)
+    description = "infrastructure of hv-pool-x: the IronCore machine pool has no capacity left"
+    configure_standins(shoots={"hv-pool-x": {"fail": description}})
+    try:
+        rc, out, seconds = play(CLUSTERS, "--limit", "garden", inventory=inventory)
+        assert rc != 0
+        message = failed_message(out)
+        assert "Shoot %s/hv-pool-x" % PROJECT_NAMESPACE in message and "Failed" in message
+        assert description in message
+        assert seconds < 60, seconds
+    finally:
+        configure_standins(shoots={})
+        remove = tmp_path / "remove.yml"
+        remove.write_text(yaml.safe_dump([{
+            "name": "remove hv-pool-x", "hosts": "garden", "gather_facts": False, "tasks": [{
+                "name": "Delete the Shoot", "c5c3.cobaltcore.gardener_shoot": {
+                    "kubeconfig": "{{ cobaltcore_kubeconfig }}", "project": "cobaltcore", "state": "absent",
+                    "shoots": [{"name": "hv-pool-x"}], "wait_timeout": 60}}]}]))
+        rc, out, _ = play(remove)
+    assert rc == 0, failures(out)
+    assert task_results(out, "Delete the Shoot")["garden"]["shoots"] == [{"name": "hv-pool-x", "result": "deleted"}]
+    assert [s["metadata"]["name"] for s in objects("garden", "shoots", PROJECT_NAMESPACE)
+            if s["metadata"]["name"] == "hv-pool-x"] == []
+
+
+def test_server_info_lists_the_claimed_servers(quick_standins, tmp_path):
+    path = tmp_path / "info.yml"
+    path.write_text(yaml.safe_dump([{"name": "info", "hosts": "baremetal", "gather_facts": False, "tasks": [{
+        "name": "Servers", "register": "found", "c5c3.cobaltcore.ironcore_server_info": {
+            "kubeconfig": "{{ cobaltcore_kubeconfig }}", "claimed": True,
+            "selector": {"matchLabels": {"c5c3.io/machine-class": "lab-kvm"}}}}]}]))
+    rc, out, _ = play(path)
+    assert rc == 0
+    result = task_results(out, "Servers")["baremetal"]
+    assert result["counts"] == {"Reserved": 3}
+    assert {s["claim"]["namespace"] for s in result["servers"]} == {CLAIMS}
+    assert all(s["power"] == "On" and s["labels"]["c5c3.io/machine-pool"] == "lab-rack-1" for s in result["servers"])

@@ -1,0 +1,618 @@
+"""The lab's operator stand-ins and the Gardener front, against the real API servers.
+
+metal-operator stand-in on `baremetal`, gardenlet stand-in and the adminkubeconfig front on
+`garden`: everything this module creates is named standin-test-<token>... (the Shoot played
+by a lab cluster of the same name lives in this module's own Project namespace) and removed
+at the end. Short delays and the injected failures come from the lab's standins.yaml, which
+the module writes and restores.
+"""
+
+import base64
+import datetime
+import json
+import socket
+import ssl
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+
+from conftest import kubectl
+from regionlab import config, processes, standins
+from regionlab.standins import settings
+
+TOKEN = uuid.uuid4().hex[:5]
+PREFIX = "standin-test-%s" % TOKEN
+METAL = "/apis/metal.ironcore.dev/v1alpha1"
+CORE = "/apis/core.gardener.cloud/v1beta1"
+DELAYS = {"bmc": 0.2, "discovery": 0.2, "power": 0.1, "shoot_step": 0.15}
+FAIL = "infrastructure quota of the lab exceeded"
+PROJECT = PREFIX
+NAMESPACE = "garden-%s" % PREFIX
+CONFIRM = {"metadata": {"annotations": {"confirmation.gardener.cloud/deletion": "true"}}}
+MERGE = "application/merge-patch+json"
+
+
+def cluster(name):
+    return next(c for c in config.clusters() if c.name == name)
+
+
+GARDEN, BAREMETAL, PLAYER = cluster("garden"), cluster("baremetal"), cluster("hv-pool-a")
+
+
+class Api:
+    """Admin requests to one cluster, straight to its API server or through another URL (the front)."""
+
+    def __init__(self, target, base=None, cert_of=None):
+        self.base = base or target.server
+        self.session = requests.Session()
+        self.session.trust_env = False
+        self.session.verify = str(target.pki / "ca.crt")
+        pki_dir = (cert_of or target).pki
+        self.session.cert = (str(pki_dir / "admin.crt"), str(pki_dir / "admin.key"))
+
+    def call(self, method, url, body=None, content_type="application/json", headers=None):
+        data = json.dumps(body) if body is not None else None
+        resp = self.session.request(method, self.base + url, data=data, timeout=20,
+                                    headers=dict(headers or {}, **{"Content-Type": content_type}))
+        try:
+            return resp.status_code, resp.json()
+        except ValueError:
+            return resp.status_code, resp.text
+
+    def get(self, url):
+        code, body = self.call("GET", url)
+        return body if code == 200 else None
+
+    def ok(self, method, url, body=None, content_type="application/json"):
+        code, out = self.call(method, url, body, content_type)
+        assert code < 300, "%s %s: %s %s" % (method, url, code, out)
+        return out
+
+
+def wait_for(check, what, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise AssertionError("timed out after %ss waiting for %s (last: %r)" % (timeout, what, last))
+
+
+class Recorder:
+    """Watches a resource and keeps, per object name, the distinct values of a status summary.
+
+    `seen[name]` lists the values in order, `when[(name, value)]` when each was first seen
+    (time.monotonic()). Short watches in a loop, so stop() needs no cross-thread close.
+    """
+
+    def __init__(self, api, url, summary):
+        self.seen, self.when = {}, {}
+        self.api, self.url, self.summary = api, url, summary
+        self.stopped = False
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        while not self.stopped:
+            try:
+                with self.api.session.get(self.api.base + self.url, stream=True, timeout=(5, 10),
+                                          params={"watch": "1", "timeoutSeconds": "3"}) as resp:
+                    for line in resp.iter_lines(chunk_size=None):
+                        obj = json.loads(line)["object"]
+                        name, value = obj["metadata"]["name"], self.summary(obj)
+                        values = self.seen.setdefault(name, [])
+                        if not values or values[-1] != value:
+                            values.append(value)
+                            self.when.setdefault((name, value), time.monotonic())
+            except (requests.RequestException, ValueError, KeyError):
+                time.sleep(0.2)
+
+    def stop(self):
+        self.stopped = True
+
+
+def status(obj):
+    return (obj or {}).get("status") or {}
+
+
+def condition(obj, ctype):
+    return next((c for c in status(obj).get("conditions") or [] if c["type"] == ctype), None)
+
+
+# ---------------------------------------------------------------------------
+# Everything is created up front so the flows run side by side.
+
+def bmc(name, secret, labels=None):
+    body = {"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "BMC",
+            "metadata": {"name": name, "labels": labels or {}},
+            "spec": {"access": {"ip": "192.0.2.20", "macAddress": "aa:bb:cc:00:10:01"},
+                     "bmcSecretRef": {"name": secret}, "protocol": {"name": "Redfish", "port": 443, "scheme": "https"}}}
+    return body
+
+
+def bmc_secret(name, **data):
+    return {"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "BMCSecret", "metadata": {"name": name},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
+
+
+def shoot(name, labels=None, workers=True):
+    spec = {"cloudProfile": {"kind": "CloudProfile", "name": "ironcore"}, "region": "lab",
+            "provider": {"type": "ironcore-metal"}, "purpose": "evaluation"}
+    if workers:
+        spec["credentialsBindingName"] = "lab"
+        spec["networking"] = {"type": "calico"}
+        spec["provider"]["workers"] = [{"name": "pool", "machine": {"type": "bm"}, "minimum": 1, "maximum": 1}]
+    return {"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels or {}}, "spec": spec}
+
+
+@pytest.fixture(scope="module")
+def env(lab):
+    saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
+    names = {
+        "bmc": PREFIX + "-bmc-a", "secret": PREFIX + "-secret-a", "nosecret": PREFIX + "-bmc-nosecret",
+        "late_secret": PREFIX + "-secret-late", "err": PREFIX + "-bmc-err", "err_secret": PREFIX + "-secret-err",
+        "create": PREFIX + "-create", "fail": PREFIX + "-fail", "nocluster": PREFIX + "-nocluster",
+        "delete": PREFIX + "-delete", "named": "st-pool-b",
+    }
+    names["server"] = names["bmc"] + "-system-0"
+    names["err_server"] = names["err"] + "-system-0"
+    config.STANDINS.write_text(yaml.safe_dump({
+        "delays": DELAYS, "servers_in_error": [names["err_server"]],
+        "shoots": {names["fail"]: {"fail": FAIL}}}))
+    metal, garden = Api(BAREMETAL), Api(GARDEN)
+    front = Api(GARDEN, standins.front_url())
+
+    def server_summary(obj):
+        return status(obj).get("state"), status(obj).get("powerState")
+
+    def shoot_summary(obj):
+        last = status(obj).get("lastOperation") or {}
+        return last.get("type"), last.get("state"), last.get("progress")
+
+    recorders = {"servers": Recorder(metal, METAL + "/servers", server_summary),
+                 "shoots": Recorder(garden, CORE + "/namespaces/%s/shoots" % NAMESPACE, shoot_summary)}
+    time.sleep(0.3)  # the watches are open
+    created = {}
+    metal.ok("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PREFIX}})
+    metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["secret"], username="admin", password="s3cret"))
+    metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["err_secret"], username="admin", password="s3cret"))
+    metal.ok("POST", METAL + "/bmcs", bmc(names["bmc"], names["secret"], {"standin-test/rack": "r1"}))
+    metal.ok("POST", METAL + "/bmcs", bmc(names["nosecret"], names["late_secret"]))
+    metal.ok("POST", METAL + "/bmcs", bmc(names["err"], names["err_secret"]))
+    garden.ok("POST", CORE + "/projects", {"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+                                           "metadata": {"name": PROJECT}, "spec": {"namespace": NAMESPACE}})
+    wait_for(lambda: status(garden.get(CORE + "/projects/" + PROJECT)).get("phase") == "Ready"
+             and garden.get("/api/v1/namespaces/" + NAMESPACE), "Project %s Ready" % PROJECT)
+    for key, body in (("create", shoot(names["create"], {"c5c3.io/cluster": PLAYER.name})),
+                      ("fail", shoot(names["fail"], {"c5c3.io/cluster": PLAYER.name})),
+                      ("nocluster", shoot(names["nocluster"])),
+                      ("delete", shoot(names["delete"], {"c5c3.io/cluster": "st-pool-a"})),
+                      ("named", shoot(names["named"], workers=False))):
+        garden.ok("POST", CORE + "/namespaces/%s/shoots" % NAMESPACE, body)
+        created[key] = time.monotonic()
+    yield {"names": names, "metal": metal, "garden": garden, "front": front, "created": created,
+           "recorders": recorders}
+    for rec in recorders.values():
+        rec.stop()
+    # Shoots first (confirmed), then the Project; claims, BMCs (their Servers follow) and secrets.
+    for code_body in [garden.call("GET", CORE + "/namespaces/%s/shoots" % NAMESPACE)]:
+        for item in (code_body[1] or {}).get("items", []):
+            url = CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, item["metadata"]["name"])
+            garden.call("PATCH", url, CONFIRM, MERGE)
+            garden.call("DELETE", url)
+    for item in (metal.get(METAL + "/namespaces/%s/serverclaims" % PREFIX) or {}).get("items", []):
+        metal.call("DELETE", METAL + "/namespaces/%s/serverclaims/%s" % (PREFIX, item["metadata"]["name"]))
+    wait_for(lambda: not (garden.get(CORE + "/namespaces/%s/shoots" % NAMESPACE) or {}).get("items")
+             and not (metal.get(METAL + "/namespaces/%s/serverclaims" % PREFIX) or {}).get("items"),
+             "test Shoots and ServerClaims gone")
+    garden.call("PATCH", CORE + "/projects/" + PROJECT, CONFIRM, MERGE)
+    garden.call("DELETE", CORE + "/projects/" + PROJECT)
+    for key in ("bmc", "nosecret", "err"):
+        metal.call("DELETE", METAL + "/bmcs/" + names[key])
+    for key in ("secret", "late_secret", "err_secret"):
+        metal.call("DELETE", METAL + "/bmcsecrets/" + names[key])
+    metal.call("DELETE", "/api/v1/namespaces/" + PREFIX)
+    wait_for(lambda: not [s for s in (metal.get(METAL + "/servers") or {}).get("items", [])
+                          if s["metadata"]["name"].startswith(PREFIX)], "test Servers gone")
+    wait_for(lambda: garden.get(CORE + "/projects/" + PROJECT) is None, "test Project gone")
+    if saved is None:
+        config.STANDINS.unlink()
+    else:
+        config.STANDINS.write_bytes(saved)
+
+
+def server(env, key="server"):
+    return env["metal"].get(METAL + "/servers/" + env["names"][key])
+
+
+def shoot_obj(env, key):
+    return env["garden"].get(CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, env["names"][key]))
+
+
+def settled(obj):
+    """A Shoot whose last operation succeeded for its generation and whose conditions are all True."""
+    st = status(obj)
+    last = st.get("lastOperation") or {}
+    return (obj and last.get("state") == "Succeeded" and st.get("observedGeneration") == obj["metadata"]["generation"]
+            and st.get("conditions") and all(c["status"] == "True" for c in st["conditions"])) and obj
+
+
+# ---------------------------------------------------------------------------
+# The processes and what `regionlab up` seeded
+
+def test_standins_run_as_lab_processes(env):
+    info = standins.status(config.clusters())
+    assert all(s["ready"] for s in info.values()), info
+    assert set(standins.PROCESSES) <= set(processes.running())
+    for name, arg in standins.PROCESSES.items():
+        assert (processes.LOGS / ("%s.log" % name)).exists()
+        assert (processes.RUN / ("%s.pid" % name)).read_text().split("\n")[2] == arg
+
+
+def test_project_cobaltcore_and_its_namespace(env):
+    garden = env["garden"]
+    project = garden.get(CORE + "/projects/cobaltcore")
+    assert project["spec"]["namespace"] == "garden-cobaltcore"
+    assert status(project)["phase"] == "Ready" and "gardener" in project["metadata"]["finalizers"]
+    namespace = garden.get("/api/v1/namespaces/garden-cobaltcore")["metadata"]
+    assert namespace["labels"]["gardener.cloud/role"] == "project"
+    assert namespace["labels"]["project.gardener.cloud/name"] == "cobaltcore"
+    assert namespace["annotations"]["namespace.gardener.cloud/project"] == project["metadata"]["uid"]
+    assert namespace["ownerReferences"][0]["uid"] == project["metadata"]["uid"]
+
+
+def test_garden_kubeconfig_goes_through_the_front(env, kubeconfigs):
+    doc = yaml.safe_load(Path(kubeconfigs["garden"]).read_text())
+    assert doc["clusters"][0]["cluster"]["server"] == standins.front_url()
+    out = json.loads(kubectl(kubeconfigs["garden"], "version", "-o", "json").stdout)
+    assert out["serverVersion"]["gitVersion"] == config.KUBERNETES_VERSION
+
+
+# ---------------------------------------------------------------------------
+# metal-operator
+
+def test_bmc_enabled_with_manager_facts(env):
+    name = env["names"]["bmc"]
+    obj = wait_for(lambda: (lambda o: status(o).get("state") == "Enabled" and o)(
+        env["metal"].get(METAL + "/bmcs/" + name)), "BMC Enabled")
+    st = status(obj)
+    facts = settings.Machines(yaml.safe_load(config.MACHINES.read_text())).manager(name)
+    assert st["powerState"] == "On"
+    assert (st["ip"], st["macAddress"]) == ("192.0.2.20", "aa:bb:cc:00:10:01")
+    for key in ("manufacturer", "model", "sku", "serialNumber", "firmwareVersion"):
+        assert st[key] == facts[key], key
+    ready = condition(obj, "Ready")
+    assert (ready["status"], ready["reason"], ready["message"]) == ("True", "Connected", "BMC is connected")
+
+
+def test_bmc_secret_missing_then_incomplete_then_complete(env):
+    metal, names = env["metal"], env["names"]
+    url = METAL + "/bmcs/" + names["nosecret"]
+    wait_for(lambda: condition(metal.get(url), "Ready"), "Ready condition of a BMC without secret")
+    obj = metal.get(url)
+    ready = condition(obj, "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "UnknownError")
+    assert ready["message"] == ('BMC connection error: failed to get BMC secret: bmcsecrets.metal.ironcore.dev "%s" '
+                                "not found" % names["late_secret"])
+    assert status(obj).get("state") != "Enabled"
+    metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["late_secret"], username="admin"))
+    wait_for(lambda: "for key 'password'" in (condition(metal.get(url), "Ready") or {}).get("message", ""),
+             "missing password reported")
+    assert condition(metal.get(url), "Ready")["message"] == (
+        "BMC connection error: failed to get credentials from BMC secret: cannot find value in BMCSecret '%s' for "
+        "key 'password' in data nor in stringData" % names["late_secret"])
+    metal.ok("PATCH", METAL + "/bmcsecrets/" + names["late_secret"],
+             {"data": {"password": base64.b64encode(b"x").decode()}}, MERGE)
+    wait_for(lambda: status(metal.get(url)).get("state") == "Enabled", "BMC Enabled once its secret is complete")
+    assert condition(metal.get(url), "Ready")["status"] == "True"
+
+
+def available(obj):
+    """Discovered and cleaned up: Available, powered off, discovery boot configuration gone."""
+    return (status(obj).get("state") == "Available" and status(obj).get("powerState") == "Off"
+            and "bootConfigurationRef" not in obj["spec"] and obj)
+
+
+def test_server_discovered_to_available(env):
+    names = env["names"]
+    obj = wait_for(lambda: available(server(env)), "Server Available")
+    bmc_obj = env["metal"].get(METAL + "/bmcs/" + names["bmc"])
+    system = settings.Machines(yaml.safe_load(config.MACHINES.read_text())).systems(names["bmc"])[0]
+    assert obj["spec"]["systemUUID"] == system["systemUUID"] == str(
+        uuid.uuid5(settings.LAB_NAMESPACE, names["bmc"] + "/0"))
+    assert obj["spec"]["bmcRef"] == {"name": names["bmc"]}
+    assert obj["spec"]["systemURI"] == "/redfish/v1/Systems/1"
+    assert obj["spec"]["power"] == "Off" and "bootConfigurationRef" not in obj["spec"]
+    (owner,) = obj["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["uid"], owner["controller"]) == ("BMC", bmc_obj["metadata"]["uid"], True)
+    assert obj["metadata"]["labels"]["standin-test/rack"] == "r1"  # copied from the BMC
+    assert "metal.ironcore.dev/server" in obj["metadata"]["finalizers"]
+    st = status(obj)
+    assert st["powerState"] == "Off"
+    assert st["manufacturer"] == system["manufacturer"] and st["networkInterfaces"][0]["name"] == "eth0"
+    states = [s for s, _ in env["recorders"]["servers"].seen[names["server"]]]
+    order = [s for i, s in enumerate(states) if s and (i == 0 or states[i - 1] != s)]
+    assert order[:3] == ["Initial", "Discovery", "Available"], states
+    powers = [p for _, p in env["recorders"]["servers"].seen[names["server"]]]
+    assert "On" in powers, powers  # discovery boots the machine
+
+
+def test_server_in_error(env):
+    wait_for(lambda: status(server(env, "err_server")).get("state") == "Error", "Server in Error")
+    states = [s for s, _ in env["recorders"]["servers"].seen[env["names"]["err_server"]]]
+    assert "Available" not in states, states
+
+
+def test_claim_binds_releases_and_rebinds_keeping_labels(env):
+    metal, names = env["metal"], env["names"]
+    wait_for(lambda: available(server(env)), "Server Available")
+    url = METAL + "/servers/" + names["server"]
+    # The collection labels Servers by server-side apply; nothing of it may be lost.
+    apply = {"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "Server", "metadata": {
+        "name": names["server"], "labels": {"standin-test/pool": "p1"}, "annotations": {"standin-test/note": "kept"}}}
+    code, out = metal.call("PATCH", url + "?fieldManager=c5c3.cobaltcore&force=true", apply,
+                           "application/apply-patch+yaml")
+    assert code == 200, out
+    claims = METAL + "/namespaces/%s/serverclaims" % PREFIX
+
+    def claim(name):
+        return {"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "ServerClaim",
+                "metadata": {"name": name, "namespace": PREFIX},
+                "spec": {"power": "On", "image": "ghcr.io/gardenlinux/gardenlinux:1592",
+                         "ignitionSecretRef": {"name": "ignition"},
+                         "serverSelector": {"matchLabels": {"standin-test/pool": "p1"}}}}
+
+    metal.ok("POST", claims, claim("first"))
+    bound = wait_for(lambda: (lambda o: status(o).get("phase") == "Bound" and o)(metal.get(claims + "/first")),
+                     "first claim Bound")
+    assert bound["spec"]["serverRef"] == {"name": names["server"]}
+    assert "metal.ironcore.dev/serverclaim" in bound["metadata"]["finalizers"]
+    obj = wait_for(lambda: (lambda o: status(o).get("powerState") == "On" and o)(server(env)), "claimed Server On")
+    assert status(obj)["state"] == "Reserved"
+    assert obj["spec"]["serverClaimRef"] == {"namespace": PREFIX, "name": "first"}
+    assert obj["spec"]["power"] == "On"
+    assert obj["spec"]["bootConfigurationRef"] == {"namespace": PREFIX, "name": "first"}
+    sbc = metal.get(METAL + "/namespaces/%s/serverbootconfigurations/first" % PREFIX)
+    assert status(sbc)["state"] == "Ready" and sbc["spec"]["image"] == "ghcr.io/gardenlinux/gardenlinux:1592"
+    # A second claim finds no free server ...
+    metal.ok("POST", claims, claim("second"))
+    wait_for(lambda: status(metal.get(claims + "/second")).get("phase") == "Unbound", "second claim Unbound")
+    # ... until the first one is deleted and the server is cleaned up: Available, then claimed again.
+    metal.ok("DELETE", claims + "/first")
+    wait_for(lambda: metal.get(claims + "/first") is None, "first claim gone")
+    wait_for(lambda: status(metal.get(claims + "/second")).get("phase") == "Bound", "second claim Bound")
+    states = [s for s, _ in env["recorders"]["servers"].seen[names["server"]]]
+    assert states[-1] == "Reserved" and "Available" in states[states.index("Reserved"):], states
+    obj = server(env)
+    assert obj["spec"]["serverClaimRef"]["name"] == "second"
+    assert obj["metadata"]["labels"]["standin-test/pool"] == "p1"
+    assert obj["metadata"]["annotations"]["standin-test/note"] == "kept"
+    owners = [m for m in obj["metadata"]["managedFields"] if m["manager"] == "c5c3.cobaltcore"]
+    assert owners and "f:standin-test/pool" in json.dumps(owners[0]["fieldsV1"])
+    metal.ok("DELETE", claims + "/second")
+    wait_for(lambda: status(server(env)).get("state") == "Available" and status(server(env)).get("powerState") == "Off"
+             and "serverClaimRef" not in server(env)["spec"], "server released")
+
+
+# ---------------------------------------------------------------------------
+# gardenlet
+
+def test_shoot_create_succeeds(env):
+    obj = wait_for(lambda: settled(shoot_obj(env, "create")), "Shoot reconciled", 30)
+    st = status(obj)
+    assert st["lastOperation"]["type"] == "Create" and st["lastOperation"]["progress"] == 100
+    assert st["lastOperation"]["description"] == "Shoot cluster has been successfully reconciled."
+    assert st["observedGeneration"] == obj["metadata"]["generation"]
+    assert st["technicalID"] == "shoot--%s--%s" % (PROJECT, env["names"]["create"])
+    assert st["uid"] == obj["metadata"]["uid"]
+    assert st["gardener"]["version"] == "v1.146.3"
+    assert st["advertisedAddresses"] == [{"name": "unmanaged", "url": PLAYER.server}]
+    assert obj["metadata"]["finalizers"] == ["gardener"]
+    assert [c["type"] for c in st["conditions"]] == [
+        "APIServerAvailable", "ControlPlaneHealthy", "ObservabilityComponentsHealthy", "EveryNodeReady",
+        "SystemComponentsHealthy"]
+    assert condition(obj, "APIServerAvailable")["reason"] == "HealthzRequestSucceeded"
+    ops = env["recorders"]["shoots"].seen[env["names"]["create"]]
+    progress = [p for t, s, p in ops if t == "Create" and s == "Processing"]
+    assert progress == sorted(progress) and len(progress) >= 4, ops
+
+
+def test_shoot_named_like_a_lab_cluster_without_workers(env):
+    obj = wait_for(lambda: settled(shoot_obj(env, "named")), "workerless Shoot reconciled", 30)
+    assert status(obj)["advertisedAddresses"] == [{"name": "unmanaged", "url": cluster("st-pool-b").server}]
+    assert condition(obj, "EveryNodeReady") is None
+
+
+def test_shoot_spec_change_reconciles(env):
+    garden = env["garden"]
+    before = wait_for(lambda: settled(shoot_obj(env, "create")), "Shoot reconciled", 30)
+    url = CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, env["names"]["create"])
+    changed = garden.ok("PATCH", url, {"spec": {"purpose": "testing"}}, MERGE)
+    assert changed["metadata"]["generation"] == before["metadata"]["generation"] + 1
+    after = wait_for(lambda: (lambda o: o if settled(o) and status(o)["lastOperation"]["type"] == "Reconcile"
+                              else None)(shoot_obj(env, "create")), "Reconcile Succeeded", 30)
+    assert status(after)["observedGeneration"] == changed["metadata"]["generation"]
+    ops = env["recorders"]["shoots"].seen[env["names"]["create"]]
+    assert ("Reconcile", "Processing", 0) in ops, ops
+
+
+def test_shoot_failure_injection(env):
+    obj = wait_for(lambda: (lambda o: (status(o).get("lastOperation") or {}).get("state") == "Failed" and o)(
+        shoot_obj(env, "fail")), "Shoot Failed", 10)
+    failed = [t for (name, (_, state, _)), t in env["recorders"]["shoots"].when.items()
+              if name == env["names"]["fail"] and state == "Failed"]
+    took = min(failed) - env["created"]["fail"]
+    assert took < 2.5, "Failed only %.1fs after creation" % took
+    st = status(obj)
+    task = "Waiting until shoot infrastructure has been reconciled"
+    (error,) = st["lastErrors"]
+    assert error["description"] == 'task "%s" failed: %s' % (task, FAIL)
+    assert error["taskID"] == task and error["codes"] == ["ERR_CONFIGURATION_PROBLEM"] and error["lastUpdateTime"]
+    assert st["lastOperation"]["type"] == "Create"
+    assert st["lastOperation"]["description"] == (
+        'Flow "Shoot cluster reconciliation" encountered task errors: [task "%s" failed: %s]' % (task, FAIL))
+    # A Create that failed is pardoned by the care controller: nothing True, nothing False.
+    assert {c["status"] for c in st["conditions"]} <= {"Progressing", "Unknown"}
+    assert not st.get("advertisedAddresses")
+
+
+def test_shoot_that_no_lab_cluster_plays_fails(env):
+    obj = wait_for(lambda: (lambda o: (status(o).get("lastOperation") or {}).get("state") == "Failed" and o)(
+        shoot_obj(env, "nocluster")), "Shoot Failed", 10)
+    (error,) = status(obj)["lastErrors"]
+    assert "no lab cluster plays Shoot %s/%s" % (NAMESPACE, env["names"]["nocluster"]) in error["description"]
+    assert "c5c3.io/cluster" in error["description"]
+
+
+def test_shoot_deletion_needs_confirmation(env):
+    front = env["front"]  # clients delete through the front, as they do everything
+    url = CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, env["names"]["delete"])
+    wait_for(lambda: settled(shoot_obj(env, "delete")), "Shoot reconciled", 30)
+    code, body = front.call("DELETE", url)
+    assert code == 403 and body["reason"] == "Forbidden", body
+    assert body["message"].startswith('shoots.core.gardener.cloud "%s" is forbidden: ' % env["names"]["delete"])
+    assert body["message"].endswith('must have a "confirmation.gardener.cloud/deletion" annotation to delete')
+    assert shoot_obj(env, "delete")["metadata"].get("deletionTimestamp") is None
+    front.ok("PATCH", url, CONFIRM, MERGE)
+    front.ok("DELETE", url)
+    wait_for(lambda: shoot_obj(env, "delete") is None, "Shoot deleted", 20)
+    ops = env["recorders"]["shoots"].seen[env["names"]["delete"]]
+    deleting = [op for op in ops if op[0] == "Delete"]
+    assert deleting[0] == ("Delete", "Processing", 0) and deleting[-1] == ("Delete", "Succeeded", 100), ops
+
+
+# ---------------------------------------------------------------------------
+# The Gardener front
+
+def admin_kubeconfig(front, name, body):
+    return front.call("POST", CORE + "/namespaces/%s/shoots/%s/adminkubeconfig" % (NAMESPACE, name), body)
+
+
+def test_front_admin_kubeconfig_reaches_the_playing_cluster(env, tmp_path):
+    front, name = env["front"], env["names"]["create"]
+    wait_for(lambda: settled(shoot_obj(env, "create")), "Shoot reconciled", 30)
+    request = {"apiVersion": "authentication.gardener.cloud/v1alpha1", "kind": "AdminKubeconfigRequest",
+               "spec": {"expirationSeconds": 600}}
+    asked = datetime.datetime.now(datetime.timezone.utc)
+    code, out = admin_kubeconfig(front, name, request)
+    assert code == 201, out
+    assert (out["kind"], out["apiVersion"]) == ("AdminKubeconfigRequest", "authentication.gardener.cloud/v1alpha1")
+    assert out["spec"]["expirationSeconds"] == 600
+    doc = yaml.safe_load(base64.b64decode(out["status"]["kubeconfig"]))
+    context = "%s--%s-unmanaged" % (NAMESPACE, name)
+    assert doc["current-context"] == context
+    assert doc["clusters"][0]["cluster"]["server"] == PLAYER.server
+    cert = x509.load_pem_x509_certificate(base64.b64decode(doc["users"][0]["user"]["client-certificate-data"]))
+    expires = datetime.datetime.strptime(out["status"]["expirationTimestamp"], "%Y-%m-%dT%H:%M:%SZ").replace(
+        tzinfo=datetime.timezone.utc)
+    assert cert.not_valid_after_utc == expires
+    assert abs((expires - asked).total_seconds() - 600) < 5
+    ca = x509.load_pem_x509_certificate((PLAYER.pki / "ca.crt").read_bytes())
+    assert cert.issuer == ca.subject
+    assert cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == "gardener.cloud:admin:lab-admin"
+    orgs = [a.value for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
+    assert "gardener.cloud:system:admins" in orgs
+    path = tmp_path / "shoot.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    version = json.loads(kubectl(path, "version", "-o", "json").stdout)
+    assert version["serverVersion"]["gitVersion"] == config.KUBERNETES_VERSION
+    # kube-system's uid tells the clusters apart.
+    uid = kubectl(path, "get", "namespace", "kube-system", "-o", "jsonpath={.metadata.uid}").stdout
+    assert uid == kubectl(PLAYER.direct_kubeconfig, "get", "namespace", "kube-system",
+                          "-o", "jsonpath={.metadata.uid}").stdout
+    assert uid != kubectl(GARDEN.direct_kubeconfig, "get", "namespace", "kube-system",
+                          "-o", "jsonpath={.metadata.uid}").stdout
+    # Every request mints a new credential; the defaults and the cap are gardener-apiserver's.
+    _, again = admin_kubeconfig(front, name, request)
+    other = yaml.safe_load(base64.b64decode(again["status"]["kubeconfig"]))
+    assert other["users"][0]["user"]["client-certificate-data"] != doc["users"][0]["user"]["client-certificate-data"]
+    assert admin_kubeconfig(front, name, {"spec": {}})[1]["spec"]["expirationSeconds"] == 3600
+    assert admin_kubeconfig(front, name, {"spec": {"expirationSeconds": 10 ** 6}})[1]["spec"]["expirationSeconds"] \
+        == 86400
+
+
+def test_front_admin_kubeconfig_errors(env):
+    front, names = env["front"], env["names"]
+    code, body = admin_kubeconfig(front, names["create"], {"spec": {"expirationSeconds": 60}})
+    assert (code, body["reason"]) == (422, "Invalid")
+    assert body["message"] == ('AdminKubeconfigRequest.authentication.gardener.cloud "" is invalid: '
+                               'spec.expirationSeconds: Invalid value: 60: may not specify a duration less than '
+                               '10 minutes')
+    code, body = admin_kubeconfig(front, PREFIX + "-missing", {})
+    assert (code, body["reason"], body["details"]["kind"]) == (404, "NotFound", "shoots")
+    assert body["message"] == 'shoots.core.gardener.cloud "%s-missing" not found' % PREFIX
+    wait_for(lambda: (status(shoot_obj(env, "fail")).get("lastOperation") or {}).get("state") == "Failed",
+             "Shoot Failed", 10)
+    code, body = admin_kubeconfig(front, names["fail"], {})
+    assert (code, body["reason"]) == (422, "Invalid")
+    assert body["message"].endswith("no suitable advertised address for kube-apiserver found in "
+                                    ".status.advertisedAddresses")
+    code, body = front.call("GET", CORE + "/namespaces/%s/shoots/%s/adminkubeconfig" % (NAMESPACE, names["create"]))
+    assert (code, body["reason"]) == (405, "MethodNotAllowed")
+
+
+def test_front_passes_everything_else_through(env):
+    front, garden = env["front"], env["garden"]
+    assert front.get("/version") == garden.get("/version")
+    missing = CORE + "/namespaces/%s/shoots/%s-missing" % (NAMESPACE, PREFIX)
+    assert front.call("GET", missing) == garden.call("GET", missing)
+    assert front.call("GET", missing)[0] == 404
+    # A watch streams through: a ConfigMap created meanwhile arrives as an event.
+    events = []
+    resp = front.session.get(front.base + "/api/v1/namespaces/%s/configmaps" % NAMESPACE,
+                             params={"watch": "1", "timeoutSeconds": "5"}, stream=True, timeout=10)
+
+    def read():
+        for line in resp.iter_lines(chunk_size=None):
+            events.append(json.loads(line))
+            if any(e["object"]["metadata"]["name"] == PREFIX + "-cm" for e in events):
+                resp.close()
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    time.sleep(0.3)
+    front.ok("POST", "/api/v1/namespaces/%s/configmaps" % NAMESPACE, {
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": PREFIX + "-cm"}, "data": {"a": "b"}})
+    reader.join(8)
+    assert any(e["type"] == "ADDED" and e["object"]["metadata"]["name"] == PREFIX + "-cm" for e in events), events
+    # The client's identity reaches the API server: impersonating a nobody is refused there.
+    code, body = front.call("GET", "/api/v1/namespaces/%s/secrets" % NAMESPACE,
+                            headers={"Impersonate-User": "system:serviceaccount:default:nobody"})
+    assert code == 403 and 'User "system:serviceaccount:default:nobody" cannot list' in body["message"], body
+    review = front.ok("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                      {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    assert review["status"]["userInfo"]["username"] == "lab-admin"
+    assert "system:masters" in review["status"]["userInfo"]["groups"]
+
+
+def test_front_requires_a_garden_client_certificate(env):
+    host, port = "127.0.0.1", config.GARDEN_FRONT_PORT
+    for cert_of in (None, PLAYER):
+        context = ssl.create_default_context(cafile=str(GARDEN.pki / "ca.crt"))
+        if cert_of is not None:  # a certificate of another cluster's CA
+            context.load_cert_chain(str(cert_of.pki / "admin.crt"), str(cert_of.pki / "admin.key"))
+        with pytest.raises(OSError):  # ssl.SSLError and ConnectionError are OSErrors
+            with socket.create_connection((host, port), timeout=5) as raw:
+                with context.wrap_socket(raw, server_hostname=host) as tls:
+                    tls.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
+                    if not tls.recv(1024):
+                        raise ConnectionError("closed")
+
+
+def test_machines_file_format():
+    machines = settings.Machines({"defaults": {"system": {"model": "M"}},
+                                  "bmcs": {"b": {"systems": [{}, {"systemUUID": "ABC", "model": "N"}]}}})
+    first, second = machines.systems("b")
+    assert first["model"] == "M" and second["model"] == "N"
+    assert second["systemUUID"] == "abc" and second["systemURI"] == "/redfish/v1/Systems/2"
+    assert len(machines.systems("unlisted")) == 1
