@@ -27,6 +27,7 @@ except ImportError:
     HAS_CRYPTOGRAPHY = False
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
 
 API_VERSION = "core.gardener.cloud/v1beta1"
@@ -42,12 +43,8 @@ DEFAULT_WORKER = "worker"
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 
 
-class GardenerError(ValueError):
-    """Invalid input; problems lists one message per offending field."""
-
-    def __init__(self, problems):
-        self.problems = problems
-        super(GardenerError, self).__init__("; ".join(problems))
+class GardenerError(InputError):
+    """Invalid Gardener settings, Shoots or kubeconfig options."""
 
 
 # ---------------------------------------------------------------------------

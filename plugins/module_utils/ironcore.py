@@ -15,6 +15,7 @@ import ipaddress
 import re
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
 
 API_VERSION = "metal.ironcore.dev/v1alpha1"
 PROTOCOLS = ("Redfish", "IPMI", "SSH")
@@ -26,12 +27,8 @@ IGNITION_KEY = "ignition"
 _MAC = re.compile(r"^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$")
 
 
-class IronCoreError(ValueError):
-    """Invalid input; problems lists one message per offending field."""
-
-    def __init__(self, problems):
-        self.problems = problems
-        super(IronCoreError, self).__init__("; ".join(problems))
+class IronCoreError(InputError):
+    """Invalid BMCs, BMC credentials or pools."""
 
 
 def _b64(text):

@@ -23,6 +23,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - c5c3.cobaltcore.gardener_project
 attributes:
   check_mode:
     description: Reports which kubeconfigs would be fetched; requests and writes nothing.
@@ -31,12 +32,6 @@ attributes:
     description: Shows the expiry before and after, never the content.
     support: full
 options:
-  project:
-    description: The Gardener project of the Shoots. Mutually exclusive with O(namespace).
-    type: str
-  namespace:
-    description: The project namespace of the Shoots. Mutually exclusive with O(project).
-    type: str
   shoots:
     description: The Shoots and where their kubeconfigs go.
     type: list

@@ -25,6 +25,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - c5c3.cobaltcore.gardener_project
 attributes:
   check_mode:
     description: Server-side dry runs; nothing is written, annotated, deleted or waited for.
@@ -33,12 +34,6 @@ attributes:
     description: Field-level diff of every Shoot.
     support: full
 options:
-  project:
-    description: The Gardener project of the Shoots. Mutually exclusive with O(namespace).
-    type: str
-  namespace:
-    description: The project namespace of the Shoots. Mutually exclusive with O(project).
-    type: str
   shoots:
     description: The Shoots.
     type: list
