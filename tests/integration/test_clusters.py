@@ -78,7 +78,7 @@ def failures(out):
 def failed_message(out):
     found = failures(out)
     assert found, "nothing failed"
-    return " ".join(str(msg) for _, _, msg in found)
+    return " ".join(str(msg) for unused_task, unused_host, msg in found)
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def claims_by_pool():
 def test_check_mode_on_a_fresh_region_writes_nothing(quick_standins):
     empty_region()
     before = writes()
-    rc, out, _ = play(SITE, "--check", "--diff")
+    rc, out, unused = play(SITE, "--check", "--diff")
     assert rc == 0, failures(out)
     assert writes() == before
     assert out["stats"]["baremetal"]["changed"] > 0 and out["stats"]["garden"]["changed"] > 0
@@ -221,7 +221,7 @@ def test_too_few_servers_fail_before_any_claim_is_created(quick_standins, tmp_pa
     inventory = lab_inventory(tmp_path, set_pool("workers", 6, "hv-pool-a"))
     before = claims_by_pool()
     started = writes()
-    rc, out, _ = play(BAREMETAL, inventory=inventory)
+    rc, out, unused = play(BAREMETAL, inventory=inventory)
     assert rc != 0
     message = failed_message(out)
     # 4 lab-kvm machines: hv-pool-a holds 2, hv-pool-b 1, one is free.
@@ -235,7 +235,7 @@ def test_too_few_servers_fail_before_any_claim_is_created(quick_standins, tmp_pa
 def test_growing_a_pool_updates_its_shoot_and_claims_only_the_new_server(quick_standins, tmp_path):
     before = claims_by_pool()
     inventory = lab_inventory(tmp_path, set_pool("workers", 2, "hv-pool-b"))
-    rc, out, _ = play(SITE, inventory=inventory)
+    rc, out, unused = play(SITE, inventory=inventory)
     assert rc == 0, failures(out)
     after = claims_by_pool()
     assert after["hv-pool-b"]["hv-pool-b-1"] == before["hv-pool-b"]["hv-pool-b-1"]
@@ -249,9 +249,9 @@ def test_growing_a_pool_updates_its_shoot_and_claims_only_the_new_server(quick_s
     assert shoot["spec"]["provider"]["workers"][0]["maximum"] == 2
     assert shoot["status"]["lastOperation"]["type"] == "Reconcile"
     # Back to the inventory's size: the surplus claim is only released when asked to.
-    rc, out, _ = play(BAREMETAL)
+    rc, out, unused = play(BAREMETAL)
     assert rc == 0 and len(claims_by_pool()["hv-pool-b"]) == 2
-    rc, out, _ = play(SITE, "-e", "baremetal_bootstrap_release_surplus=true")
+    rc, out, unused = play(SITE, "-e", "baremetal_bootstrap_release_surplus=true")
     assert rc == 0, failures(out)
     assert claims_by_pool() == before
 
@@ -261,7 +261,7 @@ def test_an_immutable_shoot_change_is_refused_before_any_write(quick_standins):
     settings["networking"]["type"] = "cilium"
     settings["kubernetes_version"] = "1.31"
     before = writes()
-    rc, out, _ = play(CLUSTERS, "-e", json.dumps({"cobaltcore_gardener": settings}))
+    rc, out, unused = play(CLUSTERS, "-e", json.dumps({"cobaltcore_gardener": settings}))
     assert rc != 0
     message = failed_message(out)
     for shoot in SHOOTS:
@@ -297,7 +297,7 @@ def test_a_failing_shoot_fails_the_play_at_once_with_gardeners_last_errors(quick
                 "name": "Delete the Shoot", "c5c3.cobaltcore.gardener_shoot": {
                     "kubeconfig": "{{ cobaltcore_kubeconfig }}", "project": "cobaltcore", "state": "absent",
                     "shoots": [{"name": "hv-pool-x"}], "wait_timeout": 60}}]}]))
-        rc, out, _ = play(remove)
+        rc, out, unused = play(remove)
     assert rc == 0, failures(out)
     assert task_results(out, "Delete the Shoot")["garden"]["shoots"] == [{"name": "hv-pool-x", "result": "deleted"}]
     assert [s["metadata"]["name"] for s in objects("garden", "shoots", PROJECT_NAMESPACE)
@@ -310,7 +310,7 @@ def test_server_info_lists_the_claimed_servers(quick_standins, tmp_path):
         "name": "Servers", "register": "found", "c5c3.cobaltcore.ironcore_server_info": {
             "kubeconfig": "{{ cobaltcore_kubeconfig }}", "claimed": True,
             "selector": {"matchLabels": {"c5c3.io/machine-class": "lab-kvm"}}}}]}]))
-    rc, out, _ = play(path)
+    rc, out, unused = play(path)
     assert rc == 0
     result = task_results(out, "Servers")["baremetal"]
     assert result["counts"] == {"Reserved": 3}

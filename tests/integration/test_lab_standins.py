@@ -76,12 +76,13 @@ class Api:
         return out
 
 
-def wait_for(check, what, timeout=20.0):
+def wait_for(check, what, timeout=20.0, until=None):
+    """check() until it is truthy; with until, fetch with check() until until(object) holds."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
         last = check()
-        if last:
+        if (until(last) if until else last):
             return last
         time.sleep(0.05)
     raise AssertionError("timed out after %ss waiting for %s (last: %r)" % (timeout, what, last))
@@ -282,8 +283,8 @@ def test_garden_kubeconfig_goes_through_the_front(env, kubeconfigs):
 
 def test_bmc_enabled_with_manager_facts(env):
     name = env["names"]["bmc"]
-    obj = wait_for(lambda: (lambda o: status(o).get("state") == "Enabled" and o)(
-        env["metal"].get(METAL + "/bmcs/" + name)), "BMC Enabled")
+    obj = wait_for(lambda: env["metal"].get(METAL + "/bmcs/" + name), "BMC Enabled",
+                   until=lambda o: status(o).get("state") == "Enabled")
     st = status(obj)
     facts = settings.Machines(yaml.safe_load(config.MACHINES.read_text())).manager(name)
     assert st["powerState"] == "On"
@@ -339,16 +340,16 @@ def test_server_discovered_to_available(env):
     st = status(obj)
     assert st["powerState"] == "Off"
     assert st["manufacturer"] == system["manufacturer"] and st["networkInterfaces"][0]["name"] == "eth0"
-    states = [s for s, _ in env["recorders"]["servers"].seen[names["server"]]]
+    states = [s for s, unused in env["recorders"]["servers"].seen[names["server"]]]
     order = [s for i, s in enumerate(states) if s and (i == 0 or states[i - 1] != s)]
     assert order[:3] == ["Initial", "Discovery", "Available"], states
-    powers = [p for _, p in env["recorders"]["servers"].seen[names["server"]]]
+    powers = [p for unused, p in env["recorders"]["servers"].seen[names["server"]]]
     assert "On" in powers, powers  # discovery boots the machine
 
 
 def test_server_in_error(env):
     wait_for(lambda: status(server(env, "err_server")).get("state") == "Error", "Server in Error")
-    states = [s for s, _ in env["recorders"]["servers"].seen[env["names"]["err_server"]]]
+    states = [s for s, unused in env["recorders"]["servers"].seen[env["names"]["err_server"]]]
     assert "Available" not in states, states
 
 
@@ -372,11 +373,11 @@ def test_claim_binds_releases_and_rebinds_keeping_labels(env):
                          "serverSelector": {"matchLabels": {"standin-test/pool": "p1"}}}}
 
     metal.ok("POST", claims, claim("first"))
-    bound = wait_for(lambda: (lambda o: status(o).get("phase") == "Bound" and o)(metal.get(claims + "/first")),
-                     "first claim Bound")
+    bound = wait_for(lambda: metal.get(claims + "/first"), "first claim Bound",
+                     until=lambda o: status(o).get("phase") == "Bound")
     assert bound["spec"]["serverRef"] == {"name": names["server"]}
     assert "metal.ironcore.dev/serverclaim" in bound["metadata"]["finalizers"]
-    obj = wait_for(lambda: (lambda o: status(o).get("powerState") == "On" and o)(server(env)), "claimed Server On")
+    obj = wait_for(lambda: server(env), "claimed Server On", until=lambda o: status(o).get("powerState") == "On")
     assert status(obj)["state"] == "Reserved"
     assert obj["spec"]["serverClaimRef"] == {"namespace": PREFIX, "name": "first"}
     assert obj["spec"]["power"] == "On"
@@ -390,7 +391,7 @@ def test_claim_binds_releases_and_rebinds_keeping_labels(env):
     metal.ok("DELETE", claims + "/first")
     wait_for(lambda: metal.get(claims + "/first") is None, "first claim gone")
     wait_for(lambda: status(metal.get(claims + "/second")).get("phase") == "Bound", "second claim Bound")
-    states = [s for s, _ in env["recorders"]["servers"].seen[names["server"]]]
+    states = [s for s, unused in env["recorders"]["servers"].seen[names["server"]]]
     assert states[-1] == "Reserved" and "Available" in states[states.index("Reserved"):], states
     obj = server(env)
     assert obj["spec"]["serverClaimRef"]["name"] == "second"
@@ -438,17 +439,17 @@ def test_shoot_spec_change_reconciles(env):
     url = CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, env["names"]["create"])
     changed = garden.ok("PATCH", url, {"spec": {"purpose": "testing"}}, MERGE)
     assert changed["metadata"]["generation"] == before["metadata"]["generation"] + 1
-    after = wait_for(lambda: (lambda o: o if settled(o) and status(o)["lastOperation"]["type"] == "Reconcile"
-                              else None)(shoot_obj(env, "create")), "Reconcile Succeeded", 30)
+    after = wait_for(lambda: shoot_obj(env, "create"), "Reconcile Succeeded", 30,
+                     until=lambda o: settled(o) and status(o)["lastOperation"]["type"] == "Reconcile")
     assert status(after)["observedGeneration"] == changed["metadata"]["generation"]
     ops = env["recorders"]["shoots"].seen[env["names"]["create"]]
     assert ("Reconcile", "Processing", 0) in ops, ops
 
 
 def test_shoot_failure_injection(env):
-    obj = wait_for(lambda: (lambda o: (status(o).get("lastOperation") or {}).get("state") == "Failed" and o)(
-        shoot_obj(env, "fail")), "Shoot Failed", 10)
-    failed = [t for (name, (_, state, _)), t in env["recorders"]["shoots"].when.items()
+    obj = wait_for(lambda: shoot_obj(env, "fail"), "Shoot Failed", 10,
+                   until=lambda o: (status(o).get("lastOperation") or {}).get("state") == "Failed")
+    failed = [t for (name, (unused, state, unused_too)), t in env["recorders"]["shoots"].when.items()
               if name == env["names"]["fail"] and state == "Failed"]
     took = min(failed) - env["created"]["fail"]
     assert took < 2.5, "Failed only %.1fs after creation" % took
@@ -466,8 +467,8 @@ def test_shoot_failure_injection(env):
 
 
 def test_shoot_that_no_lab_cluster_plays_fails(env):
-    obj = wait_for(lambda: (lambda o: (status(o).get("lastOperation") or {}).get("state") == "Failed" and o)(
-        shoot_obj(env, "nocluster")), "Shoot Failed", 10)
+    obj = wait_for(lambda: shoot_obj(env, "nocluster"), "Shoot Failed", 10,
+                   until=lambda o: (status(o).get("lastOperation") or {}).get("state") == "Failed")
     (error,) = status(obj)["lastErrors"]
     assert "no lab cluster plays Shoot %s/%s" % (NAMESPACE, env["names"]["nocluster"]) in error["description"]
     assert "c5c3.io/cluster" in error["description"]
@@ -532,7 +533,7 @@ def test_front_admin_kubeconfig_reaches_the_playing_cluster(env, tmp_path):
     assert uid != kubectl(GARDEN.direct_kubeconfig, "get", "namespace", "kube-system",
                           "-o", "jsonpath={.metadata.uid}").stdout
     # Every request mints a new credential; the defaults and the cap are gardener-apiserver's.
-    _, again = admin_kubeconfig(front, name, request)
+    unused, again = admin_kubeconfig(front, name, request)
     other = yaml.safe_load(base64.b64decode(again["status"]["kubeconfig"]))
     assert other["users"][0]["user"]["client-certificate-data"] != doc["users"][0]["user"]["client-certificate-data"]
     assert admin_kubeconfig(front, name, {"spec": {}})[1]["spec"]["expirationSeconds"] == 3600

@@ -29,8 +29,8 @@ REGION = {"name": "eu-de-1",
           "storage_pools": [{"name": "st-pool-a", "workers": 2, "ironcore": {"machine_class": "storage"}}]}
 
 
-def shoots(region=REGION, settings=SETTINGS):
-    return gardener.shoots(build_region(region).to_dict(), settings)
+def shoots(region=None, settings=None):
+    return gardener.shoots(build_region(region or REGION).to_dict(), settings or SETTINGS)
 
 
 def test_one_shoot_per_cluster_with_workers_and_settings():

@@ -31,8 +31,8 @@ def claim(name, pool, bound=True):
             "status": {"phase": "Bound" if bound else "Unbound"}}
 
 
-def pool(name, count, selector=KVM):
-    return {"name": name, "count": count, "selector": selector, "image": "gardenlinux:1"}
+def pool(name, count, selector=None):
+    return {"name": name, "count": count, "selector": selector or KVM, "image": "gardenlinux:1"}
 
 
 BMC = {"name": "bmc-1", "mac_address": "52:54:00:00:01:01", "ip": "10.0.0.1", "protocol": "Redfish",
@@ -88,7 +88,7 @@ def test_plan_creates_only_missing_claims_and_keeps_existing():
 
 def test_plan_fills_gaps_in_claim_numbers():
     servers = [server("s%d" % i) for i in range(3)]
-    plan, _ = ironcore.plan_claims([pool("hv-a", 3)], servers, [claim("hv-a-2", "hv-a")])
+    plan, unused = ironcore.plan_claims([pool("hv-a", 3)], servers, [claim("hv-a-2", "hv-a")])
     assert plan[0]["create"] == ["hv-a-1", "hv-a-3"]
 
 
@@ -103,7 +103,7 @@ def test_plan_reports_a_shortage_with_states_before_anything_is_created():
 
 def test_plan_never_counts_servers_claimed_by_another_pool_or_unclaimable():
     servers = [server("s1", "Available", claim="other-1"), server("s2", unclaimable=True), server("s3")]
-    _, problems = ironcore.plan_claims([pool("hv-a", 2)], servers, [])
+    unused, problems = ironcore.plan_claims([pool("hv-a", 2)], servers, [])
     assert "is 1 server(s) short: it needs 2 more" in problems[0] and "1 can be claimed" in problems[0]
 
 
@@ -111,9 +111,9 @@ def test_pools_sharing_servers_are_matched_jointly():
     any_kvm = {"matchExpressions": [{"key": naming.MACHINE_CLASS_LABEL, "operator": "In", "values": ["kvm", "gpu"]}]}
     servers = [server("k1"), server("k2"), server("g1", machine_class="gpu")]
     # a takes any kvm or gpu, b only kvm: 2 + 1 fit on 3 servers only if a takes the gpu server.
-    _, problems = ironcore.plan_claims([pool("a", 1, any_kvm), pool("b", 2)], servers, [])
+    unused, problems = ironcore.plan_claims([pool("a", 1, any_kvm), pool("b", 2)], servers, [])
     assert problems == []
-    _, problems = ironcore.plan_claims([pool("a", 2, any_kvm), pool("b", 2)], servers, [])
+    unused, problems = ironcore.plan_claims([pool("a", 2, any_kvm), pool("b", 2)], servers, [])
     assert len(problems) == 1 and "compete for the same servers" in problems[0]
 
 
@@ -129,12 +129,12 @@ def test_surplus_is_kept_unless_released_and_unbound_claims_go_first():
     plan, problems = ironcore.plan_claims([pool("hv-a", 1)], servers, claims)
     assert problems == []
     assert plan[0]["surplus"] == ["hv-a-2", "hv-a-3"] and plan[0]["release"] == []
-    plan, _ = ironcore.plan_claims([pool("hv-a", 1)], servers, claims, release_surplus=True)
+    plan, unused = ironcore.plan_claims([pool("hv-a", 1)], servers, claims, release_surplus=True)
     assert plan[0]["release"] == ["hv-a-2", "hv-a-3"] and plan[0]["kept"] == ["hv-a-1"]
 
 
 def test_claims_of_other_pools_are_left_alone():
-    plan, _ = ironcore.plan_claims([pool("hv-a", 1)], [server("s1")], [claim("hv-b-1", "hv-b")])
+    plan, unused = ironcore.plan_claims([pool("hv-a", 1)], [server("s1")], [claim("hv-b-1", "hv-b")])
     assert plan[0]["kept"] == [] and plan[0]["create"] == ["hv-a-1"] and plan[0]["surplus"] == []
 
 
