@@ -169,12 +169,13 @@ def selector_text(selector):
     return ", ".join(parts) or "(every server)"
 
 
-def is_claimable(server):
-    summary = server_summary(server)
+def is_claimable(summary):
+    """Whether a server (as server_summary gives it) can be bound to a new claim."""
     return summary["state"] == "Available" and summary["claim"] is None and not summary["unclaimable"]
 
 
-def filter_servers(servers, names=None, selector=None, states=None, bmc=None, claimed=None):
+def filter_servers(servers, names=None, selector=None, states=None, bmc=None, claimed=None, bmcs=None):
+    """Summaries of the servers that pass every given filter (bmcs: a set of BMC names)."""
     result = []
     for server in servers:
         summary = server_summary(server)
@@ -185,6 +186,8 @@ def filter_servers(servers, names=None, selector=None, states=None, bmc=None, cl
         if states and summary["state"] not in states:
             continue
         if bmc and summary["bmc"] != bmc:
+            continue
+        if bmcs is not None and summary["bmc"] not in bmcs:
             continue
         if claimed is not None and (summary["claim"] is not None) != claimed:
             continue
@@ -296,7 +299,7 @@ def plan_claims(pools, servers, claims, release_surplus=False):
         if pool_name in by_pool:
             by_pool[pool_name].append(claim)
     summaries = [server_summary(s) for s in servers]
-    claimable = [s["name"] for s, raw in zip(summaries, servers) if is_claimable(raw)]
+    claimable = [s for s in summaries if is_claimable(s)]
     plan, demands, candidates = [], [], {}
     for pool in pools:
         existing = sorted(by_pool[pool["name"]], key=lambda c: (
@@ -313,8 +316,7 @@ def plan_claims(pools, servers, claims, release_surplus=False):
             index += 1
         waiting = [c["metadata"]["name"] for c in kept if not _bound(c)]
         demands.append((pool["name"], len(create) + len(waiting)))
-        candidates[pool["name"]] = [name for name, s in ((s["name"], s) for s in summaries)
-                                    if name in claimable and selector_matches(pool["selector"], s["labels"])]
+        candidates[pool["name"]] = [s["name"] for s in claimable if selector_matches(pool["selector"], s["labels"])]
         plan.append({
             "name": pool["name"], "wanted": pool["count"],
             "kept": [c["metadata"]["name"] for c in kept], "create": create, "unbound": waiting,
@@ -343,6 +345,12 @@ def plan_claims(pools, servers, claims, release_surplus=False):
 # ---------------------------------------------------------------------------
 # From the inventory
 
+def machine_labels(entry):
+    """The Server labels of an IronCore machine pool and class ({machine_pool, machine_class})."""
+    return dict((label, entry[key]) for key, label in (("machine_pool", naming.MACHINE_POOL_LABEL),
+                                                        ("machine_class", naming.MACHINE_CLASS_LABEL)) if entry.get(key))
+
+
 def bmcs_from_inventory(entries):
     """ironcore_bmc's bmcs option from the IronCore host's cobaltcore_bmcs.
 
@@ -353,11 +361,7 @@ def bmcs_from_inventory(entries):
     for entry in entries:
         bmc = dict((k, v) for k, v in entry.items() if k not in ("credentials", "machine_pool", "machine_class"))
         bmc["secret"] = naming.bmc_secret(entry.get("credentials") or "")
-        labels = dict(entry.get("labels") or {})
-        for key, label in (("machine_pool", naming.MACHINE_POOL_LABEL), ("machine_class", naming.MACHINE_CLASS_LABEL)):
-            if entry.get(key):
-                labels[label] = entry[key]
-        bmc["labels"] = labels
+        bmc["labels"] = dict(entry.get("labels") or {}, **machine_labels(entry))
         result.append(bmc)
     return result
 
@@ -387,10 +391,7 @@ def claim_pools(region, settings):
     for key in ("control_planes", "hypervisor_pools", "storage_pools"):
         for pool in region.get(key) or []:
             own = pool.get("ironcore") or {}
-            labels = {}
-            for field, label in (("machine_pool", naming.MACHINE_POOL_LABEL), ("machine_class", naming.MACHINE_CLASS_LABEL)):
-                if own.get(field):
-                    labels[label] = own[field]
+            labels = machine_labels(own)
             if not labels:
                 problems.append("%s.ironcore: names no machine_pool or machine_class, so no server can be "
                                 "selected for it" % pool["name"])

@@ -221,8 +221,7 @@ class IronCoreBMCModule(KubeModule):
         servers = self.servers()
         if self.params["wait_servers"]:
             servers = self.wait_for_discovery(self.params["wait_timeout"] - (time.time() - started))
-            self.results["servers"] = [ironcore.server_summary(s) for s in servers
-                                       if ironcore.server_summary(s)["bmc"] in set(b["name"] for b in bmcs)]
+            self.results["servers"] = ironcore.filter_servers(servers, bmcs=set(b["name"] for b in bmcs))
         states = dict((b["metadata"]["name"], (b.get("status") or {}).get("state"))
                       for b in self.client.list(self.client.resource(ironcore.API_VERSION, "BMC")))
         self.results["bmcs"] = [{"name": b["name"], "state": states.get(b["name"]),
