@@ -347,8 +347,8 @@ def plan_claims(pools, servers, claims, release_surplus=False):
 
 def machine_labels(entry):
     """The Server labels of an IronCore machine pool and class ({machine_pool, machine_class})."""
-    return dict((label, entry[key]) for key, label in (("machine_pool", naming.MACHINE_POOL_LABEL),
-                                                        ("machine_class", naming.MACHINE_CLASS_LABEL)) if entry.get(key))
+    keys = (("machine_pool", naming.MACHINE_POOL_LABEL), ("machine_class", naming.MACHINE_CLASS_LABEL))
+    return dict((label, entry[key]) for key, label in keys if entry.get(key))
 
 
 def bmcs_from_inventory(entries):
