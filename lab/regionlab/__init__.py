@@ -26,14 +26,26 @@ def up(log=print):
 
 
 def down(log=print):
-    """Stop every lab process; leaves data (etcd, Keystone DB) for the next up."""
+    """Stop every lab process; leaves data (etcd, Keystone DBs) for the next up."""
     names = processes.running()
-    # Clients first, then the API servers, etcd last; each tier stopped in parallel.
-    order = sorted(names, key=lambda n: (n == "etcd", n.startswith("apiserver-"), n))
-    for tier in (False, True):
+
+    def tier(name):
+        # The stand-ins and other clients first (so that the keystone-operator stand-in cannot
+        # restart a Keystone being stopped), then the Keystones of Keystone CRs, then the API
+        # servers, etcd last; each tier stopped in parallel.
+        if name == "etcd":
+            return 3
+        if name.startswith("apiserver-"):
+            return 2
+        return 1 if name.startswith(standins.keystones.PREFIX) else 0
+
+    order = sorted(names, key=lambda n: (tier(n), n))
+    for level in (0, 1, 2):
         with ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(processes.stop, [n for n in order if n.startswith("apiserver-") == tier and n != "etcd"]))
+            list(pool.map(processes.stop, [n for n in order if tier(n) == level]))
     processes.stop("etcd")
+    for name in processes.running():  # anything started while we were stopping
+        processes.stop(name)
     for pattern in ("*.pid", "*.ready"):
         for path in processes.RUN.glob(pattern) if processes.RUN.exists() else []:
             path.unlink()
@@ -58,6 +70,7 @@ def status():
                         "cloud": keystone.CLOUD_NAME}
     info["korc"] = {"ready": korc.ready(), "watches": korc.control_plane(clusters).name}
     info["standins"] = standins.status(clusters)
+    info["keystones"] = standins.keystone_instances()
     return info
 
 

@@ -18,6 +18,9 @@ def _print_status(info):
                               "up" if info["korc"]["ready"] else "down"))
     for name, standin in info["standins"].items():
         print("%-20s %-26s %s" % (name, standin.get("url", ""), "up" if standin["ready"] else "down"))
+    for ks in info.get("keystones") or []:
+        print("%-20s %-26s %-8s Keystone CR %s/%s" % (
+            "keystone (CR)", ks["url"], "up" if ks["ready"] else "down", ks["namespace"], ks["name"]))
     print("processes: %d, resident memory: %d MiB" % (len(info["processes"]), info["rss_mib"]))
 
 

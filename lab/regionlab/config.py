@@ -115,10 +115,17 @@ KORC_HEALTH_PORT = PORT_BASE + 3
 ETCD_METRICS_PORT = PORT_BASE + 4
 # The Gardener front (shoots/adminkubeconfig); the garden's kubeconfig points here.
 GARDEN_FRONT_PORT = PORT_BASE + 5
+# The Keystones of Keystone CRs (keystone-operator stand-in): one loopback port each, taken from
+# this range (base+100 .. base+199) and kept while the CR exists (STATE/keystones/ports.json).
+KEYSTONE_CR_PORTS = range(PORT_BASE + 100, PORT_BASE + 200)
+# Their data: STATE/keystones/<namespace>/<name>/ (keystone.conf, SQLite database, keys).
+KEYSTONES = STATE / "keystones"
 
-# The inventory group whose host is the garden, and the one whose host runs metal-operator.
+# The inventory group whose host is the garden, the one whose host runs metal-operator, and the
+# one whose host runs the OpenStack control planes (c5c3-operator, keystone-operator, K-ORC).
 GARDEN_GROUP = "gardener"
 IRONCORE_GROUP = "ironcore"
+CONTROL_PLANE_GROUP = "control_plane"
 # Objects the garden's administrator put there before the region (lab/seed/<group or host>.yaml).
 SEEDS = REPO / "lab" / "seed"
 # The lab's machines behind each BMC (metal-operator stand-in).

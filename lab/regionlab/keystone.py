@@ -114,6 +114,9 @@ def start():
         "--wsgi", "keystone.wsgi.api:application", "--virtualenv", VENV_BIN.parent,
         "--master", "--processes", "2", "--threads", "2", "--die-on-term",
         "--need-app", "--lazy-apps", "--disable-logging",
+        # uWSGI's http-socket closes every connection after the answer without saying so: a client
+        # reusing it gets "connection reset" (and does not retry a POST).
+        "--add-header", "Connection: close",
     ], env={"OS_KEYSTONE_CONFIG_FILES": str(CONF), "PYTHONWARNINGS": "ignore"})
 
 

@@ -198,3 +198,44 @@ def is_label_value(value):
     if not isinstance(value, str):
         return False
     return value == "" or (len(value) <= 63 and _LABEL_NAME.match(value) is not None)
+
+
+# ---------------------------------------------------------------------------
+# Keystone bootstrap and the K-ORC catalog (phase 5), per OpenStack cluster. Every
+# object lives in the namespace of its OpenStack cluster on the control-plane cluster.
+
+KORC_API_VERSION = "openstack.k-orc.cloud/v1alpha1"
+# The Secret K-ORC reads its own credentials from (seed 003), its key (K-ORC's
+# CloudCredentialsConfigSecretKey) and the cloud in it.
+KORC_CLOUDS_SECRET = "k-orc-clouds-yaml"
+KORC_CLOUDS_KEY = "clouds.yaml"
+KORC_CLOUD_NAME = "openstack"
+# The key of an ApplicationCredential's secretRef Secret that K-ORC v2.6.0 reads the
+# credential's secret from (it writes nothing back), and of a User's passwordRef Secret.
+KORC_APPLICATION_CREDENTIAL_SECRET_KEY = "value"
+KORC_PASSWORD_KEY = "password"
+
+
+def korc_application_credential_name(namespace):
+    """The Keystone application credential minted for K-ORC of one OpenStack cluster."""
+    return "k-orc-" + namespace
+
+
+def korc_object_name(name):
+    """K-ORC object name for a Keystone name (Default -> default, a_b -> a-b)."""
+    return re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
+
+
+def korc_endpoint(service, interface):
+    """The K-ORC Endpoint of one interface of a catalog service."""
+    return "%s-%s" % (service, interface)
+
+
+def service_keystone_credentials_secret(service):
+    """The application credential Secret a service CR references (seed 003 appCredentialRef)."""
+    return service + "-keystone-credentials"
+
+
+def service_keystone_user_secret(service):
+    """The service user's Secret: its password (User passwordRef) and its own clouds.yaml."""
+    return service + "-keystone-user"

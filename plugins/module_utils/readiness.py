@@ -415,6 +415,14 @@ def _ceph_object_store(ev):
 # K-ORC.
 
 KORC_TERMINAL_REASONS = ("InvalidConfiguration", "UnrecoverableError")
+# K-ORC's progress message while an import filter matches nothing (it polls again every 15 s).
+KORC_IMPORT_NOT_FOUND = "Waiting for OpenStack resource to be created externally"
+
+
+def _korc_import_filter(ev):
+    import json
+    query = (ev.spec.get("import") or {}).get("filter")
+    return json.dumps(query, sort_keys=True) if query is not None else None
 
 
 def _korc(ev):
@@ -424,7 +432,11 @@ def _korc(ev):
         if available:
             ev.need("condition Progressing is not reported yet")
         return
-    if progressing.get("status") == "True":
+    query = _korc_import_filter(ev)
+    if progressing.get("status") == "True" and query and progressing.get("message") == KORC_IMPORT_NOT_FOUND:
+        # Not terminal: K-ORC keeps looking, and the resource may still be created.
+        ev.need("import filter %s matches nothing in OpenStack (K-ORC: %s)" % (query, _condition_text(progressing)))
+    elif progressing.get("status") == "True":
         ev.need(_condition_text(progressing))
     elif progressing.get("status") == "False" and not available:
         ev.fail(_condition_text(progressing))

@@ -3,10 +3,15 @@
 - garden-front (front.py): the garden's API for clients, answering shoots/adminkubeconfig.
 - metal-operator-standin (metal.py): BMC, Server, ServerClaim, ServerBootConfiguration status.
 - gardenlet-standin (gardenlet.py): Shoot status, plus the Project controller.
+- c5c3-operator-standin (c5c3.py): the Keystone CR of each ControlPlane, ControlPlane status.
+- keystone-operator-standin (keystone_operator.py): a real Keystone per Keystone CR (keystones.py),
+  Keystone status.
 
 Started by `regionlab up` once the API servers serve their CRDs, after the seed objects of
 lab/seed/ (what the garden's administrator put there: Project cobaltcore, the deletion
-confirmation policy) are applied.
+confirmation policy) are applied. The keystone-operator stand-in's first pass brings back the
+Keystones of existing Keystone CRs (their data is kept under keystones/), and `regionlab up`
+waits for it.
 """
 
 import hashlib
@@ -16,6 +21,7 @@ import requests
 import yaml
 
 from .. import config, kube, processes
+from . import keystones
 from .loop import is_ready
 
 # process name -> argument of `python -m regionlab.standins`
@@ -23,7 +29,12 @@ PROCESSES = {
     "garden-front": "garden-front",
     "metal-operator-standin": "metal-operator",
     "gardenlet-standin": "gardenlet",
+    "c5c3-operator-standin": "c5c3-operator",
+    "keystone-operator-standin": "keystone-operator",
 }
+# How long `regionlab up` waits for a stand-in's first pass (the keystone-operator's brings back
+# the Keystones of existing CRs).
+FIRST_PASS_TIMEOUT = {"keystone-operator-standin": 120}
 
 
 def garden(clusters):
@@ -108,14 +119,19 @@ def up(clusters):
     processes.wait_until(lambda: front_ready(garden_cluster), 30, "Gardener front", "garden-front")
     for name in PROCESSES:
         if name != "garden-front":
-            processes.wait_until(lambda n=name: is_ready(n), 30, name, name)
+            processes.wait_until(lambda n=name: is_ready(n), FIRST_PASS_TIMEOUT.get(name, 30), name, name)
     processes.wait_until(lambda: _projects_ready(garden_cluster), 30, "seeded Projects Ready", "gardenlet-standin")
 
 
 def status(clusters):
     garden_cluster = garden(clusters)
-    return {
-        "garden-front": {"url": front_url(), "ready": front_ready(garden_cluster)},
-        "metal-operator-standin": {"ready": is_ready("metal-operator-standin")},
-        "gardenlet-standin": {"ready": is_ready("gardenlet-standin")},
-    }
+    info = {"garden-front": {"url": front_url(), "ready": front_ready(garden_cluster)}}
+    for name in PROCESSES:
+        if name != "garden-front":
+            info[name] = {"ready": is_ready(name)}
+    return info
+
+
+def keystone_instances():
+    """The Keystones the keystone-operator stand-in runs: namespace, name, url, process, ready."""
+    return keystones.status()

@@ -1,9 +1,10 @@
 """A small Kubernetes REST client for the stand-ins, and watches that only wake them up.
 
-Every write is a JSON merge patch that carries the resourceVersion it was computed from, so
-the API server refuses it (409) when anything changed meanwhile -- a label the collection
-applied, a status a test wrote -- and the next pass decides again on fresh data. Nothing is
-ever written with a whole-object PUT.
+Every status or metadata write is a JSON merge patch that carries the resourceVersion it was
+computed from, so the API server refuses it (409) when anything changed meanwhile -- a label the
+collection applied, a status a test wrote -- and the next pass decides again on fresh data.
+Objects a stand-in creates as an operator would (the c5c3-operator's Keystone CR) go through
+server-side apply under its own field manager. Nothing is ever written with a whole-object PUT.
 """
 
 import json
@@ -96,6 +97,13 @@ class Kube:
             if exc.code in (404, 409):
                 return None
             raise
+
+    def apply(self, url_path, obj, force=True):
+        """Server-side apply of obj (the fields this manager owns) at its object path."""
+        params = {"fieldManager": self.manager}
+        if force:
+            params["force"] = "true"
+        return self.request("PATCH", url_path, obj, params=params, content_type="application/apply-patch+yaml")
 
     def delete(self, url_path):
         try:

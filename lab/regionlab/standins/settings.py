@@ -2,7 +2,8 @@
 
 $COBALTCORE_LAB_DIR/standins.yaml (optional):
 
-    delays: {bmc: 0.5, discovery: 0.5, power: 0.3, shoot_step: 0.3}   # seconds
+    delays: {bmc: 0.5, discovery: 0.5, power: 0.3, shoot_step: 0.3,   # seconds
+             keystone: 1.0, control_plane: 1.0}
     servers_in_error: [<server name>, ...]
     shoots:
       <shoot name or namespace/name>:
@@ -10,6 +11,9 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
         codes: [ERR_CONFIGURATION_PROBLEM]          # default; retryable codes give state Error
         task: "<task ID>"                            # default: the infrastructure wait
         fail_delete: "<error>"                       # the Delete operation fails with it
+    keystones:
+      <Keystone CR name or namespace/name>:
+        fail_start: true                             # its uWSGI starts without a loadable app
 
 lab/machines.yaml: BMC name -> the systems behind it (see that file).
 """
@@ -22,7 +26,8 @@ import yaml
 
 from .. import config
 
-DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "power": 0.3, "shoot_step": 0.3}
+DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
+                  "control_plane": 1.0}
 # A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
 LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
 
@@ -68,12 +73,16 @@ class StandinSettings:
         self.delays = delays
         self.servers_in_error = set(data.get("servers_in_error") or [])
         self.shoots = {str(k): dict(v or {}) for k, v in (data.get("shoots") or {}).items()}
+        self.keystones = {str(k): dict(v or {}) for k, v in (data.get("keystones") or {}).items()}
 
     def delay(self, name):
         return self.delays.get(name, DEFAULT_DELAYS.get(name, 0.5))
 
     def shoot(self, namespace, name):
         return self.shoots.get("%s/%s" % (namespace, name)) or self.shoots.get(name) or {}
+
+    def keystone(self, namespace, name):
+        return self.keystones.get("%s/%s" % (namespace, name)) or self.keystones.get(name) or {}
 
 
 def standins(log):

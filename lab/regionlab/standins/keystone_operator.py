@@ -1,0 +1,502 @@
+"""keystone-operator stand-in: a real Keystone per Keystone CR, status as the c5c3 keystone-operator writes it.
+
+Modelled on github.com/c5c3/cobaltcore operators/keystone/internal/controller (keystone_controller.go:
+finalizer keystone.openstack.c5c3.io/finalizer, the sub-reconciler order and the aggregate Ready;
+reconcile_fernet.go, reconcile_credential.go, reconcile_database.go with internal/common/database/
+flow.go, reconcile_deployment.go, reconcile_healthcheck.go with internal/common/healthcheck/flow.go,
+reconcile_bootstrap.go with internal/common/job/job.go; internal/common/reconcile/status.go) and on
+seed 003 (conditions, status.endpoint). Where upstream runs Jobs and a Deployment, the lab runs
+keystone-manage and uWSGI itself (keystones.py): the same steps, the same condition types and
+reasons; messages are upstream's where they describe the lab truthfully, and name the lab's own
+process or command where upstream's would name a Job, a Secret or a CronJob that the lab does not
+have.
+
+Conditions, each with observedGeneration (upstream order; a step's condition appears once the
+steps before it are done, as upstream's short-circuiting pipeline does):
+  FernetKeysReady, CredentialKeysReady   the key repositories (generated as upstream does)
+  DatabaseReady                          keystone-manage db_sync
+  DeploymentReady, KeystoneAPIReady      uWSGI running and answering GET <endpoint>
+  BootstrapReady                         keystone-manage bootstrap, again whenever the admin password
+                                         changes (upstream re-runs the <name>-bootstrap Job when the
+                                         digest of the password changes; the lab stamps the same
+                                         digest as annotation forge.c5c3.io/admin-password-hash on
+                                         the Keystone CR, since it has no Job to stamp it on)
+  Ready                                  AllReady when all of the above are True, else NotAllReady
+plus status.observedGeneration and status.endpoint (http://127.0.0.1:<port>/v3, set once the
+Keystone first answered, as upstream sets it once the Deployment is available).
+
+Left alone: Keystone CRs whose status another field manager writes (a test playing the operator
+itself); nothing happens to a new CR before the `keystone` delay has passed, so such a test's
+first status write comes first. The finalizer is still removed on deletion.
+"""
+
+import base64
+import copy
+import hashlib
+import threading
+import time
+
+from .. import config, processes
+from . import keystones, loop
+from .client import Kube, Waker, object_path, path
+
+GV = "keystone.openstack.c5c3.io/v1alpha1"
+MANAGER = "lab-keystone-operator"
+NAME = "keystone-operator-standin"
+FINALIZER = "keystone.openstack.c5c3.io/finalizer"
+PASSWORD_HASH = "forge.c5c3.io/admin-password-hash"
+
+SUB_CONDITIONS = ["FernetKeysReady", "CredentialKeysReady", "DatabaseReady", "DeploymentReady",
+                  "KeystoneAPIReady", "BootstrapReady"]
+# Upstream's bootstrap Job: backoffLimit 4, i.e. five attempts, then permanently failed until the
+# admin password changes. The lab waits 1, 2, 4, 8 s between attempts (Kubernetes: 10 s doubling).
+BOOTSTRAP_ATTEMPTS = 5
+# How long the first pass waits for the Keystones it brought back (regionlab up).
+FIRST_START_TIMEOUT = 90.0
+
+
+def _tail(text, limit=400):
+    """The last lines of a command's stderr that say something, on one line."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return " | ".join(lines[-2:])[-limit:] if lines else "no output"
+
+
+class Job:
+    """keystone-manage commands run side by side in a thread, as the operator's Jobs run in pods."""
+
+    def __init__(self, kind, commands, wake, **info):
+        self.kind, self.info = kind, info
+        self.results = {}
+        self.done = False
+        self.procs = []
+        self._commands = commands
+        self._wake = wake
+        self._cancelled = False
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        try:
+            started = []
+            for label, start in self._commands:
+                if not self._cancelled:
+                    proc, errors = start()
+                    self.procs.append((label, proc))
+                    started.append((label, proc, errors))
+            for label, proc, errors in started:
+                proc.wait()
+                errors.seek(0)
+                self.results[label] = (proc.returncode, _tail(errors.read().decode(errors="replace")))
+                errors.close()
+        except OSError as exc:
+            for label, _ in self._commands:
+                self.results.setdefault(label, (-1, str(exc)))
+        self.done = True
+        self._wake.set()
+
+    def running(self, label):
+        return not self.done and any(lbl == label for lbl, _ in self._commands)
+
+    def cancel(self):
+        self._cancelled = True
+        for _, proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+
+
+class Tracker:
+    """What the stand-in knows about one CR's Keystone between passes."""
+
+    def __init__(self, instance, endpoint):
+        self.instance = instance
+        self.job = None
+        self.generated = []               # key repositories created in this pass
+        self.db_error = None
+        self.db_failures = 0
+        self.db_retry_at = 0.0
+        self.started = instance.running()  # a process we run (or found running) that should be up
+        self.exits = 0
+        self.exit_detail = None
+        self.start_at = 0.0
+        self.healthy = False
+        self.probe_reason = "ConnectionFailed"
+        self.probe_detail = None
+        self.healthy_since = None
+        self.endpoint = endpoint if endpoint == instance.url else None
+        self.boot_digest = None           # the password digest of the current attempts
+        self.boot_attempts = 0
+        self.boot_retry_at = 0.0
+        self.boot_error = None
+        self.boot = ("pending",)
+
+
+class KeystoneOperator(loop.Controller):
+    name = NAME
+
+    def __init__(self, cluster):
+        super().__init__()
+        self.kube = Kube(cluster, MANAGER)
+        self.trackers = {}
+        self.registry = keystones.read_registry()
+        self.first = True
+        Waker(cluster, [path(GV, "keystones"), path("v1", "secrets")], self.wake, loop.log)
+
+    # Pass ----------------------------------------------------------------------
+
+    def reconcile(self):
+        items = self.kube.list(path(GV, "keystones"))
+        live = {"%s/%s" % (o["metadata"]["namespace"], o["metadata"]["name"]): o for o in items}
+        if self.first:
+            self.first = False
+            self.bring_back(live)
+        for key in sorted(live):
+            self.reconcile_keystone(live[key])
+        for key in [k for k, entry in self.registry.items()
+                    if k not in live or live[k]["metadata"]["uid"] != entry["uid"]]:
+            self.teardown(key)
+        self.stop_strays()
+        uids = {o["metadata"]["uid"] for o in items}
+        for uid in [u for u in self.trackers if u not in uids]:
+            del self.trackers[uid]
+        self.prune(uids)
+
+    def bring_back(self, live):
+        """First pass: start the Keystones of the CRs we kept (after `regionlab down`/`up`) and wait
+        until they answer (or die), so that `regionlab up` returns with them and no status blinks."""
+        waiting = []
+        for key, entry in sorted(self.registry.items()):
+            cr = live.get(key)
+            if (cr is None or cr["metadata"]["uid"] != entry["uid"] or cr["metadata"].get("deletionTimestamp")
+                    or loop.foreign(cr, MANAGER)):
+                continue
+            inst = keystones.Instance(cr["metadata"]["namespace"], cr["metadata"]["name"], entry["port"])
+            if inst.state().get("db_synced") and not inst.running():
+                fail = bool(self.settings.get().keystone(inst.namespace, inst.name).get("fail_start"))
+                inst.start(fail=fail)
+                self.log("Keystone %s: uWSGI started again on %s" % (key, inst.url))
+                waiting.append(inst)
+        deadline = time.monotonic() + FIRST_START_TIMEOUT
+        while waiting and time.monotonic() < deadline:
+            time.sleep(0.3)
+            waiting = [i for i in waiting if i.running() and not keystones.probe(i.url, 1.0)[0]]
+
+    def stop_strays(self):
+        """Keystone processes of no registered CR (the CR went while the stand-in was away)."""
+        for name in processes.running():
+            if name.startswith(keystones.PREFIX):
+                namespace, _, cr_name = name[len(keystones.PREFIX):].partition(".")
+                if "%s/%s" % (namespace, cr_name) not in self.registry:
+                    processes.stop(name)
+                    self.log("stopped stray %s" % name)
+
+    def teardown(self, key):
+        """Stop a CR's Keystone, remove its data and give its port back."""
+        namespace, name = key.split("/", 1)
+        entry = self.registry.pop(key, None)
+        for uid, tracker in list(self.trackers.items()):
+            inst = tracker.instance
+            if (inst.namespace, inst.name) == (namespace, name):
+                if tracker.job:
+                    tracker.job.cancel()
+                del self.trackers[uid]
+        if entry is None:
+            return
+        inst = keystones.Instance(namespace, name, entry["port"])
+        inst.stop()
+        inst.remove()
+        keystones.write_registry(self.registry)
+        self.log("Keystone %s: stopped, data removed, port %d free" % (key, entry["port"]))
+
+    # One CR --------------------------------------------------------------------------
+
+    def reconcile_keystone(self, cr):
+        meta = cr["metadata"]
+        key = "%s/%s" % (meta["namespace"], meta["name"])
+        url = object_path(GV, "keystones", cr)
+        finalizers = list(meta.get("finalizers") or [])
+        if meta.get("deletionTimestamp"):
+            if FINALIZER in finalizers:
+                self.teardown(key)
+                remaining = [f for f in finalizers if f != FINALIZER]
+                self.kube.patch(url, cr, {"metadata": {"finalizers": remaining or None}})
+                self.log("Keystone %s: finalizer removed" % key)
+            return
+        if loop.foreign(cr, MANAGER):
+            return
+        # A new CR waits for the `keystone` delay; one that carries our finalizer was ours already.
+        if FINALIZER not in finalizers and not self.after((meta["uid"], "seen"), self.delay("keystone")):
+            return
+        if FINALIZER not in finalizers:
+            self.kube.patch(url, cr, {"metadata": {"finalizers": finalizers + [FINALIZER]}})
+            return
+        tracker = self.tracker_for(cr)
+        if tracker is None:
+            conditions = copy.deepcopy((cr.get("status") or {}).get("conditions") or [])
+            ports = config.KEYSTONE_CR_PORTS
+            loop.set_condition(conditions, "DeploymentReady", "False", "WaitingForDeployment",
+                               "Keystone API deployment is not yet available: no free lab port in %d-%d"
+                               % (ports[0], ports[-1]), meta.get("generation"))
+            self.write_status(cr, self.aggregate(conditions, meta.get("generation")), None)
+            return
+        self.drive(tracker, cr)
+        if tracker.boot[0] == "complete":  # the digest first, so that it is there once BootstrapReady is True
+            digest = tracker.boot[1]
+            if (meta.get("annotations") or {}).get(PASSWORD_HASH) != digest:
+                cr = self.kube.patch(url, cr, {"metadata": {"annotations": {PASSWORD_HASH: digest}}})
+                if cr is None:
+                    return  # changed meanwhile: the next pass decides again
+        conditions, endpoint = self.conditions(tracker, cr)
+        self.write_status(cr, conditions, endpoint)
+
+    def tracker_for(self, cr):
+        meta, spec = cr["metadata"], cr.get("spec") or {}
+        key = "%s/%s" % (meta["namespace"], meta["name"])
+        entry = self.registry.get(key)
+        if entry and entry["uid"] != meta["uid"]:
+            self.teardown(key)
+            entry = None
+        if entry is None:
+            port = keystones.free_port(self.registry)
+            if port is None:
+                return None
+            entry = self.registry[key] = {"port": port, "uid": meta["uid"]}
+            keystones.write_registry(self.registry)
+            self.log("Keystone %s: port %d" % (key, port))
+        tracker = self.trackers.get(meta["uid"])
+        max_keys = max(3, int((spec.get("fernet") or {}).get("maxActiveKeys") or 3))
+        if tracker is None:
+            inst = keystones.Instance(meta["namespace"], meta["name"], entry["port"])
+            inst.prepare(meta["uid"], max_keys)
+            tracker = self.trackers[meta["uid"]] = Tracker(inst, (cr.get("status") or {}).get("endpoint"))
+        else:
+            tracker.instance.prepare(meta["uid"], max_keys)
+        return tracker
+
+    # What runs ------------------------------------------------------------------------
+
+    def finish_job(self, tracker):
+        job, inst = tracker.job, tracker.instance
+        tracker.job = None
+        now = time.monotonic()
+        if job.kind == "db_sync":
+            code, detail = job.results.get("db_sync", (-1, "not run"))
+            if code == 0:
+                inst.db.chmod(0o600)  # it holds the password hashes
+                inst.save_state(db_synced=True)
+                tracker.db_error, tracker.db_failures = None, 0
+            else:
+                tracker.db_error = detail
+                tracker.db_failures += 1
+                tracker.db_retry_at = now + min(60, 2 ** tracker.db_failures)
+                self.log("Keystone %s/%s: db_sync failed: %s" % (inst.namespace, inst.name, detail))
+        elif job.kind == "bootstrap":
+            code, detail = job.results.get("bootstrap", (-1, "not run"))
+            if code == 0:
+                inst.save_state(bootstrap_digest=job.info["digest"])
+                tracker.boot_attempts, tracker.boot_error = 0, None
+                self.log("Keystone %s/%s: bootstrap done" % (inst.namespace, inst.name))
+            else:
+                tracker.boot_error = detail
+                tracker.boot_retry_at = now + 2 ** (tracker.boot_attempts - 1)
+                self.log("Keystone %s/%s: bootstrap attempt %d failed: %s"
+                         % (inst.namespace, inst.name, tracker.boot_attempts, detail))
+
+    def drive(self, tracker, cr):
+        inst = tracker.instance
+        if tracker.job and tracker.job.done:
+            self.finish_job(tracker)
+        now = time.monotonic()
+        # The key Secrets (upstream: generated by the operator itself; the condition says
+        # GeneratingKeys in that pass, which requeues).
+        spec = cr.get("spec") or {}
+        tracker.generated = []
+        for label, directory in (("fernet", inst.fernet_keys), ("credential", inst.credential_keys)):
+            if not inst.has_keys(directory):
+                count = max(3, int(((spec.get("fernet") if label == "fernet" else spec.get("credentialKeys"))
+                                    or {}).get("maxActiveKeys") or 3))
+                inst.generate_keys(directory, count)
+                tracker.generated.append(label)
+        if tracker.generated:
+            self.next_due = min(self.next_due, 0.2)
+            return
+        # The database: keystone-manage db_sync (upstream: the <name>-db-sync Job).
+        if not inst.state().get("db_synced") and tracker.job is None:
+            if now >= tracker.db_retry_at:
+                tracker.job = Job("db_sync", [("db_sync", lambda: inst.manage("db_sync"))], self.wake)
+            else:
+                self.next_due = min(self.next_due, tracker.db_retry_at - now)
+        # uWSGI starts alongside db_sync (it needs no tables to load); its conditions are only
+        # reported once the database is synced, as upstream's Deployment step follows Database.
+        self.run_deployment(tracker, cr, now)
+        if inst.state().get("db_synced"):
+            self.run_bootstrap(tracker, cr, now)
+
+    def run_deployment(self, tracker, cr, now):
+        inst = tracker.instance
+        meta = cr["metadata"]
+        if not inst.running():
+            tracker.healthy, tracker.healthy_since = False, None
+            if tracker.started:  # it ran and exited: crash-looping, as a pod would
+                tracker.started = False
+                tracker.exits += 1
+                tracker.exit_detail = inst.log_tail() or "no log output"
+                tracker.start_at = now + min(60, 2 ** tracker.exits)
+                self.log("Keystone %s/%s: uWSGI exited (%s)" % (meta["namespace"], meta["name"], tracker.exit_detail))
+            if now >= tracker.start_at:
+                fail = bool(self.settings.get().keystone(meta["namespace"], meta["name"]).get("fail_start"))
+                inst.start(fail=fail)
+                tracker.started = True
+                self.log("Keystone %s/%s: uWSGI started on %s" % (meta["namespace"], meta["name"], inst.url))
+            else:
+                self.next_due = min(self.next_due, tracker.start_at - now)
+        if inst.running():
+            tracker.healthy, tracker.probe_reason, tracker.probe_detail = keystones.probe(inst.url, 1.5)
+        else:
+            tracker.healthy, tracker.probe_reason = False, "ConnectionFailed"
+            tracker.probe_detail = "uWSGI is not running"
+        if tracker.healthy:
+            if inst.state().get("db_synced"):  # upstream sets it once the Deployment (after Database) is up
+                tracker.endpoint = inst.url
+            tracker.healthy_since = tracker.healthy_since or now
+            if now - tracker.healthy_since > 60:
+                tracker.exits = 0
+        else:
+            tracker.healthy_since = None
+            self.next_due = min(self.next_due, 1.0)
+
+    def run_bootstrap(self, tracker, cr, now):
+        meta, spec = cr["metadata"], cr.get("spec") or {}
+        inst = tracker.instance
+        boot = spec.get("bootstrap") or {}
+        ref = boot.get("adminPasswordSecretRef") or {}
+        if not ref.get("name") or not ref.get("key"):
+            tracker.boot = ("not-configured",)
+            return
+        secret = self.kube.get(path("v1", "secrets", meta["namespace"], ref["name"]))
+        raw = ((secret or {}).get("data") or {}).get(ref["key"])
+        try:
+            password = base64.b64decode(raw).decode() if raw else ""
+        except (ValueError, UnicodeDecodeError):
+            password = ""
+        if not password:
+            tracker.boot = ("invalid", meta["namespace"], ref["name"], ref["key"])
+            return
+        digest = hashlib.sha256(password.encode()).hexdigest()
+        if inst.state().get("bootstrap_digest") == digest:
+            tracker.boot = ("complete", digest)
+            return
+        if tracker.job is not None:
+            tracker.boot = ("running",)
+            return
+        if tracker.boot_digest != digest:  # a new password: a new Job, with all its attempts
+            tracker.boot_digest, tracker.boot_attempts, tracker.boot_error = digest, 0, None
+            tracker.boot_retry_at = 0.0
+        if tracker.boot_attempts >= BOOTSTRAP_ATTEMPTS:
+            tracker.boot = ("failed", tracker.boot_error)
+            return
+        tracker.boot = ("running",)
+        if now < tracker.boot_retry_at:
+            self.next_due = min(self.next_due, tracker.boot_retry_at - now)
+            return
+        tracker.boot_attempts += 1
+        args = inst.bootstrap_args(boot.get("adminUser") or "admin", boot.get("region") or "RegionOne",
+                                   boot.get("publicEndpoint"))
+        env = {"OS_BOOTSTRAP_PASSWORD": password}
+        tracker.job = Job("bootstrap", [("bootstrap", lambda: inst.manage(*args, env=env))], self.wake, digest=digest)
+
+    # Status -----------------------------------------------------------------------------
+
+    def conditions(self, tracker, cr):
+        meta = cr["metadata"]
+        gen = meta.get("generation")
+        inst = tracker.instance
+        conditions = copy.deepcopy((cr.get("status") or {}).get("conditions") or [])
+        job = tracker.job
+
+        def put(ctype, ok, reason, message):
+            loop.set_condition(conditions, ctype, "True" if ok else "False", reason, message, gen)
+
+        for ctype, label, kind, directory in (
+                ("FernetKeysReady", "fernet", "Fernet", inst.fernet_keys),
+                ("CredentialKeysReady", "credential", "Credential", inst.credential_keys)):
+            if label in tracker.generated or not inst.has_keys(directory):
+                put(ctype, False, "GeneratingKeys", "Initial %s keys have been generated"
+                    % ("Fernet" if label == "fernet" else label))
+            else:
+                put(ctype, True, "%sKeysAvailable" % kind,
+                    "%s keys exist in %s; the lab does not rotate them" % (kind, directory))
+        if tracker.generated:
+            return self.aggregate(conditions, gen), tracker.endpoint
+        synced = inst.state().get("db_synced")
+        if synced:
+            put("DatabaseReady", True, "DatabaseSynced", "Database schema is up to date")
+        elif tracker.db_error and not job:
+            put("DatabaseReady", False, "DBSyncFailed", "db_sync job failed: %s" % tracker.db_error)
+        else:
+            put("DatabaseReady", False, "DBSyncInProgress", "db_sync job is running")
+        if not synced:
+            return self.aggregate(conditions, gen), tracker.endpoint
+
+        if tracker.healthy:
+            put("DeploymentReady", True, "DeploymentReady", "Keystone API deployment is available")
+        else:
+            message = "Keystone API deployment is not yet available"
+            if tracker.exit_detail and tracker.exits:
+                message += ("; uWSGI exited %d time(s), last: %s; see %s"
+                            % (tracker.exits, tracker.exit_detail, inst.log))
+            put("DeploymentReady", False, "WaitingForDeployment", message)
+        if tracker.endpoint is None:
+            put("KeystoneAPIReady", False, "EndpointNotReady", "endpoint not yet configured")
+        elif tracker.healthy:
+            put("KeystoneAPIReady", True, "APIHealthy", "Keystone API is responding at %s" % inst.url)
+        elif tracker.probe_reason == "APIUnhealthy":
+            put("KeystoneAPIReady", False, "APIUnhealthy", "Keystone API returned %s" % tracker.probe_detail)
+        else:
+            put("KeystoneAPIReady", False, tracker.probe_reason, "Keystone API at %s is not reachable: %s"
+                % (inst.url, tracker.probe_detail))
+
+        boot = tracker.boot
+        if boot[0] == "not-configured":
+            put("BootstrapReady", False, "BootstrapNotConfigured",
+                "spec.bootstrap.adminPasswordSecretRef is not set; waiting for the bootstrap settings")
+        elif boot[0] == "invalid":
+            put("BootstrapReady", False, "AdminSecretInvalid",
+                'Admin password Secret %s/%s is missing, unreadable, or has an empty "%s" value' % boot[1:])
+        elif boot[0] == "complete":
+            put("BootstrapReady", True, "BootstrapComplete", "Keystone bootstrap completed successfully")
+        elif boot[0] == "failed":
+            put("BootstrapReady", False, "BootstrapFailed",
+                "Keystone bootstrap job failed: job has permanently failed: %s/%s-bootstrap "
+                "(keystone-manage bootstrap, %d attempts, last: %s)"
+                % (meta["namespace"], meta["name"], BOOTSTRAP_ATTEMPTS, boot[1]))
+        elif boot[0] == "running":
+            put("BootstrapReady", False, "BootstrapInProgress", "Keystone bootstrap job is running")
+        return self.aggregate(conditions, gen), tracker.endpoint
+
+    def aggregate(self, conditions, gen):
+        """SetAggregateReady: Ready is True only when every sub-condition is present and True."""
+        ready = all(any(c["type"] == t and c["status"] == "True" for c in conditions) for t in SUB_CONDITIONS)
+        if ready:
+            loop.set_condition(conditions, "Ready", "True", "AllReady", "All sub-conditions are ready", gen)
+        else:
+            loop.set_condition(conditions, "Ready", "False", "NotAllReady",
+                               "One or more sub-conditions are not ready", gen)
+        order = SUB_CONDITIONS + ["Ready"]
+        return sorted(conditions, key=lambda c: order.index(c["type"]) if c["type"] in order else len(order))
+
+    def write_status(self, cr, conditions, endpoint):
+        """Patch status when it differs; returns the updated object (None when unchanged or refused)."""
+        current = cr.get("status") or {}
+        wanted = {"observedGeneration": cr["metadata"].get("generation"), "conditions": conditions}
+        if endpoint:
+            wanted["endpoint"] = endpoint
+        if all(current.get(k) == v for k, v in wanted.items()):
+            return None
+        return self.kube.patch(object_path(GV, "keystones", cr), cr, {"status": wanted}, "status")
+
+
+def main():
+    clusters = config.clusters()
+    planes = [c for c in clusters if config.CONTROL_PLANE_GROUP in c.groups]
+    if not planes:
+        raise SystemExit("inventories/lab has no host in group %s" % config.CONTROL_PLANE_GROUP)
+    KeystoneOperator(planes[0]).run()

@@ -1,0 +1,242 @@
+"""The real Keystones behind Keystone CRs: one per CR, each with its own port, database and keys.
+
+What the keystone-operator stand-in (keystone_operator.py) runs for a Keystone CR
+<namespace>/<name>, and what `regionlab status` reads back:
+
+- a directory $COBALTCORE_LAB_DIR/keystones/<namespace>/<name>/ (mode 0700) with keystone.conf,
+  the SQLite database keystone.db (0600), the key repositories fernet-keys/ and credential-keys/
+  (files 0 .. maxActiveKeys-1, 0600) and state.json (the CR's uid, whether db_sync ran, the digest
+  of the admin password the last bootstrap used);
+- a loopback port from config.KEYSTONE_CR_PORTS (base+100 .. base+199): the lowest free one when
+  the CR is first seen, recorded in keystones/ports.json and kept until the CR is deleted;
+- a lab process keystone-cr.<namespace>.<name>: uWSGI with one worker process and two threads
+  (plus its small master), serving keystone.wsgi.api on 127.0.0.1:<port>, logging to
+  logs/keystone-cr.<namespace>.<name>.log.
+
+The keys are generated here, as upstream's keystone-operator generates them itself into the
+<name>-fernet-keys and <name>-credential-keys Secrets (32 random bytes, URL-safe base64; no
+keystone-manage fernet_setup/credential_setup). `keystone-manage db_sync` and `keystone-manage
+bootstrap` run as processes of their own, as the operator's Jobs run them; the admin password
+reaches bootstrap through OS_BOOTSTRAP_PASSWORD, never argv.
+"""
+
+import base64
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import requests
+
+from .. import config, pki, processes
+
+PREFIX = "keystone-cr."
+VENV_BIN = Path(sys.executable).parent
+REGISTRY = config.KEYSTONES / "ports.json"
+WORKER_PROCESSES = 1
+WORKER_THREADS = 2
+
+
+def process_name(namespace, name):
+    # Namespaces have no dots, so the first dot after the prefix separates namespace and name.
+    return "%s%s.%s" % (PREFIX, namespace, name)
+
+
+def url_of(port):
+    return "http://127.0.0.1:%d/v3" % port
+
+
+# Registry ----------------------------------------------------------------------
+
+def read_registry():
+    """{"<namespace>/<name>": {"port": int, "uid": str}} of the Keystones the stand-in keeps."""
+    try:
+        return json.loads(REGISTRY.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def write_registry(registry):
+    REGISTRY.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temp = REGISTRY.with_name(".ports.json.tmp")
+    temp.write_text(json.dumps(registry, indent=1, sort_keys=True) + "\n")
+    os.replace(temp, REGISTRY)
+
+
+def free_port(registry):
+    """The lowest port of the range that no registered Keystone holds and nothing listens on."""
+    taken = {entry["port"] for entry in registry.values()}
+    for port in config.KEYSTONE_CR_PORTS:
+        if port not in taken and not processes.port_open(port):
+            return port
+    return None
+
+
+def status():
+    """What `regionlab status` shows: every registered Keystone, its URL and whether it answers."""
+    out = []
+    for key, entry in sorted(read_registry().items()):
+        namespace, name = key.split("/", 1)
+        url = url_of(entry["port"])
+        process = process_name(namespace, name)
+        out.append({"namespace": namespace, "name": name, "url": url, "process": process,
+                    "ready": bool(processes.pid_of(process)) and probe(url, 1.0)[0]})
+    return out
+
+
+def probe(url, timeout=2.0):
+    """(healthy, reason, detail): GET <url> as upstream's health check does (2xx is healthy).
+
+    Reasons as upstream classifies them: APIUnhealthy (an HTTP error), HealthCheckTimeout,
+    ConnectionFailed; detail is stable text (no object addresses), so a status does not churn.
+    """
+    try:
+        resp = requests.get(url, timeout=timeout)
+    except requests.Timeout:
+        return False, "HealthCheckTimeout", "no answer within %ss" % timeout
+    except requests.ConnectionError as exc:
+        return False, "ConnectionFailed", "connection refused" if "refused" in str(exc) else "connection failed"
+    except requests.RequestException as exc:
+        return False, "ConnectionFailed", type(exc).__name__
+    if 200 <= resp.status_code < 300:
+        return True, "APIHealthy", None
+    excerpt = " ".join(resp.text[:256].split())
+    return False, "APIUnhealthy", "HTTP %d%s" % (resp.status_code, ": " + excerpt if excerpt else "")
+
+
+# One instance --------------------------------------------------------------------
+
+class Instance:
+    """The files, commands and process of the Keystone of one CR."""
+
+    def __init__(self, namespace, name, port):
+        self.namespace, self.name, self.port = namespace, name, port
+        self.home = config.KEYSTONES / namespace / name
+        self.conf = self.home / "keystone.conf"
+        self.db = self.home / "keystone.db"
+        self.fernet_keys = self.home / "fernet-keys"
+        self.credential_keys = self.home / "credential-keys"
+        self.process = process_name(namespace, name)
+        self.url = url_of(port)
+
+    @property
+    def log(self):
+        return processes.LOGS / ("%s.log" % self.process)
+
+    # Files -----------------------------------------------------------------------
+
+    def state(self):
+        try:
+            return json.loads((self.home / "state.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def save_state(self, **changes):
+        state = self.state()
+        state.update(changes)
+        pki.write_private(self.home / "state.json", (json.dumps(state, sort_keys=True) + "\n").encode())
+
+    def prepare(self, uid, max_active_keys):
+        """The directory and keystone.conf; a directory left by an earlier CR of the same name is wiped."""
+        if self.home.exists() and self.state().get("uid") != uid:
+            shutil.rmtree(self.home)
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for directory in (self.fernet_keys, self.credential_keys):
+            directory.mkdir(mode=0o700, exist_ok=True)
+        text = self.conf_text(max_active_keys)
+        if not self.conf.exists() or self.conf.read_text() != text:
+            self.conf.write_text(text)
+        if self.state().get("uid") != uid:
+            self.save_state(uid=uid)
+
+    def conf_text(self, max_active_keys):
+        return "\n".join([
+            "[database]",
+            "connection = sqlite:///%s" % self.db,
+            "[token]",
+            "provider = fernet",
+            "expiration = 3600",
+            "[fernet_tokens]",
+            "key_repository = %s" % self.fernet_keys,
+            "max_active_keys = %d" % max_active_keys,
+            "[fernet_receipts]",
+            "key_repository = %s" % self.fernet_keys,
+            "[credential]",
+            "key_repository = %s" % self.credential_keys,
+            "[cache]",
+            "enabled = false",
+            # bcrypt with 4 rounds instead of 12: lab passwords need no resistance to brute force,
+            # and every bootstrap and password authentication costs about a second of CPU less.
+            "[identity]",
+            "password_hash_rounds = 4",
+            "",
+        ])
+
+    def has_keys(self, directory):
+        return (directory / "0").exists()
+
+    def generate_keys(self, directory, count):
+        """count Fernet-format keys (32 random bytes, URL-safe base64 with padding), file 0 last."""
+        for index in reversed(range(count)):
+            pki.write_private(directory / str(index), base64.urlsafe_b64encode(secrets.token_bytes(32)))
+
+    def remove(self):
+        shutil.rmtree(self.home, ignore_errors=True)
+        parent = self.home.parent
+        if parent.exists() and not any(parent.iterdir()):
+            parent.rmdir()
+
+    # keystone-manage -------------------------------------------------------------
+
+    def manage(self, *args, env=None):
+        """A started `keystone-manage --config-file <conf> <args>`; (process, file with its stderr)."""
+        errors = tempfile.TemporaryFile()
+        proc = subprocess.Popen(
+            [str(VENV_BIN / "keystone-manage"), "--config-file", str(self.conf)] + list(args),
+            stdout=subprocess.DEVNULL, stderr=errors, stdin=subprocess.DEVNULL,
+            env=dict(os.environ, PYTHONWARNINGS="ignore", **(env or {})))
+        return proc, errors
+
+    def bootstrap_args(self, admin_user, region, public_url):
+        """keystone-manage bootstrap as upstream's <name>-bootstrap Job runs it (admin/internal: own URL)."""
+        return ["bootstrap", "--bootstrap-username", admin_user, "--bootstrap-project-name", "admin",
+                "--bootstrap-role-name", "admin", "--bootstrap-service-name", "keystone",
+                "--bootstrap-region-id", region, "--bootstrap-admin-url", self.url,
+                "--bootstrap-internal-url", self.url, "--bootstrap-public-url", public_url or self.url]
+
+    # uWSGI ---------------------------------------------------------------------------
+
+    def running(self):
+        return bool(processes.pid_of(self.process))
+
+    def start(self, fail=False):
+        """Start uWSGI (fail: with an application module that does not exist, so it cannot start)."""
+        app = "keystone.wsgi.lab_missing_app:application" if fail else "keystone.wsgi.api:application"
+        processes.start(self.process, [
+            VENV_BIN / "uwsgi", "--http-socket", "127.0.0.1:%d" % self.port,
+            "--wsgi", app, "--virtualenv", VENV_BIN.parent,
+            "--master", "--processes", str(WORKER_PROCESSES), "--threads", str(WORKER_THREADS),
+            "--die-on-term", "--need-app", "--lazy-apps", "--disable-logging",
+            # uWSGI's http-socket closes every connection after the answer without saying so: a
+            # client reusing it gets "connection reset" (and does not retry a POST).
+            "--add-header", "Connection: close",
+        ], env={"OS_KEYSTONE_CONFIG_FILES": str(self.conf), "PYTHONWARNINGS": "ignore"})
+
+    def stop(self):
+        processes.stop(self.process)
+
+    def log_tail(self, limit=300):
+        """The last non-empty line of the uWSGI log (why it did not start), shortened."""
+        try:
+            with open(self.log, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, handle.tell() - 8192))
+                lines = [line.strip() for line in handle.read().decode(errors="replace").splitlines()]
+        except OSError:
+            return ""
+        lines = [line for line in lines if line]
+        return lines[-1][:limit] if lines else ""

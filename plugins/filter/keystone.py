@@ -1,0 +1,44 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the Keystone bootstrap (phase 5): thin wrappers over module_utils.keystone_catalog.
+
+Each filter's documentation is the YAML file of its name beside this one.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import keystone_catalog
+
+
+def _lines(error):
+    return "\n".join("- " + problem for problem in error.problems)
+
+
+def keystone_catalog_plan_filter(settings):
+    try:
+        return keystone_catalog.catalog_plan(settings)
+    except keystone_catalog.KeystoneCatalogError as error:
+        raise AnsibleFilterError("invalid Keystone bootstrap settings, nothing was changed:\n%s" % _lines(error))
+
+
+def korc_import_failure_filter(wait_result, manifests):
+    return keystone_catalog.import_failure_message(wait_result, manifests)
+
+
+def korc_refs_filter(manifests):
+    return keystone_catalog.refs_of(manifests or [])
+
+
+class FilterModule(object):
+    """c5c3.cobaltcore Keystone bootstrap filters."""
+
+    def filters(self):
+        return {
+            "keystone_catalog_plan": keystone_catalog_plan_filter,
+            "korc_import_failure": korc_import_failure_filter,
+            "korc_refs": korc_refs_filter,
+        }

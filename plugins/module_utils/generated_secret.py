@@ -1,0 +1,195 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Secrets whose values are generated once: pure logic of c5c3.cobaltcore.generated_secret.
+
+``desired_secret(spec, live, found)`` returns the Secret manifest to apply and the
+keys it generated. A value is generated only when the live Secret lacks the key (or
+holds an empty value); every key the live Secret holds is kept, so a re-run never
+regenerates or drops anything. ``values`` are set as given; ``values_from`` copies a
+field of another object (``found``: what the module read, by reference);
+``templates`` are rendered from the Secret's values (generated ones included) with
+``${key}``.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import base64
+import re
+import secrets
+import string
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_catalog import TemplateError, render_template
+
+ALPHABET = string.ascii_letters + string.digits
+MIN_LENGTH = 16
+DEFAULT_LENGTH = 32
+_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+
+
+class SecretSpecError(ValueError):
+    def __init__(self, problems):
+        super(SecretSpecError, self).__init__("; ".join(problems))
+        self.problems = list(problems)
+
+
+def generate(length):
+    """A random value of letters and digits (safe in YAML, INI, URLs and shells)."""
+    return "".join(secrets.choice(ALPHABET) for dummy in range(length))
+
+
+def _generate_entries(value, where, problems):
+    entries = []
+    for index, item in enumerate(value or []):
+        if isinstance(item, str):
+            item = {"key": item}
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            problems.append("%s.generate[%d] must be a key or a mapping with a key" % (where, index))
+            continue
+        length = item.get("length", DEFAULT_LENGTH)
+        if isinstance(length, bool) or not isinstance(length, int) or length < MIN_LENGTH:
+            problems.append("%s.generate[%d]: length must be an integer of at least %d" % (where, index, MIN_LENGTH))
+            continue
+        entries.append({"key": item["key"], "length": length})
+    return entries
+
+
+def validate(specs, default_namespace=None):
+    """Normalized specs; raises SecretSpecError listing every problem of every spec."""
+    problems, result, seen = [], [], set()
+    if not isinstance(specs, list):
+        raise SecretSpecError(["secrets must be a list"])
+    for index, spec in enumerate(specs):
+        where = "secrets[%d]" % index
+        if not isinstance(spec, dict):
+            problems.append("%s is not a mapping" % where)
+            continue
+        name = spec.get("name")
+        namespace = spec.get("namespace") or default_namespace
+        if not naming.is_dns1123_subdomain(name):
+            problems.append("%s: name %r is not a valid Secret name" % (where, name))
+        if not naming.is_dns1123_label(namespace):
+            problems.append("%s: namespace %r is missing or invalid" % (where, namespace))
+        where = "Secret %s/%s" % (namespace, name)
+        if (namespace, name) in seen:
+            problems.append("%s is listed twice" % where)
+        seen.add((namespace, name))
+        generated = _generate_entries(spec.get("generate"), where, problems)
+        values_from = _values_from(spec.get("values_from"), namespace, where, problems)
+        values = spec.get("values") or {}
+        templates = spec.get("templates") or {}
+        labels = spec.get("labels") or {}
+        for what, mapping in (("values", values), ("templates", templates), ("labels", labels)):
+            if not isinstance(mapping, dict):
+                problems.append("%s: %s must be a mapping" % (where, what))
+        if not all(isinstance(v, str) for v in (values.values() if isinstance(values, dict) else [])):
+            problems.append("%s: every value of values must be a string" % where)
+        keys = [g["key"] for g in generated] + [v["key"] for v in values_from] \
+            + list(values if isinstance(values, dict) else []) + list(templates if isinstance(templates, dict) else [])
+        bad = sorted(set(k for k in keys if not isinstance(k, str) or not _KEY.match(k)))
+        if bad:
+            problems.append("%s: %s are not valid Secret keys" % (where, ", ".join(map(str, bad))))
+        twice = sorted(set(k for k in keys if keys.count(k) > 1))
+        if twice:
+            problems.append("%s: %s is set more than once (generate, values, templates)" % (where, ", ".join(twice)))
+        if not keys:
+            problems.append("%s: nothing to generate, set or render" % where)
+        result.append({"name": name, "namespace": namespace, "labels": labels, "generate": generated,
+                       "values_from": values_from, "values": values, "templates": templates})
+    if problems:
+        raise SecretSpecError(problems)
+    return result
+
+
+def _values_from(value, namespace, where, problems):
+    entries = []
+    for index, item in enumerate(value or []):
+        here = "%s.values_from[%d]" % (where, index)
+        if not isinstance(item, dict):
+            problems.append("%s is not a mapping" % here)
+            continue
+        missing = [k for k in ("key", "api_version", "kind", "name", "field") if not isinstance(item.get(k), str)
+                   or not item.get(k)]
+        if missing:
+            problems.append("%s lacks %s" % (here, ", ".join(missing)))
+            continue
+        entries.append({"key": item["key"], "api_version": item["api_version"], "kind": item["kind"],
+                        "name": item["name"], "namespace": item.get("namespace") or namespace,
+                        "field": item["field"]})
+    return entries
+
+
+def reference(entry):
+    """The object a values_from entry reads, as a hashable key."""
+    return (entry["api_version"], entry["kind"], entry["namespace"], entry["name"])
+
+
+def field_of(obj, path):
+    """The string at a dotted path of an object, None when absent or not a scalar."""
+    node = obj
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    if isinstance(node, bool) or node is None or isinstance(node, (dict, list)):
+        return None
+    return str(node)
+
+
+def decoded(live):
+    """{key: str} of a live Secret's data; binary values are left out (and kept as they are)."""
+    values = {}
+    for key, value in ((live or {}).get("data") or {}).items():
+        try:
+            values[key] = base64.b64decode(value).decode("utf-8")
+        except (ValueError, TypeError, UnicodeDecodeError):
+            continue
+    return values
+
+
+def desired_secret(spec, live, found=None, generator=generate):
+    """(manifest, generated keys) for one validated spec and the live Secret (None when absent).
+
+    found maps reference(entry) of every values_from entry to the object read (None: absent).
+    """
+    problems = []
+    copied = {}
+    for entry in spec["values_from"]:
+        obj = (found or {}).get(reference(entry))
+        what = "%s %s/%s" % (entry["kind"], entry["namespace"], entry["name"])
+        value = field_of(obj, entry["field"]) if obj is not None else None
+        if obj is None:
+            problems.append("%s (for key %s) does not exist" % (what, entry["key"]))
+        elif not value:
+            problems.append("%s has no %s yet (for key %s)" % (what, entry["field"], entry["key"]))
+        else:
+            copied[entry["key"]] = value
+    if problems:
+        raise SecretSpecError(["Secret %s/%s: %s" % (spec["namespace"], spec["name"], p) for p in problems])
+    live_data = dict(((live or {}).get("data") or {}))
+    values = decoded(live)
+    generated = []
+    for entry in spec["generate"]:
+        if not values.get(entry["key"]):
+            values[entry["key"]] = generator(entry["length"])
+            generated.append(entry["key"])
+    values.update(copied)
+    values.update(spec["values"])
+    for key, template in spec["templates"].items():
+        try:
+            values[key] = render_template(template, values)
+        except TemplateError as error:
+            raise SecretSpecError(["Secret %s/%s: templates.%s: %s" % (spec["namespace"], spec["name"], key, error)])
+    data = dict(live_data)  # binary values stay as they are
+    for key, value in values.items():
+        data[key] = base64.b64encode(value.encode("utf-8")).decode("ascii")
+    manifest = {"apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": spec["name"], "namespace": spec["namespace"]},
+                "data": data}
+    if spec["labels"]:
+        manifest["metadata"]["labels"] = dict(spec["labels"])
+    # Always the live type (immutable), so the field stays this manager's and a re-run owns the same fields.
+    manifest["type"] = (live or {}).get("type") or "Opaque"
+    return manifest, generated

@@ -1,0 +1,209 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The base of the collection's Keystone modules.
+
+Built on openstack.cloud's OpenStackModule (its auth options: cloud, auth,
+region_name, interface, ...; check mode; results), plus what every Keystone step
+of a CobaltCore region needs:
+
+* Keystone down (connection refused, timeouts, 502/503/504) is retried with
+  backoff, then fails naming the endpoint; refused credentials fail at once,
+  naming the endpoint and the cloud;
+* modules that also write Kubernetes objects get the collection's client
+  (``kubeconfig``, ``context`` and the K8S_AUTH_* variables) and its apply layer;
+* secret values read or written are masked in everything Ansible prints.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import time
+
+from ansible_collections.openstack.cloud.plugins.module_utils.openstack import OpenStackModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import Applier, ManifestError, changed, describe
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeClient, KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
+
+try:
+    from keystoneauth1 import exceptions as ksa_exceptions
+    HAS_KEYSTONEAUTH = True
+except ImportError:  # pragma: no cover - openstacksdk brings it
+    ksa_exceptions = None
+    HAS_KEYSTONEAUTH = False
+
+TRANSIENT_STATUSES = (500, 502, 503, 504)
+MAX_DELAY = 8.0
+
+KEYSTONE_RETRY_SPEC = dict(
+    connect_retries=dict(type="int", default=6),
+    connect_retry_delay=dict(type="float", default=1.0),
+)
+KUBE_AUTH_SPEC = dict(
+    kubeconfig=dict(type="raw", no_log=True),
+    context=dict(type="str"),
+)
+
+
+class KeystoneError(Exception):
+    """A Keystone failure with a message fit for the operator."""
+
+    def __init__(self, message, **details):
+        super(KeystoneError, self).__init__(message)
+        self.details = details
+
+
+def _chain(exc):
+    seen = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
+
+
+def http_status(exc):
+    for item in _chain(exc):
+        for attribute in ("http_status", "status_code"):
+            value = getattr(item, attribute, None)
+            if isinstance(value, int):
+                return value
+    return None
+
+
+def is_unreachable(exc):
+    """Connection refused, DNS, TLS or timeouts: Keystone (or the path to it) is down."""
+    if ksa_exceptions is None:
+        return False
+    return any(isinstance(item, (ksa_exceptions.ConnectFailure, ksa_exceptions.ConnectTimeout,
+                                 ksa_exceptions.UnknownConnectionError)) for item in _chain(exc))
+
+
+def is_transient(exc):
+    return is_unreachable(exc) or http_status(exc) in TRANSIENT_STATUSES
+
+
+def retry(call, attempts, delay, describe_failure):
+    """call() until it succeeds or fails for a reason that waiting cannot fix."""
+    attempt = 0
+    started = time.time()
+    while True:
+        attempt += 1
+        try:
+            return call()
+        except Exception as exc:  # keystoneauth and the SDK raise many unrelated types
+            if not is_transient(exc) or attempt >= attempts:
+                raise KeystoneError(describe_failure(exc, attempt, time.time() - started), status=http_status(exc))
+            time.sleep(min(delay * (2 ** (attempt - 1)), MAX_DELAY))
+
+
+def short_error(exc):
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+class KeystoneModule(OpenStackModule):
+    """OpenStackModule with retries, clear Keystone errors and, when kube is set, a Kubernetes client."""
+
+    kube = False
+
+    def __init__(self):
+        spec = dict(KEYSTONE_RETRY_SPEC)
+        if self.kube:
+            spec.update(KUBE_AUTH_SPEC)
+        spec.update(self.argument_spec)
+        self.argument_spec = spec
+        super(KeystoneModule, self).__init__()
+        self._kube_client = None
+        self.cloud_name = self.conn.config.name if getattr(self.conn, "config", None) else None
+        if self.kube:
+            KubeModule._unmask_kubeconfig_structure(self)
+
+    # -- Keystone ------------------------------------------------------------
+
+    @property
+    def auth_url(self):
+        try:
+            return self.conn.config.get_auth_args().get("auth_url") or "(no auth_url)"
+        except Exception:  # a broken cloud config is reported by authorize()
+            return "(unknown auth_url)"
+
+    def _where(self):
+        cloud = " (cloud %s)" % self.cloud_name if self.cloud_name and self.cloud_name != "defaults" else ""
+        return "Keystone at %s%s" % (self.auth_url, cloud)
+
+    def keystone_failure(self, action):
+        def describe_failure(exc, attempts, elapsed):
+            status = http_status(exc)
+            if is_unreachable(exc) or status in TRANSIENT_STATUSES:
+                return "%s is not reachable: %s failed %d times in %.0fs: %s" % (
+                    self._where(), action, attempts, elapsed, short_error(exc))
+            if status == 401:
+                return "%s refused the credentials (HTTP 401): check the password or application credential: %s" % (
+                    self._where(), short_error(exc))
+            if status == 403:
+                return "%s forbade %s (HTTP 403): the credentials lack the admin role? %s" % (
+                    self._where(), action, short_error(exc))
+            return "%s: %s failed: %s" % (self._where(), action, short_error(exc))
+        return describe_failure
+
+    def keystone(self, call, action):
+        """One Keystone call with the module's retry policy and error messages."""
+        return retry(call, self.params["connect_retries"], self.params["connect_retry_delay"],
+                     self.keystone_failure(action))
+
+    def authorize(self):
+        """A token for the admin cloud: fails clearly when Keystone is down or refuses the credentials."""
+        return self.keystone(self.conn.authorize, "authentication")
+
+    # -- Kubernetes ----------------------------------------------------------
+
+    @property
+    def kube_client(self):
+        if self._kube_client is None:
+            self._kube_client = KubeClient({"kubeconfig": self.params.get("kubeconfig"),
+                                            "context": self.params.get("context")})
+        return self._kube_client
+
+    def applier(self, force_conflicts=False):
+        return Applier(self.kube_client, check_mode=self.check_mode, diff=self.ansible._diff,
+                       force_conflicts=force_conflicts)
+
+    def hide_secret_values(self, objects):
+        KubeModule.hide_secret_values(self, objects)
+
+    def hide(self, *values):
+        for value in values:
+            if value:
+                self.ansible.no_log_values.add(str(value))
+
+    def record(self, results):
+        if changed(results):
+            self.results["changed"] = True
+        if self.ansible._diff:
+            self.results.setdefault("diff", []).extend(
+                dict(r["diff"], before_header=describe(r), after_header=describe(r)) for r in results if "diff" in r)
+        return results
+
+    # -- running ---------------------------------------------------------------
+
+    def fail_with(self, msg, **extra):
+        result = dict(self.results)
+        result.update(extra)
+        if self._kube_client is not None:
+            result["requests"] = dict(self._kube_client.requests)
+        self.ansible.fail_json(msg=msg, **result)
+
+    def __call__(self):
+        try:
+            self.run()
+        except KeystoneError as exc:
+            self.fail_with(str(exc), **exc.details)
+        except ManifestError as exc:
+            self.fail_with(str(exc), problems=exc.problems)
+        except KubeError as exc:
+            self.fail_with(str(exc), error=exc.as_dict())
+        except self.sdk.exceptions.SDKException as exc:
+            self.fail_with("%s: %s" % (self._where(), short_error(exc)))
+        if self._kube_client is not None:
+            self.results["requests"] = dict(self._kube_client.requests)
+        self.ansible.exit_json(**self.results)

@@ -1,0 +1,242 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: generated_secret
+short_description: Ensure Secrets whose values are generated once and never shown
+version_added: 0.2.0
+description:
+  - Ensures Kubernetes Secrets with random values (passwords, application credential secrets), generated
+    only when the Secret lacks the key. A value that exists is never regenerated, and no key the Secret
+    already holds is dropped, so a re-run writes nothing.
+  - Generated values are letters and digits, safe in YAML, INI files, URLs and shells.
+  - O(secrets[].values) are set as given (non-secret settings such as an ID or a URL);
+    O(secrets[].templates) are rendered from the Secret's values, generated ones included, with
+    C(${key}) references; a template given as a mapping is written as YAML (a C(clouds.yaml), say).
+  - Values never appear in results, diffs, errors or C(-vvv) output; the module reads them from the
+    Secret and writes them back only through the API server.
+  - One API client for the whole batch; server-side apply under the field manager C(c5c3.cobaltcore).
+author:
+  - CobaltCore team (@c5c3)
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+attributes:
+  check_mode:
+    description: Sends the writes as server-side dry runs; values generated in check mode are thrown away.
+    support: full
+  diff_mode:
+    description: Shows which keys change, with every value redacted.
+    support: full
+options:
+  secrets:
+    description: The Secrets to ensure.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: The Secret's name.
+        type: str
+        required: true
+      namespace:
+        description: Its namespace; O(namespace) when omitted.
+        type: str
+      labels:
+        description: Labels to set on the Secret.
+        type: dict
+      generate:
+        description:
+          - Keys whose values are generated when the Secret lacks them, each a key name or a mapping
+            C({key, length}) (length at least 16, default 32).
+        type: list
+        elements: raw
+      values:
+        description: Keys set to these (non-secret) string values.
+        type: dict
+      values_from:
+        description:
+          - Keys copied from a field of another object, for example the C(status.id) K-ORC writes into an
+            C(ApplicationCredential). Fails listing every object or field that is missing.
+        type: list
+        elements: dict
+        suboptions:
+          key:
+            description: The Secret's key.
+            type: str
+            required: true
+          api_version:
+            description: The object's apiVersion.
+            type: str
+            required: true
+          kind:
+            description: The object's kind.
+            type: str
+            required: true
+          name:
+            description: The object's name.
+            type: str
+            required: true
+          namespace:
+            description: The object's namespace; the Secret's when omitted.
+            type: str
+          field:
+            description: The dotted path of a scalar field, e.g. C(status.id).
+            type: str
+            required: true
+      templates:
+        description:
+          - Keys rendered from the Secret's values with C(${key}); a string, or a mapping written as YAML
+            after its string leaves are rendered.
+        type: dict
+  namespace:
+    description: Namespace of the Secrets that name none.
+    type: str
+notes:
+  - The module never returns a value it generated or read. Put C(no_log) on the task anyway when a
+    template or value option holds something confidential.
+"""
+
+EXAMPLES = r"""
+- name: The Keystone admin password, generated once
+  c5c3.cobaltcore.generated_secret:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    namespace: openstack
+    secrets:
+      - name: keystone-admin-credentials
+        generate: [password]
+
+- name: A service user's password and a clouds.yaml that uses it
+  c5c3.cobaltcore.generated_secret:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    secrets:
+      - name: glance-keystone-user
+        namespace: openstack
+        generate:
+          - {key: password, length: 40}
+        templates:
+          clouds.yaml:
+            clouds:
+              glance:
+                auth:
+                  auth_url: https://keystone.openstack.svc.cluster.local:5000/v3
+                  username: glance
+                  password: "${password}"
+                  user_domain_name: Default
+                  project_name: service
+                  project_domain_name: Default
+"""
+
+RETURN = r"""
+secrets:
+  description: One entry per Secret; never a value.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The Secret's name.
+      type: str
+    namespace:
+      description: Its namespace.
+      type: str
+    result:
+      description: C(created), C(configured) or C(unchanged).
+      type: str
+    generated:
+      description: The keys whose values this run generated.
+      type: list
+      elements: str
+requests:
+  description: API requests this call made, by HTTP verb.
+  returned: always
+  type: dict
+"""
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import generated_secret
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import normalize
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
+
+
+class GeneratedSecretModule(KubeModule):
+    argument_spec = dict(
+        secrets=dict(type="list", elements="dict", required=True, no_log=False, options=dict(
+            name=dict(type="str", required=True),
+            namespace=dict(type="str"),
+            labels=dict(type="dict"),
+            generate=dict(type="list", elements="raw"),
+            values=dict(type="dict"),
+            values_from=dict(type="list", elements="dict", options=dict(
+                key=dict(type="str", required=True, no_log=False),
+                api_version=dict(type="str", required=True),
+                kind=dict(type="str", required=True),
+                name=dict(type="str", required=True),
+                namespace=dict(type="str"),
+                field=dict(type="str", required=True),
+            )),
+            templates=dict(type="dict"),
+        )),
+        namespace=dict(type="str"),
+    )
+
+    def run(self):
+        try:
+            specs = generated_secret.validate(self.params["secrets"], self.params["namespace"])
+        except generated_secret.SecretSpecError as error:
+            self.fail("invalid secrets, nothing was changed: %s" % "; ".join(error.problems), problems=error.problems)
+        rtype = self.client.resource("v1", "Secret")
+        found = self.referenced(specs)
+        manifests, generated, problems = [], [], []
+        for spec in specs:
+            live = self.client.get(rtype, spec["name"], spec["namespace"])
+            # Values read from the server are as secret as the ones generated here.
+            self.hide_secret_values([live] if live else [])
+            try:
+                manifest, keys = generated_secret.desired_secret(spec, live, found)
+            except generated_secret.SecretSpecError as error:
+                problems.extend(error.problems)
+                continue
+            self.hide_secret_values([manifest])
+            manifests.append(manifest)
+            generated.append(keys)
+        if problems:
+            self.fail("cannot ensure the secrets, nothing was changed: %s" % "; ".join(problems), problems=problems)
+        # These Secrets are the module's: a key someone else rewrote is taken back (its value is kept
+        # unless a template or value renders it).
+        results = self.applier(force_conflicts=True).apply(normalize(manifests))
+        self.record(results)
+        by_name = dict(((r["namespace"], r["name"]), r["result"]) for r in results)
+        self.results["secrets"] = [
+            {"name": spec["name"], "namespace": spec["namespace"],
+             "result": by_name[(spec["namespace"], spec["name"])], "generated": keys}
+            for spec, keys in zip(specs, generated)]
+
+    def referenced(self, specs):
+        """The objects values_from reads: one GET each, or a LIST per kind and namespace for several."""
+        groups = {}
+        for spec in specs:
+            for entry in spec["values_from"]:
+                ref = generated_secret.reference(entry)
+                groups.setdefault(ref[:3], set()).add(ref[3])
+        found = {}
+        for (api_version, kind, namespace), names in groups.items():
+            rtype = self.client.resource(api_version, kind)
+            if len(names) == 1:
+                name = next(iter(names))
+                found[(api_version, kind, namespace, name)] = self.client.get(rtype, name, namespace)
+                continue
+            items = dict((i["metadata"]["name"], i) for i in self.client.list(rtype, namespace))
+            for name in names:
+                found[(api_version, kind, namespace, name)] = items.get(name)
+        return found
+
+
+def main():
+    GeneratedSecretModule()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,322 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: korc_credentials
+short_description: Mint K-ORC's application credential in Keystone and write its clouds.yaml Secret
+version_added: 0.2.0
+description:
+  - Solves the first link of K-ORC's credential chain (seed 003, "Bootstrap Resources") - K-ORC needs a
+    C(clouds.yaml) before it can manage anything in Keystone, so this module creates it.
+  - Authenticates with the admin cloud (the user and project C(keystone-manage bootstrap) created),
+    creates a restricted application credential (C(unrestricted=false), only O(roles)) for that user and
+    project, and writes the Secret O(secret_name) (key C(clouds.yaml), with
+    C(auth_type=v3applicationcredential)) in the OpenStack cluster's namespace, where K-ORC objects reference it
+    with C(cloudCredentialsRef).
+  - A re-run does not mint a new credential while the one in the Secret still issues a token with the
+    wanted roles and project; it only rewrites the Secret when other settings (URL, region, interface,
+    cloud name) changed. A credential that no longer issues a token is replaced and the old one deleted.
+  - Keystone being unreachable is retried with backoff and then fails naming the endpoint; it never
+    causes a replacement. Refused admin credentials fail at once.
+  - The credential's secret and the C(clouds.yaml) never appear in results, diffs or C(-vvv) output.
+author:
+  - CobaltCore team (@c5c3)
+extends_documentation_fragment:
+  - openstack.cloud.openstack
+attributes:
+  check_mode:
+    description: Tests the existing credential and reports whether it would mint or rewrite; changes nothing.
+    support: full
+  diff_mode:
+    description: Shows that the Secret changes, values redacted.
+    support: full
+options:
+  namespace:
+    description: The OpenStack cluster's namespace on the control-plane cluster.
+    type: str
+    required: true
+  secret_name:
+    description: The Secret K-ORC reads (C(cloudCredentialsRef.secretName)).
+    type: str
+    default: k-orc-clouds-yaml
+  cloud_name:
+    description: The cloud's name inside C(clouds.yaml) (C(cloudCredentialsRef.cloudName)).
+    type: str
+    default: openstack
+  name:
+    description:
+      - The prefix of the application credential's name in Keystone (C(<name>-<UTC time>)); C(k-orc-<namespace>)
+        when omitted. Replaced credentials are found by their description, which names the namespace.
+    type: str
+  roles:
+    description: The roles the credential carries (the admin user must hold them on its project).
+    type: list
+    elements: str
+    default: [admin]
+  auth_url:
+    description: The Keystone URL K-ORC uses; the admin cloud's C(auth_url) when omitted.
+    type: str
+  region:
+    description: The region K-ORC uses; the admin cloud's region when omitted.
+    type: str
+  endpoint_interface:
+    description: The catalog interface K-ORC uses (C(interface) in its C(clouds.yaml)).
+    type: str
+    choices: [public, internal, admin]
+    default: internal
+  korc_ca_cert:
+    description:
+      - A PEM CA bundle written as key C(cacert) beside C(clouds.yaml) (K-ORC's CA key), for a Keystone behind a
+        private CA. (O(ca_cert) is the CA this module itself uses.)
+    type: str
+  labels:
+    description: Labels of the Secret.
+    type: dict
+  connect_retries:
+    description: Attempts for each Keystone call while Keystone is unreachable or answers 5xx.
+    type: int
+    default: 6
+  connect_retry_delay:
+    description: Seconds before the second attempt; doubled for each further one, at most 8.
+    type: float
+    default: 1.0
+  kubeconfig:
+    description:
+      - Kubeconfig of the control-plane cluster, a path or a dict; C(K8S_AUTH_KUBECONFIG) and the other
+        C(K8S_AUTH_*) variables also work.
+    type: raw
+  context:
+    description: The kubeconfig context.
+    type: str
+notes:
+  - Keystone lets only the owner create application credentials and forbids a restricted credential to
+    create more; K-ORC therefore creates service users' application credentials with those users' own
+    credentials (see docs/keystone.md), not with this one.
+  - The OpenBao path of seed 003 (PushSecret to OpenBao, ExternalSecret back to C(k-orc-clouds-yaml)) is
+    not implemented; see docs/keystone.md.
+"""
+
+EXAMPLES = r"""
+- name: K-ORC credentials for the region's OpenStack cluster
+  c5c3.cobaltcore.korc_credentials:
+    cloud: eu-de-1-admin
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    namespace: openstack
+    auth_url: https://keystone.openstack.svc.cluster.local:5000/v3
+    region: eu-de-1
+  environment:
+    OS_CLIENT_CONFIG_FILE: "{{ cobaltcore_keystone_clouds_yaml }}"
+"""
+
+RETURN = r"""
+minted:
+  description: Whether this run created a new application credential (or would, in check mode).
+  returned: always
+  type: bool
+reason:
+  description: Why the credential was minted or the Secret written, or C(valid) when nothing changed.
+  returned: always
+  type: str
+  sample: "the credential in the Secret no longer issues a token (HTTP 401)"
+application_credential_id:
+  description: The ID of the credential in the Secret (not a secret); null in check mode before minting.
+  returned: always
+  type: str
+deleted_application_credentials:
+  description: IDs of replaced credentials (and of leftovers of interrupted runs) deleted from Keystone.
+  returned: always
+  type: list
+  elements: str
+auth_url:
+  description: The Keystone URL written for K-ORC.
+  returned: always
+  type: str
+admin_auth_url:
+  description: The admin cloud's Keystone URL.
+  returned: always
+  type: str
+region:
+  description: The region written for K-ORC.
+  returned: always
+  type: str
+secret:
+  description: The Secret, C({name, namespace, result}) with result C(created), C(configured) or C(unchanged).
+  returned: always
+  type: dict
+"""
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - PyYAML comes with Ansible
+    yaml = None
+
+import base64
+import time
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import normalize
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_module import (
+    KeystoneError, KeystoneModule)
+
+
+def clouds_yaml(cloud_name, auth_url, credential_id, secret, region, interface):
+    return {"clouds": {cloud_name: {
+        "auth_type": "v3applicationcredential",
+        "auth": {"auth_url": auth_url, "application_credential_id": credential_id,
+                 "application_credential_secret": secret},
+        "region_name": region, "interface": interface, "identity_api_version": 3,
+    }}}
+
+
+def stored_credential(secret, cloud_name):
+    """(id, secret, parsed clouds.yaml) of the Secret, Nones when it holds none."""
+    raw = ((secret or {}).get("data") or {}).get(naming.KORC_CLOUDS_KEY)
+    if not raw:
+        return None, None, None
+    try:
+        parsed = yaml.safe_load(base64.b64decode(raw).decode("utf-8"))
+        auth = parsed["clouds"][cloud_name]["auth"]
+        return auth.get("application_credential_id"), auth.get("application_credential_secret"), parsed
+    except Exception:  # anything unreadable is replaced
+        return None, None, None
+
+
+class KorcCredentialsModule(KeystoneModule):
+    kube = True
+    argument_spec = dict(
+        namespace=dict(type="str", required=True),
+        secret_name=dict(type="str", default=naming.KORC_CLOUDS_SECRET),
+        cloud_name=dict(type="str", default=naming.KORC_CLOUD_NAME),
+        name=dict(type="str"),
+        roles=dict(type="list", elements="str", default=["admin"]),
+        auth_url=dict(type="str"),
+        region=dict(type="str"),
+        endpoint_interface=dict(type="str", default="internal", choices=["public", "internal", "admin"]),
+        korc_ca_cert=dict(type="str"),
+        labels=dict(type="dict"),
+    )
+    module_kwargs = dict(supports_check_mode=True)
+
+    def token_for(self, credential_id, secret, auth_url):
+        """The AccessInfo the credential gets, None when Keystone refuses it; retries outages."""
+        from keystoneauth1 import session
+        from keystoneauth1.identity import v3
+        auth = v3.ApplicationCredential(auth_url=auth_url, application_credential_id=credential_id,
+                                        application_credential_secret=secret)
+        sess = session.Session(auth=auth, verify=self.conn.session.verify, cert=self.conn.session.cert)
+        try:
+            return self.keystone(lambda: auth.get_access(sess), "a token for the credential in the Secret")
+        except KeystoneError as error:
+            if error.details.get("status") in (401, 404):
+                return None
+            raise
+
+    def run(self):
+        namespace = self.params["namespace"]
+        cloud_name = self.params["cloud_name"]
+        name = self.params["name"] or naming.korc_application_credential_name(namespace)
+        self.authorize()
+        admin_auth_url = self.auth_url
+        auth_url = self.params["auth_url"] or admin_auth_url
+        region = self.params["region"] or self.conn.config.get_region_name() or ""
+        interface = self.params["endpoint_interface"]
+        user_id, project_id = self.conn.current_user_id, self.conn.current_project_id
+        self.results.update(minted=False, reason="valid", application_credential_id=None,
+                            deleted_application_credentials=[], auth_url=auth_url, admin_auth_url=admin_auth_url,
+                            region=region)
+
+        rtype = self.kube_client.resource("v1", "Secret")
+        live = self.kube_client.get(rtype, self.params["secret_name"], namespace)
+        self.hide_secret_values([live] if live else [])
+        credential_id, secret, parsed = stored_credential(live, cloud_name)
+        reason = None
+        if live is None:
+            reason = "the Secret %s/%s does not exist" % (namespace, self.params["secret_name"])
+        elif not credential_id or not secret:
+            reason = "the Secret %s/%s holds no application credential for cloud %s" % (
+                namespace, self.params["secret_name"], cloud_name)
+        else:
+            access = self.token_for(credential_id, secret, auth_url)
+            if access is None:
+                reason = "the credential in the Secret no longer issues a token (HTTP 401)"
+            elif access.project_id != project_id:
+                reason = "the credential in the Secret is scoped to project %s, not the admin cloud's %s" % (
+                    access.project_id, project_id)
+            elif not set(self.params["roles"]) <= set(access.role_names or []):
+                reason = "the credential in the Secret lacks roles %s" % ", ".join(
+                    sorted(set(self.params["roles"]) - set(access.role_names or [])))
+
+        if reason:
+            self.results.update(minted=True, reason=reason, changed=True)
+            if self.check_mode:
+                self.results["secret"] = {"name": self.params["secret_name"], "namespace": namespace,
+                                          "result": "configured" if live else "created"}
+                return
+            credential_id, secret = self.mint(user_id, name)
+        self.hide(secret)
+        self.results["application_credential_id"] = credential_id
+
+        desired = clouds_yaml(cloud_name, auth_url, credential_id, secret, region, interface)
+        if not reason and parsed != desired:
+            self.results["reason"] = "the Secret's settings changed (auth URL, region, interface or cloud name)"
+        self.write_secret(namespace, desired)
+        if reason:
+            # Only once K-ORC's Secret holds the new one: the replaced credential and leftovers of
+            # interrupted runs (their secrets are lost) go.
+            self.delete_replaced(user_id, credential_id)
+
+    def description(self):
+        return "K-ORC credentials of namespace %s (c5c3.cobaltcore)" % self.params["namespace"]
+
+    def mint(self, user_id, name):
+        """A new restricted credential, named <name>-<UTC time> (names are unique per user)."""
+        name = "%s-%s" % (name, time.strftime("%Y%m%d%H%M%S", time.gmtime()))
+        created = self.keystone(lambda: self.conn.identity.create_application_credential(
+            user=user_id, name=name, unrestricted=False, description=self.description(),
+            roles=[{"name": role} for role in self.params["roles"]]),
+            "creating application credential %s" % name)
+        self.hide(created.secret)
+        return created.id, created.secret
+
+    def delete_replaced(self, user_id, keep):
+        identity = self.conn.identity
+        mine = self.keystone(lambda: [c.id for c in identity.application_credentials(user=user_id)
+                                      if c.description == self.description() and c.id != keep],
+                             "listing the admin user's application credentials")
+        for credential_id in mine:
+            self.delete_credential(user_id, credential_id)
+
+    def delete_credential(self, user_id, credential_id):
+        self.keystone(lambda: self.conn.identity.delete_application_credential(
+            user_id, credential_id, ignore_missing=True), "deleting application credential %s" % credential_id)
+        self.results["deleted_application_credentials"].append(credential_id)
+
+    def write_secret(self, namespace, desired):
+        text = yaml.safe_dump(desired, default_flow_style=False, sort_keys=False)
+        data = {naming.KORC_CLOUDS_KEY: text}
+        if self.params["korc_ca_cert"]:
+            data["cacert"] = self.params["korc_ca_cert"]
+        labels = {naming.MANAGED_BY_LABEL: naming.MANAGED_BY}
+        labels.update(self.params["labels"] or {})
+        manifest = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                    "metadata": {"name": self.params["secret_name"], "namespace": namespace, "labels": labels},
+                    "stringData": data}
+        self.hide_secret_values([manifest])
+        objects = normalize([manifest])
+        self.hide_secret_values(objects)
+        # The module owns this Secret: a field someone else changed is taken back.
+        results = self.record(self.applier(force_conflicts=True).apply(objects))
+        self.results["secret"] = {"name": self.params["secret_name"], "namespace": namespace,
+                                  "result": results[0]["result"]}
+
+
+def main():
+    KorcCredentialsModule()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,346 @@
+"""Phase 5, steps 3-6, against the lab's real Keystone and real K-ORC: playbooks/keystone.yml.
+
+The region's OpenStack cluster lives in namespace `openstack` of lab-control-plane. The module's
+first run is a -vvv run (its output is grepped for every secret afterwards); the tests after it
+check K-ORC, Keystone, the credentials, a second run, check mode and the failure cases; the last
+one removes the namespace and checks what stays in Keystone. Everything the tests create is
+removed at the end (K-ORC deletes what it manages; the rest is deleted here).
+"""
+
+import base64
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import openstack
+import pytest
+import yaml
+
+from conftest import REPO, ansible_env, kubectl, run_playbook, run_tasks
+from regionlab import config
+from regionlab import keystone as lab_keystone
+
+PLAYBOOK = REPO / "playbooks" / "keystone.yml"
+NAMESPACE = "openstack"
+BAD_IMPORT_NAMESPACE = "openstack-badimport"
+HOST = "lab-control-plane"
+SERVICES = ["glance", "placement", "nova", "neutron", "cinder"]
+KORC_KINDS = {"Domain": 1, "Project": 2, "Role": 4, "Service": 6, "Endpoint": 12, "User": 5,
+              "ApplicationCredential": 5}
+IMPORT_NOT_FOUND = "Waiting for OpenStack resource to be created externally"
+
+
+def _admin():
+    settings = yaml.safe_load(lab_keystone.CLOUDS.read_text())["clouds"][lab_keystone.CLOUD_NAME]
+    conn = openstack.connect(load_yaml_config=False, **settings)
+    conn.authorize()
+    return conn
+
+
+def _vars(kubeconfig, **extra):
+    values = {"keystone_bootstrap_kubeconfig": str(kubeconfig)}
+    values.update(extra)
+    return ["-e", json.dumps(values)]
+
+
+def _run_verbose(*args):
+    """ansible-playbook -vvv with the JSON callback: (rc, parsed JSON, whole stdout + stderr, seconds)."""
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
+           str(PLAYBOOK), "-vvv"] + list(args)
+    started = time.time()
+    proc = subprocess.run(cmd, cwd=REPO, env=ansible_env(), capture_output=True, text=True, timeout=900,
+                          check=False)
+    elapsed = time.time() - started
+    lines = proc.stdout.splitlines()
+    start = lines.index("{")
+    return proc.returncode, json.loads("\n".join(lines[start:])), proc.stdout + proc.stderr, elapsed
+
+
+def _failed_task(out):
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            result = task["hosts"].get(HOST, {})
+            if result.get("failed"):
+                return task["task"]["name"].split(" : ", 1)[-1], result
+    raise AssertionError("no task failed")
+
+
+def _korc_objects(kubeconfig, namespace=NAMESPACE):
+    kinds = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS)
+    return json.loads(kubectl(kubeconfig, "-n", namespace, "get", kinds, "-o", "json").stdout)["items"]
+
+
+def _secret(kubeconfig, name, namespace=NAMESPACE):
+    proc = kubectl(kubeconfig, "-n", namespace, "get", "secret", name, "-o", "json", check=False)
+    if proc.returncode != 0:
+        return None
+    return dict((k, base64.b64decode(v).decode()) for k, v in json.loads(proc.stdout).get("data", {}).items())
+
+
+def _delete_namespace(kubeconfig, namespace, timeout=600):
+    kubectl(kubeconfig, "delete", "namespace", namespace, "--ignore-not-found", "--wait=false")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if kubectl(kubeconfig, "get", "namespace", namespace, check=False).returncode != 0:
+            return True
+        time.sleep(2)
+    return False
+
+
+def _force_cleanup(kubeconfig, namespace, admin):
+    """When K-ORC cannot finish (a test broke its credentials): drop its finalizers, clean Keystone here."""
+    kinds = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS) + ",secrets"
+    names = kubectl(kubeconfig, "-n", namespace, "get", kinds, "-o", "name", check=False).stdout.split()
+    for name in names:
+        kubectl(kubeconfig, "-n", namespace, "patch", name, "--type", "merge", "-p",
+                '{"metadata":{"finalizers":null}}', check=False)
+    for user in admin.identity.users(domain_id="default"):
+        if user.name in SERVICES:
+            admin.identity.delete_user(user)
+    for service in admin.identity.services():
+        if service.name in SERVICES:
+            admin.identity.delete_service(service)
+    return _delete_namespace(kubeconfig, namespace, timeout=60)
+
+
+def _delete_korc_credentials(admin, prefix="k-orc-openstack"):
+    for credential in admin.identity.application_credentials(user=admin.current_user_id):
+        if credential.name.startswith(prefix):
+            admin.identity.delete_application_credential(admin.current_user_id, credential.id,
+                                                         ignore_missing=True)
+
+
+def _app_credential_connection(clouds_yaml, cloud):
+    settings = yaml.safe_load(clouds_yaml)["clouds"][cloud]
+    return openstack.connect(load_yaml_config=False, **settings)
+
+
+@pytest.fixture(scope="module")
+def cp_kubeconfig(kubeconfigs):
+    return kubeconfigs[HOST]
+
+
+@pytest.fixture(scope="module")
+def admin(lab):
+    return _admin()
+
+
+@pytest.fixture(scope="module")
+def first_run(cp_kubeconfig, admin):
+    """The region's catalog from scratch, in a -vvv run; everything is removed after the module."""
+    _delete_namespace(cp_kubeconfig, NAMESPACE)
+    _delete_korc_credentials(admin)
+    rc, out, text, elapsed = _run_verbose(*_vars(cp_kubeconfig))
+    print("first run of playbooks/keystone.yml: %.1fs" % elapsed)
+    yield {"rc": rc, "out": out, "text": text, "elapsed": elapsed}
+    removed = _delete_namespace(cp_kubeconfig, NAMESPACE)
+    if not removed:
+        _force_cleanup(cp_kubeconfig, NAMESPACE, admin)
+    _delete_korc_credentials(admin)
+    project = admin.identity.find_project("service", domain_id="default", ignore_missing=True)
+    if project is not None:
+        admin.identity.delete_project(project)
+
+
+def test_first_run_makes_every_korc_object_available(first_run, cp_kubeconfig):
+    if first_run["rc"] != 0:
+        name, result = _failed_task(first_run["out"])
+        pytest.fail("%s: %s" % (name, result.get("msg")))
+    objects = _korc_objects(cp_kubeconfig)
+    counts = {}
+    for obj in objects:
+        counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
+        conditions = dict((c["type"], c) for c in obj["status"]["conditions"])
+        assert conditions["Available"]["status"] == "True", (obj["kind"], obj["metadata"]["name"], conditions)
+        assert obj["status"].get("id"), (obj["kind"], obj["metadata"]["name"])
+    assert counts == KORC_KINDS
+    imported = sorted("%s/%s" % (o["kind"], o["metadata"]["name"]) for o in objects
+                      if o["spec"]["managementPolicy"] == "unmanaged")
+    assert imported == ["Domain/default", "Project/admin", "Role/admin", "Role/member", "Role/reader",
+                        "Role/service", "Service/keystone"]
+
+
+def test_catalog_is_in_keystone_with_public_and_internal_endpoints(first_run, admin):
+    assert first_run["rc"] == 0
+    fresh = _admin()  # a token issued after the run, with the catalog as it is now
+    catalog = fresh.session.auth.get_access(fresh.session).service_catalog
+    expected = {"identity": ("keystone", lab_keystone.URL), "image": ("glance", None), "placement": ("placement", None),
+                "compute": ("nova", "/v2.1"), "network": ("neutron", None), "volumev3": ("cinder", "/v3/%(project_id)s")}
+    for service_type, (name, suffix) in expected.items():
+        for interface in ("public", "internal"):
+            urls = catalog.get_urls(service_type=service_type, interface=interface, region_name=lab_keystone.REGION)
+            assert len(urls) == 1, (service_type, interface, urls)
+            if service_type == "identity":
+                assert urls[0] == lab_keystone.URL
+            else:
+                assert urls[0].startswith("https://%s.openstack.svc.cluster.local:" % name), urls
+                if suffix:
+                    assert urls[0].endswith(suffix.replace("%(project_id)s", admin.current_project_id)), urls
+    users = dict((u.name, u) for u in admin.identity.users(domain_id="default"))
+    project = admin.identity.find_project("service", domain_id="default")
+    roles = dict((r.id, r.name) for r in admin.identity.roles())
+    for name in SERVICES:
+        held = set(roles[a.role["id"]] for a in admin.identity.role_assignments(user_id=users[name].id,
+                                                                                scope_project_id=project.id))
+        assert {"admin", "service"} <= held, (name, held)
+
+
+def test_each_application_credential_secret_issues_a_token(first_run, cp_kubeconfig, admin):
+    assert first_run["rc"] == 0
+    project = admin.identity.find_project("service", domain_id="default")
+    for name in SERVICES:
+        secret = _secret(cp_kubeconfig, "%s-keystone-credentials" % name)
+        assert set(secret) >= {"value", "application_credential_id", "auth_url", "region_name", "clouds.yaml"}
+        conn = _app_credential_connection(secret["clouds.yaml"], name)
+        access = conn.session.auth.get_access(conn.session)
+        assert access.project_id == project.id, name
+        assert {"admin", "service"} <= set(access.role_names), name
+    korc = _secret(cp_kubeconfig, "k-orc-clouds-yaml")
+    cloud = yaml.safe_load(korc["clouds.yaml"])["clouds"]["openstack"]
+    assert cloud["auth_type"] == "v3applicationcredential" and cloud["region_name"] == lab_keystone.REGION
+    conn = _app_credential_connection(korc["clouds.yaml"], "openstack")
+    assert conn.session.auth.get_access(conn.session).project_id == admin.current_project_id
+    credential = admin.identity.get_application_credential(admin.current_user_id,
+                                                           cloud["auth"]["application_credential_id"])
+    assert credential.unrestricted is False and credential.name.startswith("k-orc-openstack-")
+
+
+def test_verbose_output_contains_no_secret(first_run, cp_kubeconfig):
+    assert first_run["rc"] == 0
+    text = first_run["text"]
+    secrets = {"admin password": lab_keystone.admin_password()}
+    korc = _secret(cp_kubeconfig, "k-orc-clouds-yaml")
+    secrets["K-ORC clouds.yaml"] = korc["clouds.yaml"]
+    secrets["K-ORC credential secret"] = yaml.safe_load(korc["clouds.yaml"])["clouds"]["openstack"]["auth"][
+        "application_credential_secret"]
+    for name in SERVICES:
+        user = _secret(cp_kubeconfig, "%s-keystone-user" % name)
+        credentials = _secret(cp_kubeconfig, "%s-keystone-credentials" % name)
+        secrets["%s password" % name] = user["password"]
+        secrets["%s clouds.yaml (user)" % name] = user["clouds.yaml"]
+        secrets["%s credential secret" % name] = credentials["value"]
+        secrets["%s clouds.yaml (credential)" % name] = credentials["clouds.yaml"]
+    assert "ESTABLISH LOCAL CONNECTION" in text  # it is a -vvv run
+    for what, value in secrets.items():
+        assert len(value) >= 16, what
+        for form in (value, base64.b64encode(value.encode()).decode()):
+            assert form not in text, "%s appears in the -vvv output" % what
+        if "\n" in value.strip():
+            for line in value.splitlines():
+                if "password" in line or "secret" in line:
+                    assert line.strip() not in text, "a line of %s appears in the -vvv output" % what
+
+
+def test_second_run_changes_nothing_and_keystone_ids_stay(first_run, cp_kubeconfig):
+    assert first_run["rc"] == 0
+    before = dict(((o["kind"], o["metadata"]["name"]), o["status"]["id"]) for o in _korc_objects(cp_kubeconfig))
+    korc_before = _secret(cp_kubeconfig, "k-orc-clouds-yaml")
+    started = time.time()
+    rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig))
+    print("second run of playbooks/keystone.yml: %.1fs" % (time.time() - started))
+    assert rc == 0
+    assert out["stats"][HOST]["changed"] == 0, [
+        t["task"]["name"] for p in out["plays"] for t in p["tasks"] if t["hosts"].get(HOST, {}).get("changed")]
+    after = dict(((o["kind"], o["metadata"]["name"]), o["status"]["id"]) for o in _korc_objects(cp_kubeconfig))
+    assert after == before
+    assert _secret(cp_kubeconfig, "k-orc-clouds-yaml") == korc_before
+
+
+def test_check_mode_reports_no_change(first_run, cp_kubeconfig):
+    assert first_run["rc"] == 0
+    rc, out = run_playbook(PLAYBOOK, "--check", *_vars(cp_kubeconfig))
+    assert rc == 0
+    assert out["stats"][HOST]["changed"] == 0
+
+
+def test_broken_korc_credential_is_replaced_and_the_old_one_deleted(first_run, cp_kubeconfig, admin, tmp_path):
+    assert first_run["rc"] == 0
+    old = yaml.safe_load(_secret(cp_kubeconfig, "k-orc-clouds-yaml")["clouds.yaml"])["clouds"]["openstack"]
+    # Break it: the secret in the Secret no longer matches the credential in Keystone.
+    broken = dict(old, auth=dict(old["auth"], application_credential_secret="not-the-secret-0123456789"))
+    text = yaml.safe_dump({"clouds": {"openstack": broken}})
+    kubectl(cp_kubeconfig, "-n", NAMESPACE, "patch", "secret", "k-orc-clouds-yaml", "--type", "merge", "-p",
+            json.dumps({"data": {"clouds.yaml": base64.b64encode(text.encode()).decode()}}))
+    task = {"name": "korc", "c5c3.cobaltcore.korc_credentials": {
+        "cloud": lab_keystone.CLOUD_NAME, "kubeconfig": str(cp_kubeconfig), "namespace": NAMESPACE,
+        "region": lab_keystone.REGION, "labels": {"c5c3.io/openstack-cluster-name": NAMESPACE}},
+        "environment": {"OS_CLIENT_CONFIG_FILE": str(lab_keystone.CLOUDS)}}
+    rc, results = run_tasks([task], tmp_path, hosts=HOST)
+    result = results["korc"][HOST]
+    assert rc == 0, result.get("msg")
+    assert result["minted"] is True and "no longer issues a token" in result["reason"]
+    assert result["deleted_application_credentials"] == [old["auth"]["application_credential_id"]]
+    assert admin.identity.find_application_credential(admin.current_user_id, old["auth"]["application_credential_id"],
+                                                      ignore_missing=True) is None
+    new = _secret(cp_kubeconfig, "k-orc-clouds-yaml")["clouds.yaml"]
+    conn = _app_credential_connection(new, "openstack")
+    assert conn.session.auth.get_access(conn.session).project_id == admin.current_project_id
+    # A working credential is kept.
+    rc, results = run_tasks([task], tmp_path, hosts=HOST)
+    assert rc == 0 and results["korc"][HOST]["changed"] is False and results["korc"][HOST]["minted"] is False
+
+
+def test_import_filter_that_matches_nothing_is_reported_with_its_filter(first_run, cp_kubeconfig, admin):
+    roles = ["admin", "member", "reader", "service", "no-such-role"]
+    try:
+        started = time.time()
+        rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_namespace=BAD_IMPORT_NAMESPACE,
+                                                keystone_bootstrap_roles=roles))
+        assert rc != 0
+        name, result = _failed_task(out)
+        assert name == "Report the imports K-ORC could not make, with their filters"
+        message = result["msg"]
+        assert 'Role %s/no-such-role: import filter {"name": "no-such-role"} matches nothing' % BAD_IMPORT_NAMESPACE \
+            in message, message
+        assert IMPORT_NOT_FOUND in message
+        # Reported at K-ORC's first answer, not at the import timeout (120 s).
+        assert time.time() - started < 110
+    finally:
+        if not _delete_namespace(cp_kubeconfig, BAD_IMPORT_NAMESPACE):
+            _force_cleanup(cp_kubeconfig, BAD_IMPORT_NAMESPACE, admin)
+        _delete_korc_credentials(admin, "k-orc-" + BAD_IMPORT_NAMESPACE)
+
+
+def _clouds_yaml(tmp_path, **auth):
+    clouds = yaml.safe_load(lab_keystone.CLOUDS.read_text())
+    clouds["clouds"][lab_keystone.CLOUD_NAME]["auth"].update(auth)
+    path = tmp_path / "clouds.yaml"
+    path.write_text(yaml.safe_dump(clouds))
+    path.chmod(0o600)
+    return path
+
+
+def test_keystone_unreachable_is_retried_then_fails_naming_the_endpoint(lab, cp_kubeconfig, tmp_path):
+    closed = "http://127.0.0.1:%d/v3" % (config.PORT_BASE + 99)
+    rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_clouds_yaml=str(
+        _clouds_yaml(tmp_path, auth_url=closed)), keystone_bootstrap_connect_retries=3,
+        keystone_bootstrap_connect_retry_delay=0.2, keystone_bootstrap_create_namespace=False))
+    assert rc != 0
+    name, result = _failed_task(out)
+    assert name == "Mint K-ORC's application credential and write its clouds.yaml Secret"
+    assert "Keystone at %s (cloud lab-admin) is not reachable" % closed in result["msg"], result["msg"]
+    assert "failed 3 times" in result["msg"]
+
+
+def test_wrong_admin_password_fails_clearly(lab, cp_kubeconfig, tmp_path):
+    rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_clouds_yaml=str(
+        _clouds_yaml(tmp_path, password="wrong-password-0123456789")), keystone_bootstrap_create_namespace=False))
+    assert rc != 0
+    name, result = _failed_task(out)
+    assert name == "Mint K-ORC's application credential and write its clouds.yaml Secret"
+    assert "Keystone at %s (cloud lab-admin) refused the credentials (HTTP 401)" % lab_keystone.URL in result["msg"]
+    assert "wrong-password-0123456789" not in json.dumps(out)
+
+
+def test_zz_removing_the_namespace_leaves_what_the_bootstrap_created(first_run, cp_kubeconfig, admin):
+    """Last: K-ORC deletes what it manages, never the bootstrap's resources or the service project."""
+    assert first_run["rc"] == 0
+    assert _delete_namespace(cp_kubeconfig, NAMESPACE)
+    assert [u.name for u in admin.identity.users(domain_id="default")] == ["admin"]
+    assert sorted((s.name, s.type) for s in admin.identity.services()) == [("keystone", "identity")]
+    identity = sorted((e.interface, e.url) for e in admin.identity.endpoints())
+    assert identity == sorted((i, lab_keystone.URL) for i in ("admin", "internal", "public"))
+    assert admin.identity.find_project("service", domain_id="default", ignore_missing=True) is not None
+    assert {"admin", "member", "reader", "service"} <= set(r.name for r in admin.identity.roles())

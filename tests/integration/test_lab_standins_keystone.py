@@ -1,0 +1,292 @@
+"""The c5c3-operator and keystone-operator stand-ins on the lab's control-plane API server.
+
+Two ControlPlanes in two namespaces (standin-ks-test-<token>-a and -b) give two Keystone CRs and
+two real Keystones. The bootstrap section is applied the way the collection does it (server-side,
+field manager c5c3.cobaltcore). A's Keystone first waits for its bootstrap settings, then for its
+admin password Secret; B's is bootstrapped at once and later gets a new password. A ends with a
+Keystone that cannot start, and its ControlPlane is deleted; B goes with its namespace at the end.
+"""
+
+import base64
+import hashlib
+import importlib.metadata
+import json
+import re
+import time
+import uuid
+
+import pytest
+import requests
+import yaml
+from keystoneauth1 import exceptions as ks_exceptions
+from keystoneauth1 import session as ks_session
+from keystoneauth1.identity import v3
+
+from regionlab import config, processes, standins
+from regionlab.standins import keystones
+
+TOKEN = uuid.uuid4().hex[:5]
+PREFIX = "standin-ks-test-%s" % TOKEN
+NS = {"a": PREFIX + "-a", "b": PREFIX + "-b"}
+PASSWORDS = {"a": "a-" + uuid.uuid4().hex, "b": "b-" + uuid.uuid4().hex, "b2": "b2-" + uuid.uuid4().hex}
+SECRET = "keystone-admin-credentials"
+C5C3 = "/apis/c5c3.io/v1alpha1"
+KEYSTONE = "/apis/keystone.openstack.c5c3.io/v1alpha1"
+COLLECTION = "c5c3.cobaltcore"
+SETUP = 240  # seconds: keystone-manage db_sync, key setup and uWSGI on a loaded 2-core machine
+
+
+class Api:
+    """Admin requests to the lab's control-plane API server."""
+
+    def __init__(self):
+        cluster = next(c for c in config.clusters() if config.CONTROL_PLANE_GROUP in c.groups)
+        self.base = cluster.server
+        self.session = requests.Session()
+        self.session.trust_env = False
+        self.session.verify = str(cluster.pki / "ca.crt")
+        self.session.cert = (str(cluster.pki / "admin.crt"), str(cluster.pki / "admin.key"))
+
+    def call(self, method, url, body=None, content_type="application/json", params=None):
+        resp = self.session.request(method, self.base + url, data=json.dumps(body) if body is not None else None,
+                                    headers={"Content-Type": content_type}, params=params, timeout=20)
+        try:
+            return resp.status_code, resp.json()
+        except ValueError:
+            return resp.status_code, resp.text
+
+    def get(self, url):
+        code, body = self.call("GET", url)
+        return body if code == 200 else None
+
+    def ok(self, method, url, body=None, content_type="application/json", params=None):
+        code, out = self.call(method, url, body, content_type, params)
+        assert code < 300, "%s %s: %s %s" % (method, url, code, out)
+        return out
+
+
+def wait_for(check, what, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.25)
+    raise AssertionError("timed out after %ss waiting for %s (last: %r)" % (timeout, what, last))
+
+
+def condition(obj, ctype):
+    return next((c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if c["type"] == ctype), None)
+
+
+def has(obj, ctype, status, reason=None):
+    cond = condition(obj, ctype)
+    return bool(cond and cond["status"] == status and (reason is None or cond["reason"] == reason)
+                and cond.get("observedGeneration") == obj["metadata"]["generation"]) and obj
+
+
+def secret(namespace, password):
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET, "namespace": namespace},
+            "data": {"password": base64.b64encode(password.encode()).decode()}}
+
+
+def control_plane(namespace, replicas=1):
+    return {"apiVersion": "c5c3.io/v1alpha1", "kind": "ControlPlane",
+            "metadata": {"name": "cp", "namespace": namespace},
+            "spec": {"services": {"keystone": {"enabled": True, "replicas": replicas}}, "global": {"region": "Lab"}}}
+
+
+def bootstrap(namespace, region):
+    """The bootstrap section as the collection applies it."""
+    return {"apiVersion": "keystone.openstack.c5c3.io/v1alpha1", "kind": "Keystone",
+            "metadata": {"name": "keystone", "namespace": namespace},
+            "spec": {"bootstrap": {"adminUser": "admin", "region": region,
+                                   "adminPasswordSecretRef": {"name": SECRET, "key": "password"}}}}
+
+
+def admin_session(url, password):
+    auth = v3.Password(auth_url=url, username="admin", password=password, project_name="admin",
+                       user_domain_name="Default", project_domain_name="Default")
+    return ks_session.Session(auth=auth)
+
+
+@pytest.fixture(scope="module")
+def env(lab):
+    saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
+    api = Api()
+    for namespace in NS.values():
+        api.ok("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    api.ok("POST", "/api/v1/namespaces/%s/secrets" % NS["b"], secret(NS["b"], PASSWORDS["b"]))
+    for namespace in NS.values():
+        api.ok("POST", C5C3 + "/namespaces/%s/controlplanes" % namespace, control_plane(namespace))
+    wait_for(lambda: api.get(KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["b"]), "Keystone CR in B", 30)
+    api.ok("PATCH", KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["b"], bootstrap(NS["b"], "LabB"),
+           "application/apply-patch+yaml", {"fieldManager": COLLECTION})
+    yield api
+    for namespace in NS.values():
+        api.call("DELETE", "/api/v1/namespaces/" + namespace)
+    # The namespaces go on their own; their Keystones must be stopped and forgotten.
+    wait_for(lambda: not [k for k in keystones.read_registry() if k.startswith(PREFIX)], "test Keystones stopped", 60)
+    assert not [n for n in processes.running() if n.startswith(keystones.PREFIX + PREFIX)]
+    if saved is None:
+        config.STANDINS.unlink(missing_ok=True)
+    else:
+        config.STANDINS.write_bytes(saved)
+
+
+def keystone_cr(api, key):
+    return api.get(KEYSTONE + "/namespaces/%s/keystones/keystone" % NS[key])
+
+
+def ready_keystone(api, key):
+    return wait_for(lambda: has(keystone_cr(api, key), "Ready", "True", "AllReady"), "Keystone %s Ready" % key, SETUP)
+
+
+# ---------------------------------------------------------------------------
+
+def test_standins_run(env):
+    info = standins.status(config.clusters())
+    for name in ("c5c3-operator-standin", "keystone-operator-standin"):
+        assert info[name]["ready"], info
+        assert name in processes.running()
+
+
+def test_controlplane_yields_the_keystone_cr_without_bootstrap(env):
+    cp = env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["a"])
+    cr = wait_for(lambda: keystone_cr(env, "a"), "Keystone CR in A", 30)
+    (owner,) = cr["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"]) == ("ControlPlane", "cp", cp["metadata"]["uid"])
+    assert owner["controller"] and owner["blockOwnerDeletion"]
+    spec = cr["spec"]
+    assert spec["replicas"] == 1 and "bootstrap" not in spec
+    assert spec["image"] == {"repository": "ghcr.io/c5c3/keystone", "tag": importlib.metadata.version("keystone")}
+    assert spec["database"] == {"secretRef": {"name": "keystone-db-credentials"}, "database": "keystone"}
+    assert spec["fernet"]["maxActiveKeys"] == 3 and spec["federation"] == {"enabled": False}
+    assert {m["manager"] for m in cr["metadata"]["managedFields"]} >= {"lab-c5c3-operator"}
+    assert "keystone.openstack.c5c3.io/finalizer" in wait_for(
+        lambda: keystone_cr(env, "a")["metadata"].get("finalizers"), "finalizer", 10)
+
+
+def test_bootstrap_waits_for_its_settings_then_for_the_secret(env):
+    cr = wait_for(lambda: has(keystone_cr(env, "a"), "BootstrapReady", "False", "BootstrapNotConfigured"),
+                  "A waiting for its bootstrap settings", SETUP)
+    assert has(cr, "DatabaseReady", "True", "DatabaseSynced") and has(cr, "Ready", "False", "NotAllReady")
+    env.ok("PATCH", KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["a"], bootstrap(NS["a"], "LabA"),
+           "application/apply-patch+yaml", {"fieldManager": COLLECTION})
+    cr = wait_for(lambda: has(keystone_cr(env, "a"), "BootstrapReady", "False", "AdminSecretInvalid"),
+                  "A without its admin Secret", 30)
+    assert condition(cr, "BootstrapReady")["message"] == (
+        'Admin password Secret %s/%s is missing, unreadable, or has an empty "password" value' % (NS["a"], SECRET))
+    cp = wait_for(lambda: has(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["a"]), "Ready", "False"),
+                  "ControlPlane A not ready", 10)
+    assert has(cp, "KeystoneReady", "False", "WaitingForKeystone")
+
+    def identity_names_the_secret():
+        cond = condition(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["a"]), "IdentityReady")
+        return cond and "BootstrapReady=False AdminSecretInvalid" in cond["message"] and cond
+
+    assert wait_for(identity_names_the_secret, "IdentityReady naming the unready condition", 10)["reason"] == (
+        "ServicesNotReady")
+    env.ok("POST", "/api/v1/namespaces/%s/secrets" % NS["a"], secret(NS["a"], PASSWORDS["a"]))
+
+
+def test_keystone_ready_with_endpoint_and_a_token(env):
+    cr = ready_keystone(env, "b")
+    for ctype, reason in (("FernetKeysReady", "FernetKeysAvailable"),
+                          ("CredentialKeysReady", "CredentialKeysAvailable"),
+                          ("DatabaseReady", "DatabaseSynced"), ("DeploymentReady", "DeploymentReady"),
+                          ("KeystoneAPIReady", "APIHealthy"), ("BootstrapReady", "BootstrapComplete")):
+        assert has(cr, ctype, "True", reason), (ctype, condition(cr, ctype))
+    assert cr["status"]["observedGeneration"] == cr["metadata"]["generation"]
+    endpoint = cr["status"]["endpoint"]
+    port = int(endpoint.split(":")[2].split("/")[0])
+    assert endpoint == "http://127.0.0.1:%d/v3" % port and port in config.KEYSTONE_CR_PORTS
+    annotations = cr["metadata"].get("annotations") or {}
+    assert annotations.get("forge.c5c3.io/admin-password-hash") == hashlib.sha256(PASSWORDS["b"].encode()).hexdigest()
+    sess = admin_session(endpoint, PASSWORDS["b"])
+    assert sess.get_token()
+    # The bootstrap registered the identity endpoints in the CR's region, public = its own URL.
+    assert sess.get_endpoint(service_type="identity", interface="public", region_name="LabB") == endpoint
+    cp = wait_for(lambda: has(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["b"]), "Ready", "True", "AllReady"),
+                  "ControlPlane B Ready", 20)
+    assert has(cp, "KeystoneReady", "True", "KeystoneReady") and has(cp, "IdentityReady", "True")
+    assert cp["status"]["phase"] == "Ready" and cp["status"]["services"] == {"keystone": "Ready"}
+    assert cp["status"]["endpoints"] == {"keystone": endpoint}
+    listed = {(k["namespace"], k["name"]): k for k in standins.keystone_instances()}
+    assert listed[(NS["b"], "keystone")]["url"] == endpoint and listed[(NS["b"], "keystone")]["ready"]
+
+
+def test_two_controlplanes_have_two_separate_keystones(env):
+    a, b = ready_keystone(env, "a"), ready_keystone(env, "b")
+    assert a["status"]["endpoint"] != b["status"]["endpoint"]
+    sess_a = admin_session(a["status"]["endpoint"], PASSWORDS["a"])
+    sess_b = admin_session(b["status"]["endpoint"], PASSWORDS["b"])
+    name = "only-in-a-%s" % TOKEN
+    sess_a.post(a["status"]["endpoint"] + "/projects", json={"project": {"name": name, "domain_id": "default"}})
+    assert [p["name"] for p in sess_a.get(a["status"]["endpoint"] + "/projects", params={"name": name}).json()[
+        "projects"]] == [name]
+    assert sess_b.get(b["status"]["endpoint"] + "/projects", params={"name": name}).json()["projects"] == []
+    with pytest.raises(ks_exceptions.Unauthorized):  # each has its own admin
+        admin_session(b["status"]["endpoint"], PASSWORDS["a"]).get_token()
+
+
+def test_controlplane_change_reaches_the_keystone_and_keeps_bootstrap(env):
+    env.ok("PATCH", C5C3 + "/namespaces/%s/controlplanes/cp" % NS["b"],
+           {"spec": {"services": {"keystone": {"replicas": 2}}}}, "application/merge-patch+json")
+    cr = wait_for(lambda: (lambda o: o if o["spec"]["replicas"] == 2 else None)(keystone_cr(env, "b")),
+                  "replicas 2 on Keystone B", 20)
+    assert cr["spec"]["bootstrap"]["region"] == "LabB" and cr["metadata"]["generation"] >= 2
+    wait_for(lambda: has(keystone_cr(env, "b"), "Ready", "True"), "Keystone B Ready for its new generation", 30)
+    wait_for(lambda: has(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["b"]), "Ready", "True"),
+             "ControlPlane B Ready for its new generation", 20)
+
+
+def test_password_change_runs_the_bootstrap_again(env):
+    endpoint = ready_keystone(env, "b")["status"]["endpoint"]
+    env.ok("PATCH", "/api/v1/namespaces/%s/secrets/%s" % (NS["b"], SECRET),
+           {"data": {"password": base64.b64encode(PASSWORDS["b2"].encode()).decode()}}, "application/merge-patch+json")
+    digest = hashlib.sha256(PASSWORDS["b2"].encode()).hexdigest()
+    wait_for(lambda: (lambda o: has(o, "BootstrapReady", "True", "BootstrapComplete")
+                      and (o["metadata"].get("annotations") or {}).get("forge.c5c3.io/admin-password-hash") == digest)(
+        keystone_cr(env, "b")), "Keystone B bootstrapped with the new password", SETUP)
+    assert admin_session(endpoint, PASSWORDS["b2"]).get_token()
+    with pytest.raises(ks_exceptions.Unauthorized):
+        admin_session(endpoint, PASSWORDS["b"]).get_token()
+
+
+def test_a_keystone_that_cannot_start_says_so(env):
+    cr = ready_keystone(env, "a")
+    config.STANDINS.write_text(yaml.safe_dump({"keystones": {"%s/keystone" % NS["a"]: {"fail_start": True}}}))
+    processes.stop(keystones.process_name(NS["a"], "keystone"))  # as if its pod died
+
+    def cannot_start():  # exited again after the restart, not only because we stopped it
+        obj = keystone_cr(env, "a")
+        found = re.search(r"uWSGI exited (\d+) time", (condition(obj, "DeploymentReady") or {}).get("message", ""))
+        return found and int(found.group(1)) >= 2 and has(obj, "DeploymentReady", "False", "WaitingForDeployment")
+
+    cr = wait_for(cannot_start, "Keystone A reporting that it cannot start", 60)
+    message = condition(cr, "DeploymentReady")["message"]
+    assert message.startswith("Keystone API deployment is not yet available; uWSGI exited"), message
+    assert str(processes.LOGS / (keystones.process_name(NS["a"], "keystone") + ".log")) in message
+    assert has(cr, "Ready", "False", "NotAllReady")
+    assert has(cr, "KeystoneAPIReady", "False") and cr["status"]["endpoint"]
+    cp = wait_for(lambda: has(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["a"]), "Ready", "False"),
+                  "ControlPlane A not ready", 20)
+    assert cp["status"]["phase"] == "Degraded", cp["status"]
+
+
+def test_deleting_the_keystone_stops_it(env):
+    cr = keystone_cr(env, "a")
+    endpoint = cr["status"]["endpoint"]
+    port = int(endpoint.split(":")[2].split("/")[0])
+    home = config.KEYSTONES / NS["a"] / "keystone"
+    assert home.exists()
+    # The ControlPlane first (otherwise the c5c3-operator would project the Keystone CR again).
+    env.ok("DELETE", C5C3 + "/namespaces/%s/controlplanes/cp" % NS["a"])
+    env.call("DELETE", KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["a"])
+    wait_for(lambda: keystone_cr(env, "a") is None, "Keystone CR A gone (finalizer removed)", 30)
+    assert not processes.port_open(port)
+    assert keystones.process_name(NS["a"], "keystone") not in processes.running()
+    assert not home.exists()
+    assert "%s/keystone" % NS["a"] not in keystones.read_registry()

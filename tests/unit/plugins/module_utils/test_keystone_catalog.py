@@ -1,0 +1,310 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The catalog of one OpenStack cluster as K-ORC manifests (seed 003, K-ORC v2.6.0)."""
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import glob
+import json
+import os
+import subprocess
+
+import pytest
+import yaml
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import keystone_catalog as kc
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.openapi_schema import validate
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate
+
+KEYSTONE = "https://keystone.openstack.svc.cluster.local:5000/v3"
+SETTINGS = {"namespace": "openstack", "region": "RegionOne", "keystone_public_url": KEYSTONE}
+
+
+def plan(**overrides):
+    settings = dict(SETTINGS)
+    settings.update(overrides)
+    return kc.catalog_plan(settings)
+
+
+def by_kind(manifests, kind):
+    return dict((m["metadata"]["name"], m) for m in manifests if m["kind"] == kind)
+
+
+def problems_of(**settings):
+    with pytest.raises(kc.KeystoneCatalogError) as error:
+        kc.catalog_plan(settings)
+    return error.value.problems
+
+
+# --- the service table --------------------------------------------------------
+
+@pytest.mark.parametrize("name, stype, port, path", [
+    ("keystone", "identity", 5000, "/v3"),
+    ("glance", "image", 9292, ""),
+    ("placement", "placement", 8778, ""),
+    ("nova", "compute", 8774, "/v2.1"),
+    ("neutron", "network", 9696, ""),
+    ("cinder", "volumev3", 8776, "/v3/%(project_id)s"),
+    ("octavia", "load-balancer", 9876, ""),
+    ("manila", "sharev2", 8786, "/v2"),
+    ("cortex", "scheduler", 8080, ""),
+])
+def test_service_table(name, stype, port, path):
+    assert (kc.SERVICES[name]["type"], kc.SERVICES[name]["port"], kc.SERVICES[name]["path"]) == (stype, port, path)
+
+
+def test_default_services_are_the_seed_control_plane_ones():
+    assert [s["name"] for s in plan()["services"]] == ["keystone", "glance", "placement", "nova", "neutron", "cinder"]
+
+
+def test_urls_follow_seed_003():
+    services = dict((s["name"], s) for s in plan(services=list(kc.SERVICES))["services"])
+    assert services["glance"]["internal_url"] == "https://glance.openstack.svc.cluster.local:9292"
+    assert services["placement"]["public_url"] == "https://placement.openstack.svc.cluster.local:8778"
+    assert services["nova"]["internal_url"] == "https://nova.openstack.svc.cluster.local:8774/v2.1"
+    assert services["cortex"]["internal_url"] == "https://cortex.openstack.svc.cluster.local:8080"
+    assert services["cinder"]["public_url"] == "https://cinder.openstack.svc.cluster.local:8776/v3/%(project_id)s"
+    # Keystone's own URLs are given, not derived.
+    assert services["keystone"]["public_url"] == services["keystone"]["internal_url"] == KEYSTONE
+
+
+def test_tenant_namespace_and_templates_and_overrides():
+    result = plan(namespace="openstack-customer-a", keystone_internal_url="http://keystone.internal:5000/v3",
+                  public_url_template="https://{name}.{region}.example.com{path}",
+                  services=["keystone", {"name": "nova", "internal_url": "http://nova.internal:8774/v2.1"},
+                            {"name": "glance", "enabled": False}, {"name": "myservice", "type": "thing", "port": 1234}])
+    services = dict((s["name"], s) for s in result["services"])
+    assert sorted(services) == ["keystone", "myservice", "nova"]
+    assert services["keystone"]["internal_url"] == "http://keystone.internal:5000/v3"
+    assert services["nova"]["public_url"] == "https://nova.RegionOne.example.com/v2.1"
+    assert services["nova"]["internal_url"] == "http://nova.internal:8774/v2.1"
+    assert services["myservice"]["internal_url"] == "https://myservice.openstack-customer-a.svc.cluster.local:1234"
+    assert result["namespace"] == "openstack-customer-a"
+
+
+def test_services_as_a_mapping():
+    result = plan(services={"keystone": True, "glance": {"roles": ["service"]}, "nova": False})
+    services = dict((s["name"], s) for s in result["services"])
+    assert sorted(services) == ["glance", "keystone"]
+    assert services["glance"]["roles"] == ["service"]
+
+
+def test_every_problem_is_reported_together():
+    problems = problems_of(namespace="Bad_NS", keystone_public_url="ftp://x", public_url_template="{nope}",
+                           services=["glance", "unknown", "glance"], service_roles=["admin", "operator"],
+                           service_project_policy="maybe", korc_interface="private")
+    text = "\n".join(problems)
+    for part in ("namespace 'Bad_NS'", "region is required", "'ftp://x' is not an http or https URL",
+                 "unknown placeholders nope", "service unknown is not in the catalog table",
+                 "service glance is listed twice", "roles operator are not among the imported roles",
+                 "service_project_policy", "korc_interface"):
+        assert part in text, part
+    # The internal URL defaults to the public one: its problem is reported once.
+    assert sum("ftp://x" in p for p in problems) == 1
+
+
+def test_settings_must_be_a_mapping():
+    with pytest.raises(kc.KeystoneCatalogError):
+        kc.catalog_plan(["openstack"])
+
+
+# --- the manifests ------------------------------------------------------------
+
+def test_imports_are_unmanaged_filters_on_what_the_bootstrap_created():
+    imports = plan()["imports"]
+    domain = by_kind(imports, "Domain")["default"]
+    assert domain["spec"] == {"cloudCredentialsRef": {"secretName": "k-orc-clouds-yaml", "cloudName": "openstack"},
+                              "managementPolicy": "unmanaged", "import": {"filter": {"name": "Default"}}}
+    projects = by_kind(imports, "Project")
+    assert projects["admin"]["spec"]["import"] == {"filter": {"name": "admin", "domainRef": "default"}}
+    roles = by_kind(imports, "Role")
+    assert sorted(roles) == ["admin", "member", "reader", "service"]
+    assert roles["reader"]["spec"]["import"] == {"filter": {"name": "reader"}}
+    assert by_kind(imports, "Service")["keystone"]["spec"]["import"] == {
+        "filter": {"name": "keystone", "type": "identity"}}
+
+
+def test_service_project_is_adopted_or_created_and_never_deleted_by_default():
+    project = by_kind(plan()["imports"], "Project")["service"]
+    assert project["spec"]["managementPolicy"] == "managed"
+    assert project["spec"]["managedOptions"] == {"onDelete": "detach"}
+    assert project["spec"]["resource"] == {"name": "service", "domainRef": "default"}
+    imported = by_kind(plan(service_project_policy="unmanaged")["imports"], "Project")["service"]
+    assert imported["spec"]["import"] == {"filter": {"name": "service", "domainRef": "default"}}
+
+
+def test_catalog_has_a_managed_service_and_two_endpoints_per_service():
+    catalog = plan()["catalog"]
+    services = by_kind(catalog, "Service")
+    assert "keystone" not in services  # the bootstrap's, imported
+    assert services["glance"]["spec"]["resource"] == {"name": "glance", "type": "image", "enabled": True,
+                                                      "description": "OpenStack Image (Glance)"}
+    endpoints = by_kind(catalog, "Endpoint")
+    assert len(endpoints) == 12
+    assert endpoints["nova-internal"]["spec"]["resource"] == {
+        "serviceRef": "nova", "interface": "internal", "url": "https://nova.openstack.svc.cluster.local:8774/v2.1",
+        "enabled": True}
+    # K-ORC adopts the bootstrap's identity endpoints and must leave them in Keystone.
+    assert endpoints["keystone-public"]["spec"]["managedOptions"] == {"onDelete": "detach"}
+    assert "managedOptions" not in endpoints["glance-public"]["spec"]
+
+
+def test_service_users_and_application_credentials():
+    result = plan()
+    users = by_kind(result["users"], "User")
+    assert sorted(users) == ["cinder", "glance", "neutron", "nova", "placement"]
+    assert users["glance"]["spec"]["resource"]["passwordRef"] == "glance-keystone-user"
+    assert users["glance"]["spec"]["resource"]["defaultProjectRef"] == "service"
+    credentials = by_kind(result["application_credentials"], "ApplicationCredential")
+    glance = credentials["glance"]["spec"]
+    assert glance["resource"]["secretRef"] == "glance-keystone-credentials"
+    assert glance["resource"]["userRef"] == "glance"
+    assert glance["resource"]["roleRefs"] == ["admin", "service"]
+    assert glance["resource"]["unrestricted"] is False
+    # Keystone lets only the owner create an application credential.
+    assert glance["cloudCredentialsRef"] == {"secretName": "glance-keystone-user", "cloudName": "glance"}
+    assert result["role_assignments"][0] == {"user": "glance", "user_domain": "Default", "project": "service",
+                                             "project_domain": "Default", "roles": ["admin", "service"]}
+
+
+def test_every_other_object_uses_k_orc_credentials_and_carries_the_cluster_labels():
+    result = plan(cluster="region", korc_secret="k-orc-x", korc_cloud="c")
+    for manifest in result["imports"] + result["catalog"] + result["users"]:
+        assert manifest["spec"]["cloudCredentialsRef"] == {"secretName": "k-orc-x", "cloudName": "c"}
+        assert manifest["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "c5c3.cobaltcore",
+                                                  "c5c3.io/openstack-cluster-name": "region"}
+        assert manifest["metadata"]["namespace"] == "openstack"
+
+
+def test_endpoint_list_for_regions_and_verification():
+    result = plan(services=["keystone", "glance"])
+    assert result["endpoints"] == [
+        {"service": "keystone", "type": "identity", "interface": "public", "url": KEYSTONE},
+        {"service": "keystone", "type": "identity", "interface": "internal", "url": KEYSTONE},
+        {"service": "glance", "type": "image", "interface": "public",
+         "url": "https://glance.openstack.svc.cluster.local:9292"},
+        {"service": "glance", "type": "image", "interface": "internal",
+         "url": "https://glance.openstack.svc.cluster.local:9292"}]
+    assert kc.refs_of(result["imports"][:1]) == [{"api_version": naming.KORC_API_VERSION, "kind": "Domain",
+                                                 "name": "default", "namespace": "openstack"}]
+
+
+def test_secret_specs_generate_and_render_but_hold_no_value():
+    result = plan(services=["glance"], korc_auth_url="http://keystone.internal/v3")
+    user, credentials = result["secrets"]
+    assert user["name"] == "glance-keystone-user" and user["generate"] == [{"key": "password", "length": 32}]
+    cloud = user["templates"]["clouds.yaml"]["clouds"]["glance"]
+    assert cloud["auth"]["password"] == "${password}"
+    assert cloud["auth"]["auth_url"] == "http://keystone.internal/v3"
+    assert cloud["auth"]["project_name"] == "service"
+    assert credentials["generate"] == [{"key": "value", "length": 48}]
+    complete = result["credential_secrets"][0]
+    assert complete["values_from"] == [{"key": "application_credential_id", "api_version": naming.KORC_API_VERSION,
+                                        "kind": "ApplicationCredential", "name": "glance", "field": "status.id"}]
+    auth = complete["templates"]["clouds.yaml"]["clouds"]["glance"]
+    assert auth["auth_type"] == "v3applicationcredential"
+    assert auth["auth"]["application_credential_secret"] == "${value}"
+    assert complete["values"] == {"auth_url": KEYSTONE, "region_name": "RegionOne"}
+
+
+def _korc_crds():
+    try:
+        modcache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True,
+                                  check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        modcache = os.path.expanduser("~/go/pkg/mod")
+    pattern = os.path.join(modcache, "github.com/k-orc/openstack-resource-controller/v2@v2.6.0",
+                           "config/crd/bases/*.yaml")
+    crds = {}
+    for path in glob.glob(pattern):
+        with open(path) as handle:
+            crd = yaml.safe_load(handle)
+        crds[crd["spec"]["names"]["kind"]] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return crds
+
+
+def test_manifests_match_the_k_orc_v2_6_0_crds():
+    crds = _korc_crds()
+    if not crds:
+        pytest.skip("K-ORC v2.6.0 is not in the Go module cache")
+    result = plan(services=list(kc.SERVICES))
+    manifests = result["imports"] + result["catalog"] + result["users"] + result["application_credentials"]
+    for manifest in manifests:
+        schema = crds[manifest["kind"]]["properties"]["spec"]
+        assert validate(schema, manifest["spec"], "spec") == [], manifest["metadata"]["name"]
+
+
+# --- imports that find nothing --------------------------------------------------
+
+def _not_found(kind="Role", name="nope", query=None):
+    return {"apiVersion": naming.KORC_API_VERSION, "kind": kind,
+            "metadata": {"name": name, "namespace": "openstack", "generation": 1},
+            "spec": {"managementPolicy": "unmanaged", "import": {"filter": query or {"name": "nope"}}},
+            "status": {"conditions": [
+                {"type": "Available", "status": "False", "reason": "Progressing", "observedGeneration": 1,
+                 "message": kc.KORC_IMPORT_NOT_FOUND},
+                {"type": "Progressing", "status": "True", "reason": "Progressing", "observedGeneration": 1,
+                 "message": kc.KORC_IMPORT_NOT_FOUND}]}}
+
+
+def test_readiness_names_the_filter_of_an_import_that_matches_nothing():
+    state = evaluate(_not_found())
+    assert not state.ready and not state.terminal  # K-ORC keeps looking
+    assert any('import filter {"name": "nope"} matches nothing' in line and kc.KORC_IMPORT_NOT_FOUND in line
+               for line in state.missing), state.missing
+
+
+def test_the_role_stops_at_the_first_not_found_report():
+    state = evaluate(_not_found(), failed_expression=kc.IMPORT_NOT_FOUND_EXPRESSION)
+    assert state.terminal
+
+
+def test_import_failure_message_lists_filter_and_k_orc_condition():
+    manifests = plan(roles=["admin", "service", "nope"])["imports"]
+    state = evaluate(_not_found(), failed_expression=kc.IMPORT_NOT_FOUND_EXPRESSION)
+    result = {"msg": "1 object(s) failed", "objects": [
+        dict(apiVersion=naming.KORC_API_VERSION, kind="Role", name="nope", namespace="openstack", found=True,
+             **state.as_dict()),
+        dict(apiVersion=naming.KORC_API_VERSION, kind="Role", name="admin", namespace="openstack", found=True,
+             ready=True, terminal=False, missing=[]),
+        dict(apiVersion=naming.KORC_API_VERSION, kind="Domain", name="default", namespace="openstack", found=False,
+             ready=False, terminal=False, missing=["not found"])]}
+    message = kc.import_failure_message(result, manifests)
+    assert message.startswith("K-ORC could not import")
+    assert "- Role openstack/nope: import filter {\"name\": \"nope\"} matches nothing in OpenStack" in message
+    assert kc.KORC_IMPORT_NOT_FOUND in message
+    assert "failed_expression" not in message
+    assert "Role openstack/admin" not in message
+    assert "- Domain openstack/default: the object does not exist" in message
+
+
+def test_import_failure_message_adds_the_filter_to_other_failures():
+    manifests = plan()["imports"]
+    result = {"objects": [dict(apiVersion=naming.KORC_API_VERSION, kind="Project", name="admin", namespace="openstack",
+                               found=True, ready=False, terminal=True,
+                               missing=["condition Progressing is False (reason InvalidConfiguration: found more "
+                                        "than one matching OpenStack resource during import)"])]}
+    message = kc.import_failure_message(result, manifests)
+    assert 'import filter {"domainRef": "default", "name": "admin"}' in message
+    assert kc.import_failure_message({"msg": "boom"}, manifests) == "K-ORC import failed: boom"
+
+
+# --- templates ----------------------------------------------------------------
+
+def test_render_template_mapping_becomes_yaml_with_values_inserted_verbatim():
+    text = kc.render_template({"clouds": {"x": {"auth": {"password": "${password}", "port": 5}}}},
+                              {"password": "a: b #c"})
+    assert yaml.safe_load(text) == {"clouds": {"x": {"auth": {"password": "a: b #c", "port": 5}}}}
+    assert kc.render_template("id=${id}", {"id": "42"}) == "id=42"
+
+
+def test_render_template_errors():
+    with pytest.raises(kc.TemplateError, match="refers to 'missing'"):
+        kc.render_template({"a": "${missing}"}, {})
+    with pytest.raises(kc.TemplateError):
+        kc.render_template(5, {})
+
+
+def test_plan_is_json_serializable():
+    json.dumps(plan(services=list(kc.SERVICES)))
