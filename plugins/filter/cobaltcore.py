@@ -11,11 +11,12 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph, gardener, ironcore, naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph, composition, gardener, ironcore, naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import (
     claim_name_problems, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.composition import (
-    CompositionError, compose_openstack_cluster)
+    CompositionError, compose_openstack_cluster, region_control_plane)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import (
     RegionError, build_region)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.size_presets import size_preset
@@ -73,6 +74,15 @@ def tenant_names_filter(name):
     return naming.tenant_names(name)
 
 
+def region_control_plane_filter(region, services=None, size="medium"):
+    try:
+        return region_control_plane(_region(region), composition.REGION_DEFAULT_SERVICES if services is None else services,
+                                    size)
+    except InputError as error:
+        raise AnsibleFilterError("invalid settings of the region's ControlPlane:\n%s"
+                                 % "\n".join("- " + p for p in error.problems))
+
+
 def _region(region):
     try:
         return build_region(region).to_dict()
@@ -123,6 +133,7 @@ class FilterModule(object):
             "ceph_caps": ceph_caps_filter,
             "quota_bytes": quota_bytes_filter,
             "tenant_names": tenant_names_filter,
+            "region_control_plane": region_control_plane_filter,
             "gardener_shoots": gardener_shoots_filter,
             "gardener_kubeconfig_paths": gardener_kubeconfig_paths_filter,
             "ironcore_claim_pools": ironcore_claim_pools_filter,

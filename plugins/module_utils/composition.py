@@ -20,6 +20,7 @@ __metaclass__ = type
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming, rook_manifests
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import (
     claim_list, claim_ref, claim_spec_with_defaults, validate_claims)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import build_region
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.size_presets import size_preset
 
@@ -276,3 +277,50 @@ def _cinder(placements):
     if volume_types:
         cinder["defaultVolumeType"] = volume_types[0]["name"]
     return cinder
+
+
+# The region's own OpenStack cluster: seed 003's ControlPlane example, for the region's pools.
+REGION_SERVICES = ("keystone", "glance", "placement", "nova", "neutron", "cinder", "octavia", "manila", "horizon")
+REGION_DEFAULT_SERVICES = ("keystone", "glance", "placement", "nova", "neutron", "cinder")
+KORC_BOOTSTRAP_RESOURCES = ("domains", "projects")
+
+
+def region_control_plane(region, services=REGION_DEFAULT_SERVICES, size="medium"):
+    """The ControlPlane of the region's own OpenStack cluster (namespace openstack, named after the
+    region), running on all of the region's hypervisor and storage pools."""
+    problems = []
+    names = list(services or [])
+    unknown = [n for n in names if n not in REGION_SERVICES]
+    if unknown:
+        problems.append("services: unknown %s (known: %s)" % (", ".join(map(str, unknown)), ", ".join(REGION_SERVICES)))
+    if "keystone" not in names:
+        problems.append("services: keystone is required (every OpenStack cluster has its own)")
+    try:
+        preset = size_preset(size)
+    except ValueError as error:
+        problems.append("size: %s" % error)
+    if not naming.is_dns1123_label(str(region.get("name") or "")):
+        problems.append("region name %r is not a DNS-1123 label (it names the ControlPlane)" % region.get("name"))
+    if problems:
+        raise InputError(problems)
+    enabled = dict((n, {"enabled": n in names}) for n in REGION_SERVICES)
+    enabled["keystone"]["replicas"] = preset["keystone"]
+    labels = {naming.OPENSTACK_CLUSTER_NAME_LABEL: region["name"], naming.MANAGED_BY_LABEL: naming.MANAGED_BY}
+    return {
+        "apiVersion": naming.CONTROL_PLANE_API_VERSION,
+        "kind": naming.CONTROL_PLANE_KIND,
+        "metadata": {"name": region["name"], "namespace": naming.REGION_NAMESPACE, "labels": labels},
+        "spec": {
+            "infrastructure": {
+                "mariadb": {"replicas": preset["mariadb"], "storageSize": "100Gi"},
+                "rabbitmq": {"replicas": 3},
+                "valkey": {"replicas": 3, "sentinel": {"enabled": True}},
+                "memcached": {"replicas": 3},
+            },
+            "services": enabled,
+            "compute": {"hypervisorClusters": [p["name"] for p in region.get("hypervisor_pools") or []]},
+            "storage": {"storageClusters": [p["name"] for p in region.get("storage_pools") or []]},
+            "korc": {"enabled": True, "bootstrapResources": list(KORC_BOOTSTRAP_RESOURCES)},
+            "global": {"region": region["name"]},
+        },
+    }

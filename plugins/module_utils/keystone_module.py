@@ -10,14 +10,18 @@ of a CobaltCore region needs:
 * Keystone down (connection refused, timeouts, 502/503/504) is retried with
   backoff, then fails naming the endpoint; refused credentials fail at once,
   naming the endpoint and the cloud;
-* modules that also write Kubernetes objects get the collection's client
-  (``kubeconfig``, ``context`` and the K8S_AUTH_* variables) and its apply layer;
+* every module gets the collection's Kubernetes client (``kubeconfig``, ``context``
+  and the K8S_AUTH_* variables) and its apply layer;
+* ``secret_auth`` authenticates with a password read from a Kubernetes Secret (the
+  bootstrap admin's), so the password never passes through Ansible variables;
 * secret values read or written are masked in everything Ansible prints.
 """
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import base64
+import importlib
 import time
 
 from ansible_collections.openstack.cloud.plugins.module_utils.openstack import OpenStackModule
@@ -42,6 +46,17 @@ KEYSTONE_RETRY_SPEC = dict(
 KUBE_AUTH_SPEC = dict(
     kubeconfig=dict(type="raw", no_log=True),
     context=dict(type="str"),
+)
+SECRET_AUTH_SPEC = dict(
+    secret_auth=dict(type="dict", options=dict(
+        auth_url=dict(type="str", required=True),
+        username=dict(type="str", default="admin"),
+        project_name=dict(type="str", default="admin"),
+        domain_name=dict(type="str", default="Default"),
+        secret_namespace=dict(type="str", required=True),
+        secret_name=dict(type="str", required=True, no_log=False),
+        secret_key=dict(type="str", default="password", no_log=False),
+    )),
 )
 
 
@@ -104,30 +119,78 @@ def short_error(exc):
 class KeystoneModule(OpenStackModule):
     """OpenStackModule with retries, clear Keystone errors and, when kube is set, a Kubernetes client."""
 
-    kube = False
-
     def __init__(self):
         spec = dict(KEYSTONE_RETRY_SPEC)
-        if self.kube:
-            spec.update(KUBE_AUTH_SPEC)
+        spec.update(KUBE_AUTH_SPEC)
+        spec.update(SECRET_AUTH_SPEC)
         spec.update(self.argument_spec)
         self.argument_spec = spec
-        super(KeystoneModule, self).__init__()
+        self.module_kwargs = dict(self.module_kwargs, mutually_exclusive=[("secret_auth", "cloud"), ("secret_auth", "auth")])
         self._kube_client = None
+        super(KeystoneModule, self).__init__()
         self.cloud_name = self.conn.config.name if getattr(self.conn, "config", None) else None
-        if self.kube:
-            KubeModule._unmask_kubeconfig_structure(self)
+        KubeModule._unmask_kubeconfig_structure(self)
+
+    def openstack_cloud_from_module(self):
+        settings = self.params.get("secret_auth")
+        if not settings:
+            return super(KeystoneModule, self).openstack_cloud_from_module()
+        self.params.pop("cloud", None)
+        try:
+            sdk = importlib.import_module("openstack")
+        except ImportError:
+            self.fail_json(msg="openstacksdk is required for this module")
+        password = self.secret_password(settings)
+        try:
+            return sdk, sdk.connect(
+                auth_type="password",
+                auth=dict(auth_url=settings["auth_url"], username=settings["username"], password=password,
+                          project_name=settings["project_name"], user_domain_name=settings["domain_name"],
+                          project_domain_name=settings["domain_name"]),
+                region_name=self.params["region_name"], verify=self.params["validate_certs"],
+                cacert=self.params["ca_cert"], api_timeout=self.params["api_timeout"],
+                interface=self.params["interface"])
+        except sdk.exceptions.SDKException as exc:
+            self.fail_json(msg=str(exc))
+
+    def secret_password(self, settings):
+        """The password of secret_auth, read from its Secret and masked from here on."""
+        where = "Secret %s/%s" % (settings["secret_namespace"], settings["secret_name"])
+        try:
+            live = self.kube_client.get(self.kube_client.resource("v1", "Secret"), settings["secret_name"],
+                                        settings["secret_namespace"])
+        except KubeError as exc:
+            self.fail_json(msg="secret_auth: reading %s failed: %s" % (where, exc))
+        self.hide_secret_values([live] if live else [])
+        raw = ((live or {}).get("data") or {}).get(settings["secret_key"])
+        password = None
+        if raw:
+            try:
+                password = base64.b64decode(raw).decode("utf-8")
+            except (ValueError, TypeError, UnicodeDecodeError):
+                password = None
+        if not password:
+            self.fail_json(msg="secret_auth: %s %s" % (where, "does not exist" if live is None else
+                                                       "has no usable key %s" % settings["secret_key"]))
+        self.hide(password)
+        return password
 
     # -- Keystone ------------------------------------------------------------
 
     @property
     def auth_url(self):
+        if self.params.get("secret_auth"):
+            return self.params["secret_auth"]["auth_url"]
         try:
             return self.conn.config.get_auth_args().get("auth_url") or "(no auth_url)"
         except Exception:  # a broken cloud config is reported by authorize()
             return "(unknown auth_url)"
 
     def _where(self):
+        if self.params.get("secret_auth"):
+            settings = self.params["secret_auth"]
+            return "Keystone at %s (user %s, password from Secret %s/%s)" % (
+                self.auth_url, settings["username"], settings["secret_namespace"], settings["secret_name"])
         cloud = " (cloud %s)" % self.cloud_name if self.cloud_name and self.cloud_name != "defaults" else ""
         return "Keystone at %s%s" % (self.auth_url, cloud)
 

@@ -34,6 +34,7 @@ class Waiter:
         self.expression = expression
         self.failed_expression = failed_expression
         self.sleep = sleep
+        self._latest = {}
 
     def _fetch(self, refs):
         """Current objects by (apiVersion, kind, namespace, name): a GET for one, a LIST for several."""
@@ -68,6 +69,7 @@ class Waiter:
     def check(self, refs):
         """One round: {index: (ref, Readiness or None when absent)}."""
         objects = self._fetch(refs)
+        self._latest = objects
         lookup = self._lookup(dict(objects))
         states = []
         for ref in refs:
@@ -111,13 +113,16 @@ class Waiter:
                 lines.append("%s: %s" % (describe(ref), "; ".join(state.missing) or "still present"))
         return "%d object(s) %s: %s" % (len(entries), what, " | ".join(lines))
 
-    @staticmethod
-    def _results(states, started):
+    def _results(self, states, started):
         elapsed = round(time.time() - started, 2)
         results = []
         for ref, state in states:
             entry = dict(ref)
             entry["found"] = state is not None
+            # The status last seen (e.g. the endpoint an operator reports), for the tasks that follow.
+            obj = self._latest.get((ref["apiVersion"], ref["kind"], ref.get("namespace"), ref["name"])) or {}
+            if isinstance(obj.get("status"), dict):
+                entry["status"] = obj["status"]
             entry.update(state.as_dict() if state is not None else {"ready": False, "terminal": False,
                                                                     "missing": ["not found"]})
             entry["elapsed"] = elapsed

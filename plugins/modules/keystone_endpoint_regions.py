@@ -21,6 +21,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - openstack.cloud.openstack
+  - c5c3.cobaltcore.keystone
 attributes:
   check_mode:
     description: Reports the endpoints it would move; a missing endpoint is reported, not failed.
@@ -56,14 +57,6 @@ options:
         description: The endpoint's URL.
         type: str
         required: true
-  connect_retries:
-    description: Attempts for each Keystone call while Keystone is unreachable or answers 5xx.
-    type: int
-    default: 6
-  connect_retry_delay:
-    description: Seconds before the second attempt; doubled for each further one, at most 8.
-    type: float
-    default: 1.0
 """
 
 EXAMPLES = r"""

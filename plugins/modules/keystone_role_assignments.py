@@ -20,6 +20,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - openstack.cloud.openstack
+  - c5c3.cobaltcore.keystone
 attributes:
   check_mode:
     description: Reports the assignments it would add; a user that does not exist yet is reported, not failed.
@@ -55,14 +56,6 @@ options:
         type: list
         elements: str
         required: true
-  connect_retries:
-    description: Attempts for each Keystone call while Keystone is unreachable or answers 5xx.
-    type: int
-    default: 6
-  connect_retry_delay:
-    description: Seconds before the second attempt; doubled for each further one, at most 8.
-    type: float
-    default: 1.0
 """
 
 EXAMPLES = r"""

@@ -22,6 +22,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - openstack.cloud.openstack
+  - c5c3.cobaltcore.keystone
 attributes:
   check_mode:
     description: Read-only; runs the same checks.
@@ -88,20 +89,6 @@ options:
     description: The cloud in K-ORC's clouds.yaml.
     type: str
     default: openstack
-  connect_retries:
-    description: Attempts for each Keystone call while Keystone is unreachable or answers 5xx.
-    type: int
-    default: 6
-  connect_retry_delay:
-    description: Seconds before the second attempt; doubled for each further one, at most 8.
-    type: float
-    default: 1.0
-  kubeconfig:
-    description: Kubeconfig of the control-plane cluster, a path or a dict (or C(K8S_AUTH_KUBECONFIG)).
-    type: raw
-  context:
-    description: The kubeconfig context.
-    type: str
 """
 
 EXAMPLES = r"""
@@ -161,7 +148,6 @@ def credential_of(values, cloud):
 
 
 class KeystoneVerifyModule(KeystoneModule):
-    kube = True
     argument_spec = dict(
         namespace=dict(type="str", required=True),
         region=dict(type="str", required=True),

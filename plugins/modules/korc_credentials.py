@@ -27,6 +27,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - openstack.cloud.openstack
+  - c5c3.cobaltcore.keystone
 attributes:
   check_mode:
     description: Tests the existing credential and reports whether it would mint or rewrite; changes nothing.
@@ -76,22 +77,6 @@ options:
   labels:
     description: Labels of the Secret.
     type: dict
-  connect_retries:
-    description: Attempts for each Keystone call while Keystone is unreachable or answers 5xx.
-    type: int
-    default: 6
-  connect_retry_delay:
-    description: Seconds before the second attempt; doubled for each further one, at most 8.
-    type: float
-    default: 1.0
-  kubeconfig:
-    description:
-      - Kubeconfig of the control-plane cluster, a path or a dict; C(K8S_AUTH_KUBECONFIG) and the other
-        C(K8S_AUTH_*) variables also work.
-    type: raw
-  context:
-    description: The kubeconfig context.
-    type: str
 notes:
   - Keystone lets only the owner create application credentials and forbids a restricted credential to
     create more; K-ORC therefore creates service users' application credentials with those users' own
@@ -186,7 +171,6 @@ def stored_credential(secret, cloud_name):
 
 
 class KorcCredentialsModule(KeystoneModule):
-    kube = True
     argument_spec = dict(
         namespace=dict(type="str", required=True),
         secret_name=dict(type="str", default=naming.KORC_CLOUDS_SECRET),

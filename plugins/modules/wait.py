@@ -164,6 +164,10 @@ resources:
     elapsed:
       description: Seconds waited.
       type: float
+    status:
+      description: The object's C(status) as last seen, for example the C(endpoint) an operator reports.
+      type: dict
+      returned: when the object has a status
 requests:
   description: API requests this call made, by HTTP verb.
   returned: always

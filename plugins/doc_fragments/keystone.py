@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    # The options every Keystone module of the collection adds to openstack.cloud's.
+    DOCUMENTATION = r"""
+options:
+  secret_auth:
+    description:
+      - Password authentication whose password is read from a Kubernetes Secret on the control-plane cluster,
+        so it never passes through Ansible variables. Used instead of O(cloud) and O(auth), for example
+        with the C(keystone-admin-credentials) Secret of the Keystone bootstrap.
+      - The password is masked in everything the module returns or logs.
+    type: dict
+    suboptions:
+      auth_url:
+        description: Keystone's URL (C(status.endpoint) of the C(Keystone) CR).
+        type: str
+        required: true
+      username:
+        description: The user.
+        type: str
+        default: admin
+      project_name:
+        description: The project to scope the token to.
+        type: str
+        default: admin
+      domain_name:
+        description: The domain of the user and the project.
+        type: str
+        default: Default
+      secret_namespace:
+        description: The Secret's namespace.
+        type: str
+        required: true
+      secret_name:
+        description: The Secret holding the password.
+        type: str
+        required: true
+      secret_key:
+        description: The Secret's key holding the password.
+        type: str
+        default: password
+  connect_retries:
+    description: Attempts for each Keystone call while Keystone is unreachable or answers 5xx.
+    type: int
+    default: 6
+  connect_retry_delay:
+    description: Seconds before the second attempt; doubled for each further one, at most 8.
+    type: float
+    default: 1.0
+  kubeconfig:
+    description:
+      - Kubeconfig of the control-plane cluster, a path or a dict (or C(K8S_AUTH_KUBECONFIG)). Needed for
+        O(secret_auth) and by the modules that read or write Secrets.
+    type: raw
+  context:
+    description: The kubeconfig context.
+    type: str
+"""
