@@ -39,6 +39,8 @@ MACHINE_CLASS_LABEL = "c5c3.io/machine-class"
 CEPH_CLIENT_SECRET_KEY = "userKey"
 
 NAMESPACE_PREFIX = "openstack-"
+# The region's own OpenStack cluster (seed 003: ControlPlane in namespace openstack).
+REGION_NAMESPACE = "openstack"
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
 # openstack-<name> is a namespace, so it must be a DNS-1123 label itself.
@@ -239,3 +241,30 @@ def service_keystone_credentials_secret(service):
 def service_keystone_user_secret(service):
     """The service user's Secret: its password (User passwordRef) and its own clouds.yaml."""
     return service + "-keystone-user"
+
+
+# ---------------------------------------------------------------------------
+# K-ORC's credentials through OpenBao (seed 003), when the region runs OpenBao: korc_credentials
+# writes the minted clouds.yaml into KORC_APP_CREDENTIAL_SECRET, a PushSecret copies it into
+# OpenBao and an ExternalSecret reads it back into KORC_CLOUDS_SECRET. All three live in the
+# namespace of the OpenStack cluster (cloudCredentialsRef names a Secret of its own namespace).
+
+EXTERNAL_SECRETS_GROUP = "external-secrets.io"
+PUSH_SECRET_API_VERSION = "external-secrets.io/v1alpha1"
+PUSH_SECRET_KIND = "PushSecret"
+# Seed 003's version; external-secrets v0.16 serves it beside v1 (stored as v1).
+EXTERNAL_SECRET_API_VERSION = "external-secrets.io/v1beta1"
+EXTERNAL_SECRET_KIND = "ExternalSecret"
+CLUSTER_SECRET_STORE_KIND = "ClusterSecretStore"
+SECRET_STORE_KIND = "SecretStore"
+SECRET_STORE_KINDS = (CLUSTER_SECRET_STORE_KIND, SECRET_STORE_KIND)
+OPENBAO_STORE = "openbao-cluster-store"
+# The PushSecret's source Secret (and the PushSecret's own name).
+KORC_APP_CREDENTIAL_SECRET = "k-orc-app-credential"
+# Where in OpenBao; {namespace} is the OpenStack cluster's namespace (seed: kv-v2/data/openstack/...).
+OPENBAO_KORC_REMOTE_KEY = "kv-v2/data/{namespace}/k-orc/app-credential"
+
+
+def openbao_korc_remote_key(namespace, template=OPENBAO_KORC_REMOTE_KEY):
+    """The OpenBao key of one OpenStack cluster's K-ORC credential."""
+    return template.format(namespace=namespace)

@@ -77,12 +77,18 @@ options:
   labels:
     description: Labels of the Secret.
     type: dict
+  synced_secret:
+    description:
+      - The Secret K-ORC actually reads when O(secret_name) only reaches it through OpenBao (PushSecret, then an
+        ExternalSecret writing C(k-orc-clouds-yaml)). A replaced credential is deleted only once this Secret carries
+        the current one, on this run or a later one; until then RV(pending_sync) is true.
+    type: str
 notes:
   - Keystone lets only the owner create application credentials and forbids a restricted credential to
     create more; K-ORC therefore creates service users' application credentials with those users' own
     credentials (see docs/keystone.md), not with this one.
-  - The OpenBao path of seed 003 (PushSecret to OpenBao, ExternalSecret back to C(k-orc-clouds-yaml)) is
-    not implemented; see docs/keystone.md.
+  - In the OpenBao path of seed 003 the module writes the PushSecret's source (C(k-orc-app-credential)) and names
+    the ExternalSecret's target in O(synced_secret); see docs/keystone.md.
 """
 
 EXAMPLES = r"""
@@ -132,6 +138,10 @@ secret:
   description: The Secret, C({name, namespace, result}) with result C(created), C(configured) or C(unchanged).
   returned: always
   type: dict
+pending_sync:
+  description: With O(synced_secret), true while that Secret does not carry the current credential yet.
+  returned: always
+  type: bool
 """
 
 try:
@@ -182,6 +192,7 @@ class KorcCredentialsModule(KeystoneModule):
         endpoint_interface=dict(type="str", default="internal", choices=["public", "internal", "admin"]),
         korc_ca_cert=dict(type="str"),
         labels=dict(type="dict"),
+        synced_secret=dict(type="str", no_log=False),
     )
     module_kwargs = dict(supports_check_mode=True)
 
@@ -209,7 +220,7 @@ class KorcCredentialsModule(KeystoneModule):
         region = self.params["region"] or self.conn.config.get_region_name() or ""
         interface = self.params["endpoint_interface"]
         user_id, project_id = self.conn.current_user_id, self.conn.current_project_id
-        self.results.update(minted=False, reason="valid", application_credential_id=None,
+        self.results.update(minted=False, reason="valid", application_credential_id=None, pending_sync=False,
                             deleted_application_credentials=[], auth_url=auth_url, admin_auth_url=admin_auth_url,
                             region=region)
 
@@ -248,6 +259,14 @@ class KorcCredentialsModule(KeystoneModule):
         if not reason and parsed != desired:
             self.results["reason"] = "the Secret's settings changed (auth URL, region, interface or cloud name)"
         self.write_secret(namespace, desired)
+        if self.params["synced_secret"]:
+            # Through OpenBao K-ORC sees the new credential only after ESO's next sync.
+            synced = self.kube_client.get(rtype, self.params["synced_secret"], namespace)
+            self.hide_secret_values([synced] if synced else [])
+            if stored_credential(synced, cloud_name)[0] != credential_id:
+                self.results["pending_sync"] = True
+                return
+            reason = reason or self.leftovers(user_id, credential_id)
         if reason:
             # Only once K-ORC's Secret holds the new one: the replaced credential and leftovers of
             # interrupted runs (their secrets are lost) go.
@@ -266,13 +285,21 @@ class KorcCredentialsModule(KeystoneModule):
         self.hide(created.secret)
         return created.id, created.secret
 
-    def delete_replaced(self, user_id, keep):
+    def replaced(self, user_id, keep):
         identity = self.conn.identity
-        mine = self.keystone(lambda: [c.id for c in identity.application_credentials(user=user_id)
+        return self.keystone(lambda: [c.id for c in identity.application_credentials(user=user_id)
                                       if c.description == self.description() and c.id != keep],
                              "listing the admin user's application credentials")
-        for credential_id in mine:
-            self.delete_credential(user_id, credential_id)
+
+    def leftovers(self, user_id, keep):
+        """A reason to clean up when earlier credentials wait for their deletion (OpenBao path)."""
+        return "replaced credentials are left" if self.replaced(user_id, keep) else None
+
+    def delete_replaced(self, user_id, keep):
+        for credential_id in self.replaced(user_id, keep):
+            self.results["changed"] = True
+            if not self.check_mode:
+                self.delete_credential(user_id, credential_id)
 
     def delete_credential(self, user_id, credential_id):
         self.keystone(lambda: self.conn.identity.delete_application_credential(

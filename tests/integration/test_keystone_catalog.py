@@ -1,10 +1,12 @@
-"""Phase 5, steps 3-6, against the lab's real Keystone and real K-ORC: playbooks/keystone.yml.
+"""Phases 4-5 against the lab's real Keystones and real K-ORC: playbooks/control_plane.yml, keystone.yml.
 
-The region's OpenStack cluster lives in namespace `openstack` of lab-control-plane. The module's
-first run is a -vvv run (its output is grepped for every secret afterwards); the tests after it
-check K-ORC, Keystone, the credentials, a second run, check mode and the failure cases; the last
-one removes the namespace and checks what stays in Keystone. Everything the tests create is
-removed at the end (K-ORC deletes what it manages; the rest is deleted here).
+The region's OpenStack cluster lives in namespace `openstack` of lab-control-plane: its ControlPlane
+makes the c5c3-operator stand-in create the Keystone CR, the keystone-operator stand-in runs a real
+Keystone for it, and the role bootstraps it and registers the catalog through K-ORC. The first
+keystone.yml run is a -vvv run (its output is grepped for every secret afterwards); the tests after
+it check K-ORC, Keystone, the credentials, a second run, check mode, the failure cases and a
+tenant's separate Keystone; the last one removes the K-ORC objects and checks what stays in
+Keystone. Everything the tests create is removed at the end.
 """
 
 import base64
@@ -23,7 +25,10 @@ from regionlab import config
 from regionlab import keystone as lab_keystone
 
 PLAYBOOK = REPO / "playbooks" / "keystone.yml"
+CONTROL_PLANE_PLAYBOOK = REPO / "playbooks" / "control_plane.yml"
 NAMESPACE = "openstack"
+TENANT = "lab-tenant-a"
+TENANT_NAMESPACE = "openstack-" + TENANT
 BAD_IMPORT_NAMESPACE = "openstack-badimport"
 HOST = "lab-control-plane"
 SERVICES = ["glance", "placement", "nova", "neutron", "cinder"]
@@ -32,9 +37,26 @@ KORC_KINDS = {"Domain": 1, "Project": 2, "Role": 4, "Service": 6, "Endpoint": 12
 IMPORT_NOT_FOUND = "Waiting for OpenStack resource to be created externally"
 
 
-def _admin():
+def _lab_admin():
+    """The lab's own Keystone (not run by a Keystone CR), for the keystone_bootstrap_keystone_cr=false cases."""
     settings = yaml.safe_load(lab_keystone.CLOUDS.read_text())["clouds"][lab_keystone.CLOUD_NAME]
     conn = openstack.connect(load_yaml_config=False, **settings)
+    conn.authorize()
+    return conn
+
+
+def _endpoint(kubeconfig, namespace=NAMESPACE):
+    return kubectl(kubeconfig, "-n", namespace, "get", "keystone", "keystone", "-o",
+                   "jsonpath={.status.endpoint}").stdout
+
+
+def _admin(kubeconfig, namespace=NAMESPACE):
+    """The bootstrap admin of a cluster's own Keystone (password from its Secret)."""
+    conn = openstack.connect(load_yaml_config=False, auth_type="password", auth={
+        "auth_url": _endpoint(kubeconfig, namespace), "username": "admin", "project_name": "admin",
+        "user_domain_name": "Default", "project_domain_name": "Default",
+        "password": _secret(kubeconfig, "keystone-admin-credentials", namespace)["password"]},
+        region_name=lab_keystone.REGION)
     conn.authorize()
     return conn
 
@@ -77,6 +99,15 @@ def _secret(kubeconfig, name, namespace=NAMESPACE):
     if proc.returncode != 0:
         return None
     return dict((k, base64.b64decode(v).decode()) for k, v in json.loads(proc.stdout).get("data", {}).items())
+
+
+def _remove_cluster(kubeconfig, namespace):
+    """An OpenStack cluster with its own Keystone: its Keystone goes with it, so K-ORC need not clean up."""
+    kinds = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS)
+    for name in kubectl(kubeconfig, "-n", namespace, "get", kinds, "-o", "name", check=False).stdout.split():
+        kubectl(kubeconfig, "-n", namespace, "patch", name, "--type", "merge", "-p",
+                '{"metadata":{"finalizers":null}}', check=False)
+    return _delete_namespace(kubeconfig, namespace)
 
 
 def _delete_namespace(kubeconfig, namespace, timeout=600):
@@ -123,25 +154,40 @@ def cp_kubeconfig(kubeconfigs):
 
 
 @pytest.fixture(scope="module")
-def admin(lab):
-    return _admin()
+def first_run(cp_kubeconfig):
+    """The region's OpenStack cluster from scratch (ControlPlane, then a -vvv keystone.yml run)."""
+    assert _remove_cluster(cp_kubeconfig, NAMESPACE)
+    rc, out = run_playbook(CONTROL_PLANE_PLAYBOOK)
+    assert rc == 0, out["stats"]
+    rc, out, text, elapsed = _run_verbose(*_vars(cp_kubeconfig))
+    print("first run of playbooks/keystone.yml (Keystone bootstrap included): %.1fs" % elapsed)
+    yield {"rc": rc, "out": out, "text": text, "elapsed": elapsed}
+    _remove_cluster(cp_kubeconfig, NAMESPACE)
 
 
 @pytest.fixture(scope="module")
-def first_run(cp_kubeconfig, admin):
-    """The region's catalog from scratch, in a -vvv run; everything is removed after the module."""
-    _delete_namespace(cp_kubeconfig, NAMESPACE)
-    _delete_korc_credentials(admin)
-    rc, out, text, elapsed = _run_verbose(*_vars(cp_kubeconfig))
-    print("first run of playbooks/keystone.yml: %.1fs" % elapsed)
-    yield {"rc": rc, "out": out, "text": text, "elapsed": elapsed}
-    removed = _delete_namespace(cp_kubeconfig, NAMESPACE)
-    if not removed:
-        _force_cleanup(cp_kubeconfig, NAMESPACE, admin)
-    _delete_korc_credentials(admin)
-    project = admin.identity.find_project("service", domain_id="default", ignore_missing=True)
-    if project is not None:
-        admin.identity.delete_project(project)
+def admin(first_run, cp_kubeconfig):
+    assert first_run["rc"] == 0
+    return _admin(cp_kubeconfig)
+
+
+def test_keystone_cr_is_bootstrapped_with_the_generated_password(first_run, cp_kubeconfig):
+    if first_run["rc"] != 0:
+        name, result = _failed_task(first_run["out"])
+        pytest.fail("%s: %s" % (name, result.get("msg")))
+    cr = json.loads(kubectl(cp_kubeconfig, "-n", NAMESPACE, "get", "keystone", "keystone", "-o", "json").stdout)
+    assert cr["spec"]["bootstrap"] == {"adminUser": "admin", "region": lab_keystone.REGION,
+                                       "adminPasswordSecretRef": {"name": "keystone-admin-credentials", "key": "password"}}
+    conditions = dict((c["type"], c) for c in cr["status"]["conditions"])
+    for ctype in ("BootstrapReady", "Ready"):
+        assert conditions[ctype]["status"] == "True"
+        assert conditions[ctype]["observedGeneration"] == cr["metadata"]["generation"]
+    assert len(_secret(cp_kubeconfig, "keystone-admin-credentials")["password"]) == 32
+    # The region's Keystone is the CR's own, not the lab's standing one.
+    assert cr["status"]["endpoint"] != lab_keystone.URL
+    assert ("ok", "Check in Keystone what the bootstrap created (domain, projects, roles, the admin's role)") in [
+        ("ok" if not t["hosts"][HOST].get("failed") else "failed", t["task"]["name"].split(" : ", 1)[-1])
+        for p in first_run["out"]["plays"] for t in p["tasks"] if HOST in t["hosts"]]
 
 
 def test_first_run_makes_every_korc_object_available(first_run, cp_kubeconfig):
@@ -162,18 +208,19 @@ def test_first_run_makes_every_korc_object_available(first_run, cp_kubeconfig):
                         "Role/service", "Service/keystone"]
 
 
-def test_catalog_is_in_keystone_with_public_and_internal_endpoints(first_run, admin):
+def test_catalog_is_in_keystone_with_public_and_internal_endpoints(first_run, admin, cp_kubeconfig):
     assert first_run["rc"] == 0
-    fresh = _admin()  # a token issued after the run, with the catalog as it is now
+    fresh = _admin(cp_kubeconfig)  # a token issued after the run, with the catalog as it is now
     catalog = fresh.session.auth.get_access(fresh.session).service_catalog
-    expected = {"identity": ("keystone", lab_keystone.URL), "image": ("glance", None), "placement": ("placement", None),
+    endpoint = _endpoint(cp_kubeconfig)
+    expected = {"identity": ("keystone", endpoint), "image": ("glance", None), "placement": ("placement", None),
                 "compute": ("nova", "/v2.1"), "network": ("neutron", None), "volumev3": ("cinder", "/v3/%(project_id)s")}
     for service_type, (name, suffix) in expected.items():
         for interface in ("public", "internal"):
             urls = catalog.get_urls(service_type=service_type, interface=interface, region_name=lab_keystone.REGION)
             assert len(urls) == 1, (service_type, interface, urls)
             if service_type == "identity":
-                assert urls[0] == lab_keystone.URL
+                assert urls[0] == endpoint
             else:
                 assert urls[0].startswith("https://%s.openstack.svc.cluster.local:" % name), urls
                 if suffix:
@@ -210,7 +257,7 @@ def test_each_application_credential_secret_issues_a_token(first_run, cp_kubecon
 def test_verbose_output_contains_no_secret(first_run, cp_kubeconfig):
     assert first_run["rc"] == 0
     text = first_run["text"]
-    secrets = {"admin password": lab_keystone.admin_password()}
+    secrets = {"admin password": _secret(cp_kubeconfig, "keystone-admin-credentials")["password"]}
     korc = _secret(cp_kubeconfig, "k-orc-clouds-yaml")
     secrets["K-ORC clouds.yaml"] = korc["clouds.yaml"]
     secrets["K-ORC credential secret"] = yaml.safe_load(korc["clouds.yaml"])["clouds"]["openstack"]["auth"][
@@ -237,6 +284,8 @@ def test_second_run_changes_nothing_and_keystone_ids_stay(first_run, cp_kubeconf
     assert first_run["rc"] == 0
     before = dict(((o["kind"], o["metadata"]["name"]), o["status"]["id"]) for o in _korc_objects(cp_kubeconfig))
     korc_before = _secret(cp_kubeconfig, "k-orc-clouds-yaml")
+    rc, out = run_playbook(CONTROL_PLANE_PLAYBOOK)
+    assert rc == 0 and out["stats"][HOST]["changed"] == 0
     started = time.time()
     rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig))
     print("second run of playbooks/keystone.yml: %.1fs" % (time.time() - started))
@@ -264,9 +313,10 @@ def test_broken_korc_credential_is_replaced_and_the_old_one_deleted(first_run, c
     kubectl(cp_kubeconfig, "-n", NAMESPACE, "patch", "secret", "k-orc-clouds-yaml", "--type", "merge", "-p",
             json.dumps({"data": {"clouds.yaml": base64.b64encode(text.encode()).decode()}}))
     task = {"name": "korc", "c5c3.cobaltcore.korc_credentials": {
-        "cloud": lab_keystone.CLOUD_NAME, "kubeconfig": str(cp_kubeconfig), "namespace": NAMESPACE,
-        "region": lab_keystone.REGION, "labels": {"c5c3.io/openstack-cluster-name": NAMESPACE}},
-        "environment": {"OS_CLIENT_CONFIG_FILE": str(lab_keystone.CLOUDS)}}
+        "secret_auth": {"auth_url": _endpoint(cp_kubeconfig), "secret_namespace": NAMESPACE,
+                        "secret_name": "keystone-admin-credentials"},
+        "kubeconfig": str(cp_kubeconfig), "namespace": NAMESPACE,
+        "region": lab_keystone.REGION, "labels": {"c5c3.io/openstack-cluster-name": lab_keystone.REGION}}}
     rc, results = run_tasks([task], tmp_path, hosts=HOST)
     result = results["korc"][HOST]
     assert rc == 0, result.get("msg")
@@ -282,12 +332,21 @@ def test_broken_korc_credential_is_replaced_and_the_old_one_deleted(first_run, c
     assert rc == 0 and results["korc"][HOST]["changed"] is False and results["korc"][HOST]["minted"] is False
 
 
-def test_import_filter_that_matches_nothing_is_reported_with_its_filter(first_run, cp_kubeconfig, admin):
+def _standing_keystone(**extra):
+    """The lab's own Keystone, run by no Keystone CR: the role's keystone_bootstrap_keystone_cr=false mode."""
+    values = dict(keystone_bootstrap_keystone_cr=False, keystone_bootstrap_clouds_yaml=str(lab_keystone.CLOUDS),
+                  keystone_bootstrap_cloud=lab_keystone.CLOUD_NAME)
+    values.update(extra)
+    return values
+
+
+def test_import_filter_that_matches_nothing_is_reported_with_its_filter(first_run, cp_kubeconfig):
     roles = ["admin", "member", "reader", "service", "no-such-role"]
+    admin = _lab_admin()
     try:
         started = time.time()
-        rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_namespace=BAD_IMPORT_NAMESPACE,
-                                                keystone_bootstrap_roles=roles))
+        rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, **_standing_keystone(
+            keystone_bootstrap_namespace=BAD_IMPORT_NAMESPACE, keystone_bootstrap_roles=roles)))
         assert rc != 0
         name, result = _failed_task(out)
         assert name == "Report the imports K-ORC could not make, with their filters"
@@ -312,21 +371,24 @@ def _clouds_yaml(tmp_path, **auth):
     return path
 
 
-def test_keystone_unreachable_is_retried_then_fails_naming_the_endpoint(lab, cp_kubeconfig, tmp_path):
+def test_keystone_unreachable_is_retried_then_fails_naming_the_endpoint(first_run, cp_kubeconfig):
+    assert first_run["rc"] == 0
     closed = "http://127.0.0.1:%d/v3" % (config.PORT_BASE + 99)
-    rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_clouds_yaml=str(
-        _clouds_yaml(tmp_path, auth_url=closed)), keystone_bootstrap_connect_retries=3,
-        keystone_bootstrap_connect_retry_delay=0.2, keystone_bootstrap_create_namespace=False))
+    rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_admin_url=closed,
+                                            keystone_bootstrap_connect_retries=3,
+                                            keystone_bootstrap_connect_retry_delay=0.2))
     assert rc != 0
     name, result = _failed_task(out)
-    assert name == "Mint K-ORC's application credential and write its clouds.yaml Secret"
-    assert "Keystone at %s (cloud lab-admin) is not reachable" % closed in result["msg"], result["msg"]
+    assert name == "Check in Keystone what the bootstrap created (domain, projects, roles, the admin's role)"
+    assert ("Keystone at %s (user admin, password from Secret openstack/keystone-admin-credentials) is not reachable"
+            % closed) in result["msg"], result["msg"]
     assert "failed 3 times" in result["msg"]
 
 
 def test_wrong_admin_password_fails_clearly(lab, cp_kubeconfig, tmp_path):
-    rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_clouds_yaml=str(
-        _clouds_yaml(tmp_path, password="wrong-password-0123456789")), keystone_bootstrap_create_namespace=False))
+    rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, **_standing_keystone(
+        keystone_bootstrap_clouds_yaml=str(_clouds_yaml(tmp_path, password="wrong-password-0123456789")),
+        keystone_bootstrap_create_namespace=False)))
     assert rc != 0
     name, result = _failed_task(out)
     assert name == "Mint K-ORC's application credential and write its clouds.yaml Secret"
@@ -334,13 +396,133 @@ def test_wrong_admin_password_fails_clearly(lab, cp_kubeconfig, tmp_path):
     assert "wrong-password-0123456789" not in json.dumps(out)
 
 
-def test_zz_removing_the_namespace_leaves_what_the_bootstrap_created(first_run, cp_kubeconfig, admin):
+def test_openbao_path_deletes_a_replaced_credential_only_once_eso_delivered_the_new_one(first_run, cp_kubeconfig,
+                                                                                        admin, tmp_path):
+    """korc_credentials with synced_secret; the test plays ESO by copying the PushSecret's source to the target."""
+    assert first_run["rc"] == 0
+    namespace = "openstack-openbao"
+    kubectl(cp_kubeconfig, "create", "namespace", namespace)
+    task = {"name": "korc", "c5c3.cobaltcore.korc_credentials": {
+        "secret_auth": {"auth_url": _endpoint(cp_kubeconfig), "secret_namespace": NAMESPACE,
+                        "secret_name": "keystone-admin-credentials"},
+        "kubeconfig": str(cp_kubeconfig), "namespace": namespace, "region": lab_keystone.REGION,
+        "secret_name": "k-orc-app-credential", "synced_secret": "k-orc-clouds-yaml"}}
+
+    def run():
+        rc, results = run_tasks([task], tmp_path, hosts=HOST)
+        assert rc == 0, results["korc"][HOST].get("msg")
+        return results["korc"][HOST]
+
+    def eso_sync():
+        source = json.loads(kubectl(cp_kubeconfig, "-n", namespace, "get", "secret", "k-orc-app-credential",
+                                    "-o", "json").stdout)
+        target = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "k-orc-clouds-yaml", "namespace": namespace},
+                  "data": source["data"]}
+        kubectl(cp_kubeconfig, "apply", "-f", "-", stdin=json.dumps(target))
+
+    def exists(credential_id):
+        return admin.identity.find_application_credential(admin.current_user_id, credential_id,
+                                                          ignore_missing=True) is not None
+    try:
+        first = run()
+        assert first["minted"] is True and first["pending_sync"] is True
+        assert _secret(cp_kubeconfig, "k-orc-clouds-yaml", namespace) is None
+        eso_sync()
+        assert run()["changed"] is False
+        # Break the source: a new credential is minted, the old one stays until ESO delivered the new one.
+        broken = yaml.safe_load(_secret(cp_kubeconfig, "k-orc-app-credential", namespace)["clouds.yaml"])
+        broken["clouds"]["openstack"]["auth"]["application_credential_secret"] = "not-the-secret-0123456789"
+        kubectl(cp_kubeconfig, "-n", namespace, "patch", "secret", "k-orc-app-credential", "--type", "merge", "-p",
+                json.dumps({"data": {"clouds.yaml": base64.b64encode(yaml.safe_dump(broken).encode()).decode()}}))
+        second = run()
+        assert second["minted"] is True and second["pending_sync"] is True
+        assert second["deleted_application_credentials"] == [] and exists(first["application_credential_id"])
+        eso_sync()
+        third = run()
+        assert third["pending_sync"] is False and third["changed"] is True
+        assert third["deleted_application_credentials"] == [first["application_credential_id"]]
+        assert not exists(first["application_credential_id"]) and exists(second["application_credential_id"])
+        assert run()["changed"] is False
+    finally:
+        _delete_namespace(cp_kubeconfig, namespace)
+        _delete_korc_credentials(admin, "k-orc-" + namespace)
+
+
+def _tenant_play(kubeconfig, services):
+    claim = REPO / "inventories" / "lab" / "tenants" / ("%s.yaml" % TENANT)
+    return [{"name": "tenant", "hosts": HOST, "gather_facts": False, "tasks": [
+        {"name": "ControlPlane of the tenant", "c5c3.cobaltcore.apply": {
+            "kubeconfig": str(kubeconfig),
+            "definition": "{{ (lookup('ansible.builtin.file', '%s') | from_yaml"
+                          " | c5c3.cobaltcore.compose_openstack_cluster(region)).control_plane }}" % claim},
+         "vars": {"region": {"name": "{{ cobaltcore_region }}", "groups": "{{ groups }}",
+                             "hostvars": "{{ hostvars }}"}}},
+        {"name": "Keystone of the tenant", "ansible.builtin.include_role": {"name": "c5c3.cobaltcore.keystone_bootstrap"},
+         "vars": {"keystone_bootstrap_kubeconfig": str(kubeconfig), "keystone_bootstrap_namespace": TENANT_NAMESPACE,
+                  "keystone_bootstrap_cluster_name": TENANT, "keystone_bootstrap_services": services}}]}]
+
+
+def _token_status(auth_url, clouds_yaml, cloud):
+    """HTTP status of a token request with the application credential of a clouds.yaml at auth_url."""
+    auth = yaml.safe_load(clouds_yaml)["clouds"][cloud]["auth"]
+    body = {"auth": {"identity": {"methods": ["application_credential"], "application_credential": {
+        "id": auth["application_credential_id"], "secret": auth["application_credential_secret"]}}}}
+    import urllib.error
+    import urllib.request
+    request = urllib.request.Request(auth_url + "/auth/tokens", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_tenant_cluster_gets_its_own_keystone_catalog_and_credentials(first_run, cp_kubeconfig, admin, tmp_path):
+    assert first_run["rc"] == 0
+    services = ["keystone", "glance", "placement"]
+    play = tmp_path / "tenant.yml"
+    play.write_text(json.dumps(_tenant_play(cp_kubeconfig, services)))
+    try:
+        started = time.time()
+        rc, out = run_playbook(play)
+        print("tenant %s: ControlPlane and keystone_bootstrap in %.1fs" % (TENANT, time.time() - started))
+        if rc != 0:
+            name, result = _failed_task(out)
+            pytest.fail("%s: %s" % (name, result.get("msg")))
+        region_url, tenant_url = _endpoint(cp_kubeconfig), _endpoint(cp_kubeconfig, TENANT_NAMESPACE)
+        assert tenant_url and tenant_url != region_url
+        tenant_admin = _admin(cp_kubeconfig, TENANT_NAMESPACE)
+        assert (_secret(cp_kubeconfig, "keystone-admin-credentials", TENANT_NAMESPACE)["password"]
+                != _secret(cp_kubeconfig, "keystone-admin-credentials")["password"])
+        # Each Keystone holds its own cluster's catalog only.
+        assert sorted(s.name for s in tenant_admin.identity.services()) == sorted(services)
+        assert sorted(s.name for s in admin.identity.services()) == sorted(["keystone"] + SERVICES)
+        tenant_glance = tenant_admin.identity.find_user("glance", domain_id="default")
+        assert tenant_glance.id != admin.identity.find_user("glance", domain_id="default").id
+        assert admin.identity.find_user(tenant_glance.id, ignore_missing=True) is None
+        # K-ORC's credentials (and the services') work in their own Keystone only.
+        for namespace, own, other in ((NAMESPACE, region_url, tenant_url), (TENANT_NAMESPACE, tenant_url, region_url)):
+            for secret, cloud in (("k-orc-clouds-yaml", "openstack"), ("glance-keystone-credentials", "glance")):
+                clouds_yaml = _secret(cp_kubeconfig, secret, namespace)["clouds.yaml"]
+                assert _token_status(own, clouds_yaml, cloud) == 201, (namespace, secret)
+                assert _token_status(other, clouds_yaml, cloud) in (401, 404), (namespace, secret)
+        for obj in _korc_objects(cp_kubeconfig, TENANT_NAMESPACE):
+            korc_secret = obj["spec"].get("cloudCredentialsRef", {}).get("secretName")
+            assert korc_secret in ("k-orc-clouds-yaml", "glance-keystone-user", "placement-keystone-user"), obj
+    finally:
+        assert _remove_cluster(cp_kubeconfig, TENANT_NAMESPACE)
+
+
+def test_zz_removing_the_korc_objects_leaves_what_the_bootstrap_created(first_run, cp_kubeconfig, admin):
     """Last: K-ORC deletes what it manages, never the bootstrap's resources or the service project."""
     assert first_run["rc"] == 0
-    assert _delete_namespace(cp_kubeconfig, NAMESPACE)
+    endpoint = _endpoint(cp_kubeconfig)
+    kinds = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS)
+    kubectl(cp_kubeconfig, "-n", NAMESPACE, "delete", kinds, "--all", "--timeout=300s")
     assert [u.name for u in admin.identity.users(domain_id="default")] == ["admin"]
     assert sorted((s.name, s.type) for s in admin.identity.services()) == [("keystone", "identity")]
     identity = sorted((e.interface, e.url) for e in admin.identity.endpoints())
-    assert identity == sorted((i, lab_keystone.URL) for i in ("admin", "internal", "public"))
+    assert identity == sorted((i, endpoint) for i in ("admin", "internal", "public"))
     assert admin.identity.find_project("service", domain_id="default", ignore_missing=True) is not None
     assert {"admin", "member", "reader", "service"} <= set(r.name for r in admin.identity.roles())

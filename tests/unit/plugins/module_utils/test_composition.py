@@ -4,12 +4,16 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import copy
+import os
 
 import pytest
+import yaml
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import load_claim_files
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.composition import (
-    CompositionError, compose_openstack_cluster, compose_openstack_clusters)
+    REGION_SERVICES, CompositionError, compose_openstack_cluster, compose_openstack_clusters, region_control_plane)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.openapi_schema import validate
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
 
 REGION = {
     "name": "eu-de-1",
@@ -409,3 +413,54 @@ def test_lab_tenants_compose(inventory_of, tenants_dir):
         ("lab-tenant-a", "lab-control-plane", ["st-pool-a"]),
         ("lab-tenant-b", "lab-control-plane", ["st-pool-a", "st-pool-b"]),
     ]
+
+
+# --- the region's own ControlPlane, and every ControlPlane against the lab's c5c3.io CRD -----------
+
+def _control_plane_schema():
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "lab", "crds", "c5c3.io.yaml")
+    with open(path) as handle:
+        crds = list(yaml.safe_load_all(handle))
+    for crd in crds:
+        if crd and crd["spec"]["names"]["kind"] == "ControlPlane":
+            return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    raise AssertionError("no ControlPlane CRD")
+
+
+REGION_MODEL = {"name": "eu-de-1", "hypervisor_pools": [{"name": "hv-pool-a"}, {"name": "hv-pool-b"}],
+                "storage_pools": [{"name": "st-pool-a"}]}
+
+
+def test_region_control_plane_is_the_seeds_for_the_regions_pools():
+    cp = region_control_plane(REGION_MODEL)
+    assert cp["metadata"] == {"name": "eu-de-1", "namespace": "openstack", "labels": {
+        "c5c3.io/openstack-cluster-name": "eu-de-1", "app.kubernetes.io/managed-by": "c5c3.cobaltcore"}}
+    spec = cp["spec"]
+    assert spec["compute"] == {"hypervisorClusters": ["hv-pool-a", "hv-pool-b"]}
+    assert spec["storage"] == {"storageClusters": ["st-pool-a"]}
+    assert spec["korc"] == {"enabled": True, "bootstrapResources": ["domains", "projects"]}
+    assert spec["global"] == {"region": "eu-de-1"}
+    assert spec["services"]["keystone"] == {"enabled": True, "replicas": 3}
+    enabled = sorted(name for name, s in spec["services"].items() if s["enabled"])
+    assert enabled == sorted(["keystone", "glance", "placement", "nova", "neutron", "cinder"])
+    small = region_control_plane(REGION_MODEL, ["keystone", "glance"], "small")["spec"]
+    assert small["services"]["keystone"]["replicas"] == 1 and small["services"]["nova"] == {"enabled": False}
+
+
+def test_region_control_plane_reports_every_problem():
+    with pytest.raises(InputError) as error:
+        region_control_plane({"name": "EU_1"}, ["glance", "swift"], "huge")
+    text = "\n".join(error.value.problems)
+    assert "unknown swift" in text and "keystone is required" in text and "size:" in text
+    assert "'EU_1' is not a DNS-1123 label" in text
+    assert len(error.value.problems) == 4
+
+
+def test_every_control_plane_fits_the_lab_crd(eu_de_1):
+    schema = _control_plane_schema()
+    manifests = [region_control_plane(REGION_MODEL, list(REGION_SERVICES))]
+    region, claims = eu_de_1
+    manifests += [control_plane(compose_openstack_cluster(claim, region, claims)) for claim in claims]
+    assert len(manifests) == 5
+    for manifest in manifests:
+        assert validate(schema, manifest["spec"], "spec") == [], manifest["metadata"]["name"]
