@@ -48,12 +48,12 @@ KUBE_AUTH_SPEC = dict(
     context=dict(type="str"),
 )
 SECRET_AUTH_SPEC = dict(
-    secret_auth=dict(type="dict", options=dict(
+    secret_auth=dict(type="dict", no_log=False, options=dict(
         auth_url=dict(type="str", required=True),
         username=dict(type="str", default="admin"),
         project_name=dict(type="str", default="admin"),
         domain_name=dict(type="str", default="Default"),
-        secret_namespace=dict(type="str", required=True),
+        secret_namespace=dict(type="str", required=True, no_log=False),
         secret_name=dict(type="str", required=True, no_log=False),
         secret_key=dict(type="str", default="password", no_log=False),
     )),

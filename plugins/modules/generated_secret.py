@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: generated_secret
 short_description: Ensure Secrets whose values are generated once and never shown
-version_added: 0.2.0
+version_added: 0.3.0
 description:
   - Ensures Kubernetes Secrets with random values (passwords, application credential secrets), generated
     only when the Secret lacks the key. A value that exists is never regenerated, and no key the Secret

@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: keystone_endpoint_regions
 short_description: Put catalog endpoints into their Keystone region
-version_added: 0.2.0
+version_added: 0.3.0
 description:
   - K-ORC v2.6.0's C(Endpoint) has no region field and creates endpoints without one. Clients that name
     a region (every OpenStack service does, with C(region_name)) skip such endpoints, so the catalog

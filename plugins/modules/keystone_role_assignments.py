@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: keystone_role_assignments
 short_description: Grant users roles on projects in Keystone, many at once
-version_added: 0.2.0
+version_added: 0.3.0
 description:
   - Ensures each user holds the given roles on the given project (direct assignments), with one
     authentication and one lookup per name for the whole batch.

@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: keystone_verify
 short_description: Verify an OpenStack cluster's catalog, service users and credentials in Keystone itself
-version_added: 0.2.0
+version_added: 0.3.0
 description:
   - Checks in Keystone, not in K-ORC's status, what the Keystone bootstrap of one OpenStack cluster must
     have produced, and fails with one message listing every problem found.

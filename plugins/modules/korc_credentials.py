@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: korc_credentials
 short_description: Mint K-ORC's application credential in Keystone and write its clouds.yaml Secret
-version_added: 0.2.0
+version_added: 0.3.0
 description:
   - Solves the first link of K-ORC's credential chain (seed 003, "Bootstrap Resources") - K-ORC needs a
     C(clouds.yaml) before it can manage anything in Keystone, so this module creates it.
