@@ -1,10 +1,13 @@
 """The c5c3-operator and keystone-operator stand-ins on the lab's control-plane API server.
 
 Two ControlPlanes in two namespaces (standin-ks-test-<token>-a and -b) give two Keystone CRs and
-two real Keystones. The bootstrap section is applied the way the collection does it (server-side,
-field manager c5c3.cobaltcore). A's Keystone first waits for its bootstrap settings, then for its
-admin password Secret; B's is bootstrapped at once and later gets a new password. A ends with a
-Keystone that cannot start, and its ControlPlane is deleted; B goes with its namespace at the end.
+two real Keystones, brought up side by side. The bootstrap section is applied the way the
+collection does it (server-side, field manager c5c3.cobaltcore). A's Keystone first waits for its
+bootstrap settings, then for its admin password Secret; B's is bootstrapped at once and gets a new
+password while A's bootstrap runs. At the end, at the same moment, A's Keystone dies and cannot
+start again and B's namespace is deleted (the waits overlap); then A's ControlPlane and Keystone CR
+are deleted. The module sets the stand-ins' `keystone` and `control_plane` delays to 0 (nothing
+here plays an operator itself) and restores standins.yaml afterwards.
 """
 
 import base64
@@ -34,6 +37,7 @@ C5C3 = "/apis/c5c3.io/v1alpha1"
 KEYSTONE = "/apis/keystone.openstack.c5c3.io/v1alpha1"
 COLLECTION = "c5c3.cobaltcore"
 SETUP = 240  # seconds: keystone-manage db_sync, key setup and uWSGI on a loaded 2-core machine
+DELAYS = {"keystone": 0.0, "control_plane": 0.0}
 
 
 class Api:
@@ -111,9 +115,22 @@ def admin_session(url, password):
     return ks_session.Session(auth=auth)
 
 
+def update_settings(**changes):
+    """Merge changes (top-level keys; dicts are merged one level deep) into the lab's standins.yaml."""
+    try:
+        data = yaml.safe_load(config.STANDINS.read_text()) if config.STANDINS.exists() else {}
+    except yaml.YAMLError:
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    for key, value in changes.items():
+        data[key] = dict(data.get(key) or {}, **value) if isinstance(value, dict) else value
+    config.STANDINS.write_text(yaml.safe_dump(data))
+
+
 @pytest.fixture(scope="module")
 def env(lab):
     saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
+    update_settings(delays=DELAYS)
     api = Api()
     for namespace in NS.values():
         api.ok("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
@@ -124,7 +141,7 @@ def env(lab):
     api.ok("PATCH", KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["b"], bootstrap(NS["b"], "LabB"),
            "application/apply-patch+yaml", {"fieldManager": COLLECTION})
     yield api
-    for namespace in NS.values():
+    for namespace in NS.values():  # B's is going already; after a failure, both go here
         api.call("DELETE", "/api/v1/namespaces/" + namespace)
     # The namespaces go on their own; their Keystones must be stopped and forgotten.
     wait_for(lambda: not [k for k in keystones.read_registry() if k.startswith(PREFIX)], "test Keystones stopped", 60)
@@ -217,25 +234,15 @@ def test_keystone_ready_with_endpoint_and_a_token(env):
     assert listed[(NS["b"], "keystone")]["url"] == endpoint and listed[(NS["b"], "keystone")]["ready"]
 
 
-def test_two_controlplanes_have_two_separate_keystones(env):
-    a, b = ready_keystone(env, "a"), ready_keystone(env, "b")
-    assert a["status"]["endpoint"] != b["status"]["endpoint"]
-    sess_a = admin_session(a["status"]["endpoint"], PASSWORDS["a"])
-    sess_b = admin_session(b["status"]["endpoint"], PASSWORDS["b"])
-    name = "only-in-a-%s" % TOKEN
-    sess_a.post(a["status"]["endpoint"] + "/projects", json={"project": {"name": name, "domain_id": "default"}})
-    assert [p["name"] for p in sess_a.get(a["status"]["endpoint"] + "/projects", params={"name": name}).json()[
-        "projects"]] == [name]
-    assert sess_b.get(b["status"]["endpoint"] + "/projects", params={"name": name}).json()["projects"] == []
-    with pytest.raises(ks_exceptions.Unauthorized):  # each has its own admin
-        admin_session(b["status"]["endpoint"], PASSWORDS["a"]).get_token()
-
-
 def test_controlplane_change_reaches_the_keystone_and_keeps_bootstrap(env):
     env.ok("PATCH", C5C3 + "/namespaces/%s/controlplanes/cp" % NS["b"],
            {"spec": {"services": {"keystone": {"replicas": 2}}}}, "application/merge-patch+json")
-    cr = wait_for(lambda: (lambda o: o if o["spec"]["replicas"] == 2 else None)(keystone_cr(env, "b")),
-                  "replicas 2 on Keystone B", 20)
+
+    def replicas_2():
+        cr = keystone_cr(env, "b")
+        return cr if cr["spec"]["replicas"] == 2 else None
+
+    cr = wait_for(replicas_2, "replicas 2 on Keystone B", 20)
     assert cr["spec"]["bootstrap"]["region"] == "LabB" and cr["metadata"]["generation"] >= 2
     wait_for(lambda: has(keystone_cr(env, "b"), "Ready", "True"), "Keystone B Ready for its new generation", 30)
     wait_for(lambda: has(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["b"]), "Ready", "True"),
@@ -247,18 +254,56 @@ def test_password_change_runs_the_bootstrap_again(env):
     env.ok("PATCH", "/api/v1/namespaces/%s/secrets/%s" % (NS["b"], SECRET),
            {"data": {"password": base64.b64encode(PASSWORDS["b2"].encode()).decode()}}, "application/merge-patch+json")
     digest = hashlib.sha256(PASSWORDS["b2"].encode()).hexdigest()
-    wait_for(lambda: (lambda o: has(o, "BootstrapReady", "True", "BootstrapComplete")
-                      and (o["metadata"].get("annotations") or {}).get("forge.c5c3.io/admin-password-hash") == digest)(
-        keystone_cr(env, "b")), "Keystone B bootstrapped with the new password", SETUP)
+
+    def bootstrapped_again():
+        cr = keystone_cr(env, "b")
+        return (has(cr, "BootstrapReady", "True", "BootstrapComplete")
+                and (cr["metadata"].get("annotations") or {}).get("forge.c5c3.io/admin-password-hash") == digest
+                and cr)
+
+    cr = wait_for(bootstrapped_again, "Keystone B bootstrapped with the new password", SETUP)
+    assert cr["status"]["endpoint"] == endpoint
     assert admin_session(endpoint, PASSWORDS["b2"]).get_token()
     with pytest.raises(ks_exceptions.Unauthorized):
         admin_session(endpoint, PASSWORDS["b"]).get_token()
+    wait_for(lambda: has(keystone_cr(env, "b"), "Ready", "True", "AllReady"), "Keystone B Ready again", 30)
 
 
-def test_a_keystone_that_cannot_start_says_so(env):
-    cr = ready_keystone(env, "a")
-    config.STANDINS.write_text(yaml.safe_dump({"keystones": {"%s/keystone" % NS["a"]: {"fail_start": True}}}))
+def test_two_controlplanes_have_two_separate_keystones(env):
+    a, b = ready_keystone(env, "a"), ready_keystone(env, "b")
+    url_a, url_b = a["status"]["endpoint"], b["status"]["endpoint"]
+    assert url_a != url_b
+    sess_a = admin_session(url_a, PASSWORDS["a"])
+    sess_b = admin_session(url_b, PASSWORDS["b2"])  # B's password since the test before
+    name = "only-in-a-%s" % TOKEN
+    sess_a.post(url_a + "/projects", json={"project": {"name": name, "domain_id": "default"}})
+    assert [p["name"] for p in sess_a.get(url_a + "/projects", params={"name": name}).json()["projects"]] == [name]
+    assert sess_b.get(url_b + "/projects", params={"name": name}).json()["projects"] == []
+    for url, password in ((url_b, PASSWORDS["a"]), (url_a, PASSWORDS["b2"])):  # each has its own admin
+        with pytest.raises(ks_exceptions.Unauthorized):
+            admin_session(url, password).get_token()
+
+
+@pytest.fixture(scope="module")
+def endgame(env):
+    """At the same moment: B's namespace is deleted, and A's Keystone dies and cannot start again -- so that
+    the namespace controller's grace period (5 s) and A's stop and restart back-off overlap.
+    Returns {key: (endpoint port, Keystone home)} from before."""
+    before = {}
+    for key in NS:
+        cr = ready_keystone(env, key)
+        home = config.KEYSTONES / NS[key] / "keystone"
+        assert home.exists() and keystones.process_name(NS[key], "keystone") in processes.running()
+        before[key] = (int(cr["status"]["endpoint"].split(":")[2].split("/")[0]), home)
+    env.ok("DELETE", "/api/v1/namespaces/" + NS["b"])  # the namespace controller deletes the CRs in it
+    update_settings(keystones={"%s/keystone" % NS["a"]: {"fail_start": True}})
     processes.stop(keystones.process_name(NS["a"], "keystone"))  # as if its pod died
+    update_settings()  # written again: a changed standins.yaml wakes the stand-in, so it sees the exit at once
+    return before
+
+
+def test_a_keystone_that_cannot_start_says_so(env, endgame):
+    endpoint = keystones.url_of(endgame["a"][0])
 
     def cannot_start():  # exited again after the restart, not only because we stopped it
         obj = keystone_cr(env, "a")
@@ -270,23 +315,22 @@ def test_a_keystone_that_cannot_start_says_so(env):
     assert message.startswith("Keystone API deployment is not yet available; uWSGI exited"), message
     assert str(processes.LOGS / (keystones.process_name(NS["a"], "keystone") + ".log")) in message
     assert has(cr, "Ready", "False", "NotAllReady")
-    assert has(cr, "KeystoneAPIReady", "False") and cr["status"]["endpoint"]
+    assert has(cr, "KeystoneAPIReady", "False") and cr["status"]["endpoint"] == endpoint
     cp = wait_for(lambda: has(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["a"]), "Ready", "False"),
                   "ControlPlane A not ready", 20)
     assert cp["status"]["phase"] == "Degraded", cp["status"]
 
 
-def test_deleting_the_keystone_stops_it(env):
-    cr = keystone_cr(env, "a")
-    endpoint = cr["status"]["endpoint"]
-    port = int(endpoint.split(":")[2].split("/")[0])
-    home = config.KEYSTONES / NS["a"] / "keystone"
-    assert home.exists()
+def test_deleting_the_keystone_or_its_namespace_stops_it(env, endgame):
+    """A: its ControlPlane, then its Keystone CR; B: its namespace (deleted by the endgame fixture)."""
     # The ControlPlane first (otherwise the c5c3-operator would project the Keystone CR again).
     env.ok("DELETE", C5C3 + "/namespaces/%s/controlplanes/cp" % NS["a"])
     env.call("DELETE", KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["a"])
-    wait_for(lambda: keystone_cr(env, "a") is None, "Keystone CR A gone (finalizer removed)", 30)
-    assert not processes.port_open(port)
-    assert keystones.process_name(NS["a"], "keystone") not in processes.running()
-    assert not home.exists()
-    assert "%s/keystone" % NS["a"] not in keystones.read_registry()
+    wait_for(lambda: all(keystone_cr(env, key) is None for key in NS),
+             "Keystone CRs gone (finalizer removed) after the deletions", 120)
+    registry = keystones.read_registry()
+    for key, (port, home) in endgame.items():
+        assert not processes.port_open(port), key
+        assert keystones.process_name(NS[key], "keystone") not in processes.running(), key
+        assert not home.exists(), key
+        assert "%s/keystone" % NS[key] not in registry, key
