@@ -305,7 +305,14 @@ class Applier:
         if not needs_apply(obj, live, self.field_manager):
             result["result"] = "unchanged"
             return result
-        after = self.client.server_side_apply(rtype, obj, self.field_manager, self.force, self.check_mode)
+        try:
+            after = self.client.server_side_apply(rtype, obj, self.field_manager, self.force, self.check_mode)
+        except KubeError as error:
+            # Check mode after an earlier task that would have created the namespace.
+            if self.check_mode and live is None and error.status == 404 and namespace and not self._namespace_exists(namespace):
+                result.update(result="created", note="its namespace does not exist yet")
+                return result
+            raise
         if live is None:
             result["result"] = "created"
             self._plan(obj)
@@ -320,6 +327,9 @@ class Applier:
         if (obj["apiVersion"], obj["kind"]) == CRD_KIND and not self.check_mode:
             self._await_established(rtype, after)
         return result
+
+    def _namespace_exists(self, name):
+        return self.client.get(self.client.resource("v1", "Namespace"), name) is not None
 
     def _plan(self, obj):
         if obj["kind"] == "Namespace":

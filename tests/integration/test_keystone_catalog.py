@@ -371,6 +371,23 @@ def _clouds_yaml(tmp_path, **auth):
     return path
 
 
+def test_a_cluster_without_controlplane_fails_naming_it_and_check_mode_writes_nothing(lab, cp_kubeconfig):
+    namespace = "openstack-nocontrolplane"
+    try:
+        rc, out = run_playbook(PLAYBOOK, "--check", *_vars(cp_kubeconfig, keystone_bootstrap_namespace=namespace))
+        assert rc == 0 and out["stats"][HOST]["changed"] > 0  # it would create the namespace and the password
+        assert kubectl(cp_kubeconfig, "get", "namespace", namespace, check=False).returncode != 0
+        rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_namespace=namespace,
+                                                keystone_bootstrap_keystone_timeout=3))
+        assert rc != 0
+        name, result = _failed_task(out)
+        assert name == "Report a missing Keystone CR"
+        assert ("Keystone %s/keystone does not exist after 3s: the c5c3-operator creates it from the ControlPlane"
+                % namespace) in result["msg"], result["msg"]
+    finally:
+        _delete_namespace(cp_kubeconfig, namespace)
+
+
 def test_keystone_unreachable_is_retried_then_fails_naming_the_endpoint(first_run, cp_kubeconfig):
     assert first_run["rc"] == 0
     closed = "http://127.0.0.1:%d/v3" % (config.PORT_BASE + 99)
