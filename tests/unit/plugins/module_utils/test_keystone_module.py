@@ -74,3 +74,59 @@ def test_retry_returns_once_keystone_answers(monkeypatch):
 def test_short_error_keeps_messages_short():
     assert len(km.short_error("x" * 1000)) == 300
     assert km.short_error("a\n  b") == "a b"
+
+
+class FakeKube(object):
+    """The two calls secret_password makes of the collection's Kubernetes client."""
+
+    def __init__(self, secret):
+        self.secret = secret
+        self.asked = []
+
+    def resource(self, api_version, kind):
+        return (api_version, kind)
+
+    def get(self, rtype, name, namespace):
+        self.asked.append((rtype, name, namespace))
+        return self.secret
+
+
+class FakeAnsible(object):
+    def __init__(self):
+        self.no_log_values = set()
+
+
+class Failed(Exception):
+    pass
+
+
+def secret_module(secret):
+    module = km.KeystoneModule.__new__(km.KeystoneModule)
+    module._kube_client = FakeKube(secret)
+    module.ansible = FakeAnsible()
+
+    def fail_json(msg):
+        raise Failed(msg)
+    module.fail_json = fail_json
+    return module
+
+
+SETTINGS = {"secret_namespace": "openstack", "secret_name": "keystone-admin-credentials", "secret_key": "password"}
+
+
+def test_secret_auth_reads_the_password_from_its_secret_and_masks_it():
+    module = secret_module({"kind": "Secret", "data": {"password": "czNjcjN0LXBhc3N3b3JkLTAxMjM="}})
+    assert module.secret_password(SETTINGS) == "s3cr3t-password-0123"
+    assert module._kube_client.asked == [(("v1", "Secret"), "keystone-admin-credentials", "openstack")]
+    assert {"s3cr3t-password-0123", "czNjcjN0LXBhc3N3b3JkLTAxMjM="} <= module.ansible.no_log_values
+
+
+@pytest.mark.parametrize("secret, message", [
+    (None, "Secret openstack/keystone-admin-credentials does not exist"),
+    ({"kind": "Secret", "data": {"other": "eA=="}}, "has no usable key password"),
+    ({"kind": "Secret", "data": {"password": ""}}, "has no usable key password"),
+])
+def test_secret_auth_fails_naming_the_secret(secret, message):
+    with pytest.raises(Failed) as error:
+        secret_module(secret).secret_password(SETTINGS)
+    assert message in str(error.value)
