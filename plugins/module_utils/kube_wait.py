@@ -17,6 +17,21 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate
 
 
+def poll(attempt, timeout, sleep=1.0):
+    """attempt() -> (done, value), repeated until done or timeout seconds passed; (done, last value).
+
+    Rounds start 0.2 s apart and back off to sleep seconds; exceptions of attempt() end the poll.
+    """
+    started = time.time()
+    interval = min(0.2, sleep)
+    while True:
+        done, value = attempt()
+        if done or time.time() - started >= timeout:
+            return done, value
+        time.sleep(interval)
+        interval = min(interval * 2, sleep)
+
+
 class WaitError(Exception):
     def __init__(self, message, objects):
         super(WaitError, self).__init__(message)
@@ -84,8 +99,8 @@ class Waiter:
     def wait(self, refs, timeout, absent=False):
         """Wait until every ref is ready (or gone, with absent). Returns per-object results."""
         started = time.time()
-        interval = min(0.2, self.sleep)
-        while True:
+
+        def attempt():
             states = self.check(refs)
             if absent:
                 pending = [(ref, None) for ref, state in states if state is not None]
@@ -94,14 +109,13 @@ class Waiter:
                 if failed:
                     raise WaitError(self._message("failed", failed), self._results(states, started))
                 pending = [(ref, state) for ref, state in states if state is None or not state.ready]
-            if not pending:
-                return self._results(states, started)
-            if time.time() - started >= timeout:
-                verb = "still present" if absent else "not ready"
-                raise WaitError(self._message("%s after %ss" % (verb, timeout), pending),
-                                self._results(states, started))
-            time.sleep(interval)
-            interval = min(interval * 2, self.sleep)
+            return not pending, (states, pending)
+
+        done, (states, pending) = poll(attempt, timeout, self.sleep)
+        if not done:
+            verb = "still present" if absent else "not ready"
+            raise WaitError(self._message("%s after %ss" % (verb, timeout), pending), self._results(states, started))
+        return self._results(states, started)
 
     @staticmethod
     def _message(what, entries):

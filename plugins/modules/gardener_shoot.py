@@ -127,12 +127,10 @@ requests:
   type: dict
 """
 
-import time
-
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ref_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter, WaitError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter, WaitError, poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate, last_operation_text
 
 
@@ -219,8 +217,7 @@ class GardenerShootModule(KubeModule):
             self.wait_gone(namespace, gone)
 
     def wait_gone(self, namespace, names):
-        started, interval = time.time(), 0.2
-        while True:
+        def attempt():
             left = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace)
                         if s["metadata"]["name"] in names)
             # Only the deletion's own failure counts: a Failed Create keeps its lastErrors while it is deleted.
@@ -230,16 +227,15 @@ class GardenerShootModule(KubeModule):
             if failed:
                 raise WaitError("deletion failed: " + " | ".join("Shoot %s: %s" % (n, "; ".join(s.missing)) for n, s in failed),
                                 [dict(name=n, **s.as_dict()) for n, s in failed])
-            if not left:
-                return
-            if time.time() - started >= self.params["wait_timeout"]:
-                raise WaitError("%d Shoot(s) still present after %ss: %s" % (
-                    len(left), self.params["wait_timeout"], ", ".join(
-                        "%s (%s)" % (n, last_operation_text((s.get("status") or {}).get("lastOperation") or {}))
-                        for n, s in sorted(left.items()))),
-                    [{"name": n} for n in sorted(left)])
-            time.sleep(interval)
-            interval = min(interval * 2, self.params["wait_sleep"])
+            return not left, left
+
+        gone, left = poll(attempt, self.params["wait_timeout"], self.params["wait_sleep"])
+        if not gone:
+            raise WaitError("%d Shoot(s) still present after %ss: %s" % (
+                len(left), self.params["wait_timeout"], ", ".join(
+                    "%s (%s)" % (n, last_operation_text((s.get("status") or {}).get("lastOperation") or {}))
+                    for n, s in sorted(left.items()))),
+                [{"name": n} for n in sorted(left)])
 
 
 def main():

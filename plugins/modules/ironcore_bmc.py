@@ -172,7 +172,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ref_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter, WaitError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter, WaitError, poll
 
 
 class IronCoreBMCModule(KubeModule):
@@ -249,17 +249,16 @@ class IronCoreBMCModule(KubeModule):
         return problems
 
     def wait_for_discovery(self, timeout):
-        started, interval = time.time(), 0.2
-        while True:
+        def attempt():
             servers = self.servers()
             problems = self.discovery_problems(servers)
-            if not problems:
-                return servers
-            if time.time() - started >= timeout:
-                raise WaitError("servers not discovered after %ss: %s" % (self.params["wait_timeout"], " | ".join(problems)),
-                                [ironcore.server_summary(s) for s in servers])
-            time.sleep(interval)
-            interval = min(interval * 2, self.params["wait_sleep"])
+            return not problems, (servers, problems)
+
+        discovered, (servers, problems) = poll(attempt, timeout, self.params["wait_sleep"])
+        if not discovered:
+            raise WaitError("servers not discovered after %ss: %s" % (self.params["wait_timeout"], " | ".join(problems)),
+                            [ironcore.server_summary(s) for s in servers])
+        return servers
 
 
 def main():
