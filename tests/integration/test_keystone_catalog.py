@@ -388,6 +388,36 @@ def test_a_cluster_without_controlplane_fails_naming_it_and_check_mode_writes_no
         _delete_namespace(cp_kubeconfig, namespace)
 
 
+def test_a_failed_bootstrap_fails_the_play_at_once_with_the_operators_message(lab, cp_kubeconfig):
+    namespace = "openstack-badboot"
+    settings = config.STATE / "standins.yaml"
+    saved = settings.read_text() if settings.exists() else None
+    data = yaml.safe_load(saved or "{}") or {}
+    data.setdefault("keystones", {})["%s/keystone" % namespace] = {"fail_bootstrap": True}
+    settings.write_text(yaml.safe_dump(data))
+    control_plane = {"apiVersion": "c5c3.io/v1alpha1", "kind": "ControlPlane",
+                     "metadata": {"name": "badboot", "namespace": namespace},
+                     "spec": {"services": {"keystone": {"enabled": True, "replicas": 1}}}}
+    try:
+        kubectl(cp_kubeconfig, "create", "namespace", namespace)
+        kubectl(cp_kubeconfig, "apply", "-f", "-", stdin=json.dumps(control_plane))
+        started = time.time()
+        rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_namespace=namespace,
+                                                keystone_bootstrap_keystone_timeout=240))
+        elapsed = time.time() - started
+        assert rc != 0
+        name, result = _failed_task(out)
+        assert name == "Wait for the Keystone bootstrap (BootstrapReady and Ready for the current generation)"
+        assert "BootstrapFailed" in result["msg"] and "job has permanently failed" in result["msg"], result["msg"]
+        assert elapsed < 200, elapsed  # at the operator's verdict, not at the timeout
+    finally:
+        if saved is None:
+            settings.unlink()
+        else:
+            settings.write_text(saved)
+        _remove_cluster(cp_kubeconfig, namespace)
+
+
 def test_keystone_unreachable_is_retried_then_fails_naming_the_endpoint(first_run, cp_kubeconfig):
     assert first_run["rc"] == 0
     closed = "http://127.0.0.1:%d/v3" % (config.PORT_BASE + 99)

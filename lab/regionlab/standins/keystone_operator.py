@@ -400,7 +400,9 @@ class KeystoneOperator(loop.Controller):
         tracker.boot_attempts += 1
         args = inst.bootstrap_args(boot.get("adminUser") or "admin", boot.get("region") or "RegionOne",
                                    boot.get("publicEndpoint"))
-        env = {"OS_BOOTSTRAP_PASSWORD": password}
+        # Injected failure: the real keystone-manage, run without the password, fails on its own.
+        failing = self.settings.get().keystone(meta["namespace"], meta["name"]).get("fail_bootstrap")
+        env = {} if failing else {"OS_BOOTSTRAP_PASSWORD": password}
         tracker.job = Job("bootstrap", [("bootstrap", lambda: inst.manage(*args, env=env))], self.wake, digest=digest)
 
     # Status -----------------------------------------------------------------------------

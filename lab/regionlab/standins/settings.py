@@ -14,6 +14,7 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
     keystones:
       <Keystone CR name or namespace/name>:
         fail_start: true                             # its uWSGI starts without a loadable app
+        fail_bootstrap: true                         # keystone-manage bootstrap runs without the password
 
 lab/machines.yaml: BMC name -> the systems behind it (see that file).
 """
