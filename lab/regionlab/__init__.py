@@ -4,10 +4,12 @@ One implementation behind `make lab-up|lab-down|lab-status` and the pytest
 fixture: `python -m regionlab up|down|status|build`.
 """
 
+import random
+import string
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import build, config, keystone, korc, kube, processes, standins
+from . import build, config, keystone, korc, kube, pki, processes, standins
 
 
 def up(log=print):
@@ -15,6 +17,7 @@ def up(log=print):
     started = time.monotonic()
     built = build.build_all(log)
     clusters = config.clusters()
+    bmc_passwords()
     kube.up(clusters, log)
     standins.up(clusters)
     keystone.up()
@@ -23,6 +26,16 @@ def up(log=print):
     info["seconds"] = round(time.monotonic() - started, 1)
     info["build_seconds"] = built
     return info
+
+
+def bmc_passwords():
+    """The lab rack's BMC passwords, once (letters and digits, as the inventory's lookup makes them)."""
+    alphabet = string.ascii_letters + string.digits
+    for name in config.BMC_CREDENTIALS:
+        path = config.bmc_password_file(name)
+        if not path.exists():
+            password = "".join(random.SystemRandom().choices(alphabet, k=config.BMC_PASSWORD_LENGTH))
+            pki.write_private(path, password.encode())
 
 
 def down(log=print):

@@ -47,6 +47,17 @@ LOCAL_CRD_CLUSTERS = {
 }
 
 
+# The lab inventory's BMC credentials (inventories/lab/host_vars/baremetal/credentials.yml): the lab
+# sets their passwords, as a rack's BMCs come with theirs, so the inventory's password lookup only
+# reads them (and a check-mode run writes nothing on the controller).
+BMC_CREDENTIALS = ("lab-rack-1",)
+BMC_PASSWORD_LENGTH = 24
+
+
+def bmc_password_file(name):
+    return STATE / "secrets" / ("bmc-%s" % name)
+
+
 @dataclass
 class Cluster:
     name: str

@@ -1,5 +1,6 @@
 """The lab is real: real API servers, real schemas, real Keystone, real K-ORC."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import REPO, kubectl, run_playbook, task_results
+from conftest import REPO, kubectl, run_playbook, run_tasks, task_results
 from regionlab import build, config, keystone, kube, processes
 
 PLAYBOOKS = Path(__file__).parent / "playbooks"
@@ -24,8 +25,23 @@ def test_every_cluster_reports_the_built_kubernetes_version(lab, kubeconfigs):
 
 def test_kubeconfigs_and_secrets_are_private(lab, kubeconfigs):
     private = list(kubeconfigs.values()) + [str(keystone.CLOUDS), str(keystone.PASSWORD)]
+    private += [str(config.bmc_password_file(name)) for name in config.BMC_CREDENTIALS]
     for path in private:
         assert Path(path).stat().st_mode & 0o077 == 0, path
+
+
+def test_the_inventory_reads_the_bmc_password_the_lab_set(lab, tmp_path):
+    """The lab sets the rack's BMC password; the inventory's password lookup only reads it."""
+    path = config.bmc_password_file("lab-rack-1")
+    password = path.read_text().strip()
+    assert len(password) == config.BMC_PASSWORD_LENGTH and password.isalnum()
+    stamp = path.stat().st_mtime_ns
+    rc, results = run_tasks([{"name": "bmc", "ansible.builtin.set_fact": {
+        "bmc_password_matches": "{{ cobaltcore_bmc_credentials['lab-rack-1'].password | hash('sha256') == '%s' }}"
+        % hashlib.sha256(password.encode()).hexdigest()}}],
+        tmp_path, hosts="baremetal", check=True)
+    assert rc == 0 and results["bmc"]["baremetal"]["ansible_facts"]["bmc_password_matches"] is True
+    assert path.stat().st_mtime_ns == stamp
 
 
 def test_clusters_are_separate(lab, kubeconfigs):
