@@ -71,3 +71,15 @@ def test_preflight_reports_an_unreachable_api_server(lab, tmp_path, kubeconfigs)
     assert rc != 0
     (problem,) = _problems(out, "hv-pool-b")
     assert problem.startswith("API server not reachable with %s" % dead)
+
+
+def test_keystone_is_checked_only_when_the_inventory_names_an_admin_cloud(lab):
+    """A fresh region has no Keystone before phase 5 bootstraps the region cluster's own."""
+    rc, out = run_playbook(PREFLIGHT, "--limit", "lab-control-plane", "-e",
+                           json.dumps({"cobaltcore_keystone_cloud": "", "cobaltcore_keystone_clouds_yaml": ""}))
+    assert rc == 0
+    asked = task_results(out, "Ask Keystone for a token with the admin cloud")["lab-control-plane"]
+    assert asked.get("skipped") is True
+    rc, out = run_playbook(PREFLIGHT, "--limit", "lab-control-plane")
+    asked = task_results(out, "Ask Keystone for a token with the admin cloud")["lab-control-plane"]
+    assert rc == 0 and not asked.get("skipped") and "censored" in asked  # asked, and no_log kept the token out
