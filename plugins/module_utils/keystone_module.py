@@ -25,8 +25,8 @@ import importlib
 import time
 
 from ansible_collections.openstack.cloud.plugins.module_utils.openstack import OpenStackModule
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import Applier, ManifestError, changed, describe
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeClient, KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ManifestError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
 
 try:
@@ -117,7 +117,7 @@ def short_error(exc):
 
 
 class KeystoneModule(OpenStackModule):
-    """OpenStackModule with retries, clear Keystone errors and, when kube is set, a Kubernetes client."""
+    """OpenStackModule with retries, clear Keystone errors and the collection's Kubernetes client."""
 
     def __init__(self):
         spec = dict(KEYSTONE_RETRY_SPEC)
@@ -126,10 +126,11 @@ class KeystoneModule(OpenStackModule):
         spec.update(self.argument_spec)
         self.argument_spec = spec
         self.module_kwargs = dict(self.module_kwargs, mutually_exclusive=[("secret_auth", "cloud"), ("secret_auth", "auth")])
-        self._kube_client = None
+        self._client = None
         super(KeystoneModule, self).__init__()
+        self.diff = self.ansible._diff
         self.cloud_name = self.conn.config.name if getattr(self.conn, "config", None) else None
-        KubeModule._unmask_kubeconfig_structure(self)
+        self._unmask_kubeconfig_structure()
 
     def openstack_cloud_from_module(self):
         settings = self.params.get("secret_auth")
@@ -157,8 +158,8 @@ class KeystoneModule(OpenStackModule):
         """The password of secret_auth, read from its Secret and masked from here on."""
         where = "Secret %s/%s" % (settings["secret_namespace"], settings["secret_name"])
         try:
-            live = self.kube_client.get(self.kube_client.resource("v1", "Secret"), settings["secret_name"],
-                                        settings["secret_namespace"])
+            live = self.client.get(self.client.resource("v1", "Secret"), settings["secret_name"],
+                                   settings["secret_namespace"])
         except KubeError as exc:
             self.fail_json(msg="secret_auth: reading %s failed: %s" % (where, exc))
         self.hide_secret_values([live] if live else [])
@@ -218,43 +219,26 @@ class KeystoneModule(OpenStackModule):
         """A token for the admin cloud: fails clearly when Keystone is down or refuses the credentials."""
         return self.keystone(self.conn.authorize, "authentication")
 
-    # -- Kubernetes ----------------------------------------------------------
+    # -- Kubernetes: the collection's client, apply layer and masking, as in KubeModule ---------
 
-    @property
-    def kube_client(self):
-        if self._kube_client is None:
-            self._kube_client = KubeClient({"kubeconfig": self.params.get("kubeconfig"),
-                                            "context": self.params.get("context")})
-        return self._kube_client
-
-    def applier(self, force_conflicts=False):
-        return Applier(self.kube_client, check_mode=self.check_mode, diff=self.ansible._diff,
-                       force_conflicts=force_conflicts)
-
-    def hide_secret_values(self, objects):
-        KubeModule.hide_secret_values(self, objects)
+    client = KubeModule.client
+    applier = KubeModule.applier
+    record = KubeModule.record
+    hide_secret_values = KubeModule.hide_secret_values
+    _unmask_kubeconfig_structure = KubeModule._unmask_kubeconfig_structure
+    _with_requests = KubeModule._with_requests
 
     def hide(self, *values):
         for value in values:
             if value:
                 self.ansible.no_log_values.add(str(value))
 
-    def record(self, results):
-        if changed(results):
-            self.results["changed"] = True
-        if self.ansible._diff:
-            self.results.setdefault("diff", []).extend(
-                dict(r["diff"], before_header=describe(r), after_header=describe(r)) for r in results if "diff" in r)
-        return results
-
     # -- running ---------------------------------------------------------------
 
     def fail_with(self, msg, **extra):
         result = dict(self.results)
         result.update(extra)
-        if self._kube_client is not None:
-            result["requests"] = dict(self._kube_client.requests)
-        self.ansible.fail_json(msg=msg, **result)
+        self.ansible.fail_json(msg=msg, **self._with_requests(result))
 
     def __call__(self):
         try:
@@ -267,6 +251,4 @@ class KeystoneModule(OpenStackModule):
             self.fail_with(str(exc), error=exc.as_dict())
         except self.sdk.exceptions.SDKException as exc:
             self.fail_with("%s: %s" % (self._where(), short_error(exc)))
-        if self._kube_client is not None:
-            self.results["requests"] = dict(self._kube_client.requests)
-        self.ansible.exit_json(**self.results)
+        self.ansible.exit_json(**self._with_requests(self.results))

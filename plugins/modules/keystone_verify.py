@@ -266,8 +266,8 @@ class KeystoneVerifyModule(KeystoneModule):
                 service["name"], ", ".join(missing), project.name))
 
     def secret(self, name):
-        rtype = self.kube_client.resource("v1", "Secret")
-        live = self.kube_client.get(rtype, name, self.params["namespace"])
+        rtype = self.client.resource("v1", "Secret")
+        live = self.client.get(rtype, name, self.params["namespace"])
         self.hide_secret_values([live] if live else [])
         return live
 

@@ -224,8 +224,8 @@ class KorcCredentialsModule(KeystoneModule):
                             deleted_application_credentials=[], auth_url=auth_url, admin_auth_url=admin_auth_url,
                             region=region)
 
-        rtype = self.kube_client.resource("v1", "Secret")
-        live = self.kube_client.get(rtype, self.params["secret_name"], namespace)
+        rtype = self.client.resource("v1", "Secret")
+        live = self.client.get(rtype, self.params["secret_name"], namespace)
         self.hide_secret_values([live] if live else [])
         credential_id, secret, parsed = stored_credential(live, cloud_name)
         reason = None
@@ -261,7 +261,7 @@ class KorcCredentialsModule(KeystoneModule):
         self.write_secret(namespace, desired)
         if self.params["synced_secret"]:
             # Through OpenBao K-ORC sees the new credential only after ESO's next sync.
-            synced = self.kube_client.get(rtype, self.params["synced_secret"], namespace)
+            synced = self.client.get(rtype, self.params["synced_secret"], namespace)
             self.hide_secret_values([synced] if synced else [])
             if stored_credential(synced, cloud_name)[0] != credential_id:
                 self.results["pending_sync"] = True

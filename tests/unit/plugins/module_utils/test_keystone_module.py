@@ -102,7 +102,7 @@ class Failed(Exception):
 
 def secret_module(secret):
     module = km.KeystoneModule.__new__(km.KeystoneModule)
-    module._kube_client = FakeKube(secret)
+    module._client = FakeKube(secret)
     module.ansible = FakeAnsible()
 
     def fail_json(msg):
@@ -117,7 +117,7 @@ SETTINGS = {"secret_namespace": "openstack", "secret_name": "keystone-admin-cred
 def test_secret_auth_reads_the_password_from_its_secret_and_masks_it():
     module = secret_module({"kind": "Secret", "data": {"password": "czNjcjN0LXBhc3N3b3JkLTAxMjM="}})
     assert module.secret_password(SETTINGS) == "s3cr3t-password-0123"
-    assert module._kube_client.asked == [(("v1", "Secret"), "keystone-admin-credentials", "openstack")]
+    assert module._client.asked == [(("v1", "Secret"), "keystone-admin-credentials", "openstack")]
     assert {"s3cr3t-password-0123", "czNjcjN0LXBhc3N3b3JkLTAxMjM="} <= module.ansible.no_log_values
 
 
