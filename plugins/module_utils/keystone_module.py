@@ -20,11 +20,11 @@ of a CobaltCore region needs:
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import base64
 import importlib
 import time
 
 from ansible_collections.openstack.cloud.plugins.module_utils.openstack import OpenStackModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.generated_secret import decoded
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ManifestError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
@@ -158,23 +158,20 @@ class KeystoneModule(OpenStackModule):
         """The password of secret_auth, read from its Secret and masked from here on."""
         where = "Secret %s/%s" % (settings["secret_namespace"], settings["secret_name"])
         try:
-            live = self.client.get(self.client.resource("v1", "Secret"), settings["secret_name"],
-                                   settings["secret_namespace"])
+            live = self.read_secret(settings["secret_namespace"], settings["secret_name"])
         except KubeError as exc:
             self.fail_json(msg="secret_auth: reading %s failed: %s" % (where, exc))
-        self.hide_secret_values([live] if live else [])
-        raw = ((live or {}).get("data") or {}).get(settings["secret_key"])
-        password = None
-        if raw:
-            try:
-                password = base64.b64decode(raw).decode("utf-8")
-            except (ValueError, TypeError, UnicodeDecodeError):
-                password = None
+        password = decoded(live).get(settings["secret_key"])
         if not password:
             self.fail_json(msg="secret_auth: %s %s" % (where, "does not exist" if live is None else
                                                        "has no usable key %s" % settings["secret_key"]))
-        self.hide(password)
         return password
+
+    def read_secret(self, namespace, name):
+        """A Secret (None when absent) whose values are masked from here on."""
+        live = self.client.get(self.client.resource("v1", "Secret"), name, namespace)
+        self.hide_secret_values([live] if live else [])
+        return live
 
     # -- Keystone ------------------------------------------------------------
 
@@ -214,6 +211,15 @@ class KeystoneModule(OpenStackModule):
         """One Keystone call with the module's retry policy and error messages."""
         return retry(call, self.params["connect_retries"], self.params["connect_retry_delay"],
                      self.keystone_failure(action))
+
+    def credential_access(self, auth_url, credential_id, secret, action):
+        """The AccessInfo an application credential gets (Keystone's own check), with the retry policy."""
+        from keystoneauth1 import session
+        from keystoneauth1.identity import v3
+        auth = v3.ApplicationCredential(auth_url=auth_url, application_credential_id=credential_id,
+                                        application_credential_secret=secret)
+        sess = session.Session(auth=auth, verify=self.conn.session.verify, cert=self.conn.session.cert)
+        return self.keystone(lambda: auth.get_access(sess), action)
 
     def authorize(self):
         """A token for the admin cloud: fails clearly when Keystone is down or refuses the credentials."""

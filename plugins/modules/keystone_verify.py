@@ -114,7 +114,6 @@ problems:
   elements: str
 """
 
-import base64
 from concurrent.futures import ThreadPoolExecutor
 
 try:
@@ -123,18 +122,9 @@ except ImportError:  # pragma: no cover - PyYAML comes with Ansible
     yaml = None
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.generated_secret import decoded
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_module import (
     KeystoneError, KeystoneModule, short_error)
-
-
-def secret_values(secret):
-    values = {}
-    for key, value in ((secret or {}).get("data") or {}).items():
-        try:
-            values[key] = base64.b64decode(value).decode("utf-8")
-        except (ValueError, TypeError, UnicodeDecodeError):
-            continue
-    return values
 
 
 def credential_of(values, cloud):
@@ -265,32 +255,19 @@ class KeystoneVerifyModule(KeystoneModule):
             self.problems.append("service user %s lacks roles %s on project %s" % (
                 service["name"], ", ".join(missing), project.name))
 
-    def secret(self, name):
-        rtype = self.client.resource("v1", "Secret")
-        live = self.client.get(rtype, name, self.params["namespace"])
-        self.hide_secret_values([live] if live else [])
-        return live
-
-    def token(self, auth_url, credential_id, secret):
-        from keystoneauth1 import session
-        from keystoneauth1.identity import v3
-        auth = v3.ApplicationCredential(auth_url=auth_url, application_credential_id=credential_id,
-                                        application_credential_secret=secret)
-        sess = session.Session(auth=auth, verify=self.conn.session.verify, cert=self.conn.session.cert)
-        return self.keystone(lambda: auth.get_access(sess), "a token for application credential %s" % credential_id)
-
     def credential_token(self, what, secret_name, cloud):
         """(AccessInfo or None, problems) of the credential a Secret holds."""
-        live = self.secret(secret_name)
+        live = self.read_secret(self.params["namespace"], secret_name)
         where = "Secret %s/%s" % (self.params["namespace"], secret_name)
         if live is None:
             return None, ["%s (%s) does not exist" % (where, what)]
-        auth_url, credential_id, secret = credential_of(secret_values(live), cloud)
+        auth_url, credential_id, secret = credential_of(decoded(live), cloud)
         self.hide(secret)
         if not credential_id or not secret:
             return None, ["%s (%s) holds no application credential ID and secret" % (where, what)]
         try:
-            return self.token(auth_url or self.auth_url, credential_id, secret), []
+            return self.credential_access(auth_url or self.auth_url, credential_id, secret,
+                                          "a token for application credential %s" % credential_id), []
         except KeystoneError as error:
             if error.details.get("status") in (401, 404):
                 return None, ["%s (%s): application credential %s issues no token (HTTP 401)"

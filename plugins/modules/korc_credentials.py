@@ -149,10 +149,10 @@ try:
 except ImportError:  # pragma: no cover - PyYAML comes with Ansible
     yaml = None
 
-import base64
 import time
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.generated_secret import decoded
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import normalize
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_module import (
     KeystoneError, KeystoneModule)
@@ -169,11 +169,11 @@ def clouds_yaml(cloud_name, auth_url, credential_id, secret, region, interface):
 
 def stored_credential(secret, cloud_name):
     """(id, secret, parsed clouds.yaml) of the Secret, Nones when it holds none."""
-    raw = ((secret or {}).get("data") or {}).get(naming.KORC_CLOUDS_KEY)
-    if not raw:
+    text = decoded(secret).get(naming.KORC_CLOUDS_KEY)
+    if not text:
         return None, None, None
     try:
-        parsed = yaml.safe_load(base64.b64decode(raw).decode("utf-8"))
+        parsed = yaml.safe_load(text)
         auth = parsed["clouds"][cloud_name]["auth"]
         return auth.get("application_credential_id"), auth.get("application_credential_secret"), parsed
     except Exception:  # anything unreadable is replaced
@@ -198,13 +198,8 @@ class KorcCredentialsModule(KeystoneModule):
 
     def token_for(self, credential_id, secret, auth_url):
         """The AccessInfo the credential gets, None when Keystone refuses it; retries outages."""
-        from keystoneauth1 import session
-        from keystoneauth1.identity import v3
-        auth = v3.ApplicationCredential(auth_url=auth_url, application_credential_id=credential_id,
-                                        application_credential_secret=secret)
-        sess = session.Session(auth=auth, verify=self.conn.session.verify, cert=self.conn.session.cert)
         try:
-            return self.keystone(lambda: auth.get_access(sess), "a token for the credential in the Secret")
+            return self.credential_access(auth_url, credential_id, secret, "a token for the credential in the Secret")
         except KeystoneError as error:
             if error.details.get("status") in (401, 404):
                 return None
@@ -224,9 +219,7 @@ class KorcCredentialsModule(KeystoneModule):
                             deleted_application_credentials=[], auth_url=auth_url, admin_auth_url=admin_auth_url,
                             region=region)
 
-        rtype = self.client.resource("v1", "Secret")
-        live = self.client.get(rtype, self.params["secret_name"], namespace)
-        self.hide_secret_values([live] if live else [])
+        live = self.read_secret(namespace, self.params["secret_name"])
         credential_id, secret, parsed = stored_credential(live, cloud_name)
         reason = None
         if live is None:
@@ -261,8 +254,7 @@ class KorcCredentialsModule(KeystoneModule):
         self.write_secret(namespace, desired)
         if self.params["synced_secret"]:
             # Through OpenBao K-ORC sees the new credential only after ESO's next sync.
-            synced = self.client.get(rtype, self.params["synced_secret"], namespace)
-            self.hide_secret_values([synced] if synced else [])
+            synced = self.read_secret(namespace, self.params["synced_secret"])
             if stored_credential(synced, cloud_name)[0] != credential_id:
                 self.results["pending_sync"] = True
                 return
