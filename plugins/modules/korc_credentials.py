@@ -258,11 +258,11 @@ class KorcCredentialsModule(KeystoneModule):
             if stored_credential(synced, cloud_name)[0] != credential_id:
                 self.results["pending_sync"] = True
                 return
-            reason = reason or self.leftovers(user_id, credential_id)
-        if reason:
-            # Only once K-ORC's Secret holds the new one: the replaced credential and leftovers of
-            # interrupted runs (their secrets are lost) go.
-            self.delete_replaced(user_id, credential_id)
+        elif not reason:
+            return
+        # Only once K-ORC's Secret holds the new one: the replaced credential and leftovers of
+        # interrupted runs (their secrets are lost) go; through OpenBao possibly on a later run.
+        self.delete_replaced(user_id, credential_id)
 
     def description(self):
         return "K-ORC credentials of namespace %s (c5c3.cobaltcore)" % self.params["namespace"]
@@ -282,10 +282,6 @@ class KorcCredentialsModule(KeystoneModule):
         return self.keystone(lambda: [c.id for c in identity.application_credentials(user=user_id)
                                       if c.description == self.description() and c.id != keep],
                              "listing the admin user's application credentials")
-
-    def leftovers(self, user_id, keep):
-        """A reason to clean up when earlier credentials wait for their deletion (OpenBao path)."""
-        return "replaced credentials are left" if self.replaced(user_id, keep) else None
 
     def delete_replaced(self, user_id, keep):
         for credential_id in self.replaced(user_id, keep):
