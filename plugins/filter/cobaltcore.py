@@ -11,7 +11,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph, composition, gardener, ironcore, naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph, gardener, ironcore, naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import (
     claim_name_problems, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.composition import (
@@ -76,8 +76,7 @@ def tenant_names_filter(name):
 
 def region_control_plane_filter(region, services=None, size="medium"):
     try:
-        return region_control_plane(_region(region), composition.REGION_DEFAULT_SERVICES if services is None else services,
-                                    size)
+        return region_control_plane(_region(region), services, size)
     except InputError as error:
         raise AnsibleFilterError("invalid settings of the region's ControlPlane:\n%s"
                                  % "\n".join("- " + p for p in error.problems))

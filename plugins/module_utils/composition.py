@@ -20,6 +20,7 @@ __metaclass__ = type
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming, rook_manifests
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import (
     claim_list, claim_ref, claim_spec_with_defaults, validate_claims)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_catalog import DEFAULT_SERVICES
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import build_region
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.size_presets import size_preset
@@ -191,17 +192,21 @@ def control_plane_manifest(name, spec, placements, labels):
         "spec": {
             "compute": {"hypervisorClusters": list(spec["hypervisorClusters"])},
             "storage": storage,
-            "infrastructure": {
-                "mariadb": {"replicas": preset["mariadb"], "storageSize": "100Gi"},
-                "rabbitmq": {"replicas": 3},
-                "valkey": {"replicas": 3, "sentinel": {"enabled": True}},
-                "memcached": {"replicas": 3},
-            },
+            "infrastructure": _infrastructure(preset),
             "openstack": _openstack_section(name, spec, placements, preset),
             "network": dict(spec["network"]),
             "cortex": _enabled_section(spec["cortex"], {"pipelines": list(spec["cortex"]["pipelines"])}),
             "tls": _enabled_section(spec["tls"], _present(spec["tls"], "issuerRef")),
         },
+    }
+
+
+def _infrastructure(preset):
+    return {
+        "mariadb": {"replicas": preset["mariadb"], "storageSize": "100Gi"},
+        "rabbitmq": {"replicas": 3},
+        "valkey": {"replicas": 3, "sentinel": {"enabled": True}},
+        "memcached": {"replicas": 3},
     }
 
 
@@ -281,15 +286,15 @@ def _cinder(placements):
 
 # The region's own OpenStack cluster: seed 003's ControlPlane example, for the region's pools.
 REGION_SERVICES = ("keystone", "glance", "placement", "nova", "neutron", "cinder", "octavia", "manila", "horizon")
-REGION_DEFAULT_SERVICES = ("keystone", "glance", "placement", "nova", "neutron", "cinder")
 KORC_BOOTSTRAP_RESOURCES = ("domains", "projects")
 
 
-def region_control_plane(region, services=REGION_DEFAULT_SERVICES, size="medium"):
+def region_control_plane(region, services=None, size="medium"):
     """The ControlPlane of the region's own OpenStack cluster (namespace openstack, named after the
-    region), running on all of the region's hypervisor and storage pools."""
+    region), running on all of the region's hypervisor and storage pools; services None: the
+    seed's six, the ones the Keystone catalog registers by default."""
     problems = []
-    names = list(services or [])
+    names = list(DEFAULT_SERVICES if services is None else services)
     unknown = [n for n in names if n not in REGION_SERVICES]
     if unknown:
         problems.append("services: unknown %s (known: %s)" % (", ".join(map(str, unknown)), ", ".join(REGION_SERVICES)))
@@ -311,12 +316,7 @@ def region_control_plane(region, services=REGION_DEFAULT_SERVICES, size="medium"
         "kind": naming.CONTROL_PLANE_KIND,
         "metadata": {"name": region["name"], "namespace": naming.REGION_NAMESPACE, "labels": labels},
         "spec": {
-            "infrastructure": {
-                "mariadb": {"replicas": preset["mariadb"], "storageSize": "100Gi"},
-                "rabbitmq": {"replicas": 3},
-                "valkey": {"replicas": 3, "sentinel": {"enabled": True}},
-                "memcached": {"replicas": 3},
-            },
+            "infrastructure": _infrastructure(preset),
             "services": enabled,
             "compute": {"hypervisorClusters": [p["name"] for p in region.get("hypervisor_pools") or []]},
             "storage": {"storageClusters": [p["name"] for p in region.get("storage_pools") or []]},
