@@ -49,7 +49,6 @@ class Waiter:
         self.expression = expression
         self.failed_expression = failed_expression
         self.sleep = sleep
-        self._latest = {}
 
     def _fetch(self, refs):
         """Current objects by (apiVersion, kind, namespace, name): a GET for one, a LIST for several."""
@@ -82,9 +81,8 @@ class Waiter:
         return lookup
 
     def check(self, refs):
-        """One round: {index: (ref, Readiness or None when absent)}."""
+        """One round: [(ref, Readiness or None when absent, the object or None)]."""
         objects = self._fetch(refs)
-        self._latest = objects
         lookup = self._lookup(dict(objects))
         states = []
         for ref in refs:
@@ -93,7 +91,7 @@ class Waiter:
             if obj is not None:
                 state = evaluate(obj, lookup=lookup, condition=self.condition, expression=self.expression,
                                  failed_expression=self.failed_expression)
-            states.append((ref, state))
+            states.append((ref, state, obj))
         return states
 
     def wait(self, refs, timeout, absent=False):
@@ -103,12 +101,12 @@ class Waiter:
         def attempt():
             states = self.check(refs)
             if absent:
-                pending = [(ref, None) for ref, state in states if state is not None]
+                pending = [(ref, None) for ref, state, _obj in states if state is not None]
             else:
-                failed = [(ref, state) for ref, state in states if state is not None and state.terminal]
+                failed = [(ref, state) for ref, state, _obj in states if state is not None and state.terminal]
                 if failed:
                     raise WaitError(self._message("failed", failed), self._results(states, started))
-                pending = [(ref, state) for ref, state in states if state is None or not state.ready]
+                pending = [(ref, state) for ref, state, _obj in states if state is None or not state.ready]
             return not pending, (states, pending)
 
         done, (states, pending) = poll(attempt, timeout, self.sleep)
@@ -127,15 +125,15 @@ class Waiter:
                 lines.append("%s: %s" % (describe(ref), "; ".join(state.missing) or "still present"))
         return "%d object(s) %s: %s" % (len(entries), what, " | ".join(lines))
 
-    def _results(self, states, started):
+    @staticmethod
+    def _results(states, started):
         elapsed = round(time.time() - started, 2)
         results = []
-        for ref, state in states:
+        for ref, state, obj in states:
             entry = dict(ref)
             entry["found"] = state is not None
             # The status last seen (e.g. the endpoint an operator reports), for the tasks that follow.
-            obj = self._latest.get((ref["apiVersion"], ref["kind"], ref.get("namespace"), ref["name"])) or {}
-            if isinstance(obj.get("status"), dict):
+            if isinstance((obj or {}).get("status"), dict):
                 entry["status"] = obj["status"]
             entry.update(state.as_dict() if state is not None else {"ready": False, "terminal": False,
                                                                     "missing": ["not found"]})
