@@ -11,15 +11,18 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph, gardener, ironcore, naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
     claim_name_problems, validate_claims)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.composition import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
     CompositionError, compose_openstack_cluster, region_control_plane)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import (
     RegionError, build_region)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.size_presets import size_preset
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
 
 
 def _problem_lines(problems):

@@ -11,7 +11,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import keystone_catalog
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog, failures
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.settings import KeystoneCatalogError
 
 
 def _lines(error):
@@ -20,17 +21,17 @@ def _lines(error):
 
 def keystone_catalog_plan_filter(settings):
     try:
-        return keystone_catalog.catalog_plan(settings)
-    except keystone_catalog.KeystoneCatalogError as error:
+        return catalog.catalog_plan(settings)
+    except KeystoneCatalogError as error:
         raise AnsibleFilterError("invalid Keystone bootstrap settings, nothing was changed:\n%s" % _lines(error))
 
 
 def korc_import_failure_filter(wait_result, manifests):
-    return keystone_catalog.import_failure_message(wait_result, manifests)
+    return failures.import_failure_message(wait_result, manifests)
 
 
 def korc_refs_filter(manifests):
-    return keystone_catalog.refs_of(manifests or [])
+    return catalog.refs_of(manifests or [])
 
 
 class FilterModule(object):

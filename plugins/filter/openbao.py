@@ -11,8 +11,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import openbao
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import openbao
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 
 def korc_openbao_secrets_filter(settings):

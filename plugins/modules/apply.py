@@ -152,10 +152,10 @@ try:
 except ImportError:  # reported when a YAML string or file needs it
     yaml = None
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
     ManifestError, normalize, ref_of, summary)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule, WAIT_CONDITION_SPEC
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule, WAIT_CONDITION_SPEC
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
 
 
 def _documents(value, where):

@@ -118,9 +118,10 @@ requests:
 import os
 import tempfile
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import gardener
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import project_namespace
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 
 MIN_EXPIRATION = 600
 
@@ -177,7 +178,7 @@ class GardenerKubeconfigModule(KubeModule):
                 problems.append("shoots[%d].path: needed unless return_content is true" % index)
         if problems:
             raise gardener.GardenerError(problems)
-        namespace = self.params["namespace"] or gardener.project_namespace(self.client, self.params["project"])
+        namespace = self.params["namespace"] or project_namespace(self.client, self.params["project"])
         self.rtype = self.client.resource(gardener.API_VERSION, "Shoot")
         self.contents = {}
         live = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace))

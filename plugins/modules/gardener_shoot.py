@@ -127,11 +127,13 @@ requests:
   type: dict
 """
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import gardener
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ref_of
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter, WaitError, poll
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate, last_operation_text
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import project_namespace
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate, last_operation_text
 
 
 class GardenerShootModule(KubeModule):
@@ -153,7 +155,7 @@ class GardenerShootModule(KubeModule):
     module_kwargs = dict(required_one_of=[("project", "namespace")], mutually_exclusive=[("project", "namespace")])
 
     def run(self):
-        namespace = self.params["namespace"] or gardener.project_namespace(self.client, self.params["project"])
+        namespace = self.params["namespace"] or project_namespace(self.client, self.params["project"])
         self.results["namespace"] = namespace
         self.rtype = self.client.resource(gardener.API_VERSION, "Shoot")
         live = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace))

@@ -156,9 +156,9 @@ requests:
   type: dict
 """
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import generated_secret
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import normalize
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import generated_secret
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 
 
 class GeneratedSecretModule(KubeModule):

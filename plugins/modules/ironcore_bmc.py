@@ -168,11 +168,12 @@ requests:
 
 import time
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ironcore
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ref_of
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter, WaitError, poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError
 
 
 class IronCoreBMCModule(KubeModule):

@@ -167,9 +167,10 @@ requests:
   type: dict
 """
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ironcore, naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
 
 
 class IronCoreServerClaimModule(KubeModule):

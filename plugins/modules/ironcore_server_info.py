@@ -101,8 +101,8 @@ requests:
   type: dict
 """
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ironcore
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 
 
 class IronCoreServerInfoModule(KubeModule):

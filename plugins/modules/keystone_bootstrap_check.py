@@ -76,7 +76,7 @@ role_ids:
   type: dict
 """
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_module import KeystoneError, KeystoneModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import KeystoneError, KeystoneModule
 
 
 class KeystoneBootstrapCheckModule(KeystoneModule):

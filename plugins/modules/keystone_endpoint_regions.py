@@ -93,7 +93,7 @@ moved:
       type: str
 """
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_module import KeystoneError, KeystoneModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import KeystoneError, KeystoneModule
 
 
 class KeystoneEndpointRegionsModule(KeystoneModule):

@@ -89,7 +89,7 @@ assignments:
       type: bool
 """
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_module import KeystoneError, KeystoneModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import KeystoneError, KeystoneModule
 
 
 class KeystoneRoleAssignmentsModule(KeystoneModule):

@@ -121,9 +121,9 @@ try:
 except ImportError:  # pragma: no cover - PyYAML comes with Ansible
     yaml = None
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.generated_secret import decoded
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_module import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import (
     KeystoneError, KeystoneModule, short_error)
 
 

@@ -151,10 +151,10 @@ except ImportError:  # pragma: no cover - PyYAML comes with Ansible
 
 import time
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.generated_secret import decoded
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import normalize
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_module import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import (
     KeystoneError, KeystoneModule)
 
 

@@ -174,9 +174,9 @@ requests:
   type: dict
 """
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule, WAIT_CONDITION_SPEC
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule, WAIT_CONDITION_SPEC
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
 
 
 class WaitModule(KubeModule):

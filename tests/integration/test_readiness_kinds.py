@@ -24,9 +24,9 @@ if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 
 # pylint: disable=wrong-import-position
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import readiness  # noqa: E402
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeClient, KubeError  # noqa: E402
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import Waiter, WaitError  # noqa: E402
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import readiness  # noqa: E402
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeClient, KubeError  # noqa: E402
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError  # noqa: E402
 from readiness_cases import CASES, GEN  # noqa: E402
 from regionlab import config  # noqa: E402
 

@@ -16,7 +16,7 @@ from ansible.vars.hostvars import HostVars
 from ansible.vars.manager import VariableManager
 
 from ansible_collections.c5c3.cobaltcore.plugins.filter import cobaltcore
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import load_claim_files
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import load_claim_files
 
 FILTERS = cobaltcore.FilterModule().filters()
 FILTER_DIR = os.path.dirname(cobaltcore.__file__)

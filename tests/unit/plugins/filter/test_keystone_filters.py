@@ -11,7 +11,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.c5c3.cobaltcore.plugins.filter import keystone
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import keystone_catalog
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog as keystone_catalog
 
 FILTERS = keystone.FilterModule().filters()
 SETTINGS = {"namespace": "openstack", "region": "lab", "keystone_public_url": "http://127.0.0.1:5000/v3"}

@@ -11,7 +11,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.c5c3.cobaltcore.plugins.filter import openbao as openbao_filter
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import openbao
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import openbao
 
 FILTERS = openbao_filter.FilterModule().filters()
 

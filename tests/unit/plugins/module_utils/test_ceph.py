@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
 
 # Rook's QuotaSpec.maxSize kubebuilder pattern.
 ROOK_MAX_SIZE = re.compile(r"^[0-9]+[\.]?[0-9]*([KMGTPE]i|[kMGTPE])?$")

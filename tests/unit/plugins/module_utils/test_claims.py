@@ -7,9 +7,9 @@ import copy
 
 import pytest
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claim_schema import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claim_schema import (
     STRICTER_CONSTRAINTS, XRD_SPEC_SCHEMA)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
     claim_name_problems, claim_spec_with_defaults, load_claim_files, load_claims, validate_claims)
 
 REGION = {

@@ -9,11 +9,11 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import load_claim_files
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.composition import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import load_claim_files
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
     REGION_SERVICES, CompositionError, compose_openstack_cluster, compose_openstack_clusters, region_control_plane)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.openapi_schema import validate
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import validate
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 REGION = {
     "name": "eu-de-1",

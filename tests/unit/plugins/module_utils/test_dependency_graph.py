@@ -5,7 +5,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.dependency_graph import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.dependency_graph import (
     DEPENDS, PHASES, phase_of, phases, topological_order)
 
 

@@ -14,8 +14,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import gardener, naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import build_region
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 
 SETTINGS = {"project": "cc", "cloud_profile": "ironcore-metal", "credentials_binding": "metal",
             "provider_type": "ironcore-metal", "kubernetes_version": "1.33",

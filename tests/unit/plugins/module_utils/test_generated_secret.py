@@ -9,7 +9,7 @@ import base64
 import pytest
 import yaml
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import generated_secret as gs
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import generated_secret as gs
 
 
 def b64(text):

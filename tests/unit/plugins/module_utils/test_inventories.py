@@ -9,8 +9,8 @@ import glob
 import pytest
 import yaml
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import load_claim_files, validate_claims
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import build_region
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import load_claim_files, validate_claims
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 
 REGIONS = ["eu-de-1", "us-east-1", "lab"]
 GROUPS = ["gardener", "ironcore", "management", "control_plane", "hypervisor_pools", "storage_pools", "shoots"]

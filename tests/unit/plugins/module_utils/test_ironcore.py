@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ironcore, naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import build_region
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 
 KVM = {"matchLabels": {naming.MACHINE_CLASS_LABEL: "kvm"}}
 STORAGE = {"matchLabels": {naming.MACHINE_CLASS_LABEL: "storage"}}

@@ -12,10 +12,14 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import keystone_catalog as kc
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.openapi_schema import validate
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import templating
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog as kc
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import failures
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import settings as catalog_settings
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import services as region_services
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import validate
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate
 
 KEYSTONE = "https://keystone.openstack.svc.cluster.local:5000/v3"
 SETTINGS = {"namespace": "openstack", "region": "RegionOne", "keystone_public_url": KEYSTONE}
@@ -32,7 +36,7 @@ def by_kind(manifests, kind):
 
 
 def problems_of(**settings):
-    with pytest.raises(kc.KeystoneCatalogError) as error:
+    with pytest.raises(catalog_settings.KeystoneCatalogError) as error:
         kc.catalog_plan(settings)
     return error.value.problems
 
@@ -51,7 +55,7 @@ def problems_of(**settings):
     ("cortex", "scheduler", 8080, ""),
 ])
 def test_service_table(name, stype, port, path):
-    assert (kc.SERVICES[name]["type"], kc.SERVICES[name]["port"], kc.SERVICES[name]["path"]) == (stype, port, path)
+    assert (region_services.SERVICES[name]["type"], region_services.SERVICES[name]["port"], region_services.SERVICES[name]["path"]) == (stype, port, path)
 
 
 def test_default_services_are_the_seed_control_plane_ones():
@@ -59,7 +63,7 @@ def test_default_services_are_the_seed_control_plane_ones():
 
 
 def test_urls_follow_seed_003():
-    services = dict((s["name"], s) for s in plan(services=list(kc.SERVICES))["services"])
+    services = dict((s["name"], s) for s in plan(services=list(region_services.SERVICES))["services"])
     assert services["glance"]["internal_url"] == "https://glance.openstack.svc.cluster.local:9292"
     assert services["placement"]["public_url"] == "https://placement.openstack.svc.cluster.local:8778"
     assert services["nova"]["internal_url"] == "https://nova.openstack.svc.cluster.local:8774/v2.1"
@@ -105,7 +109,7 @@ def test_every_problem_is_reported_together():
 
 
 def test_settings_must_be_a_mapping():
-    with pytest.raises(kc.KeystoneCatalogError):
+    with pytest.raises(catalog_settings.KeystoneCatalogError):
         kc.catalog_plan(["openstack"])
 
 
@@ -228,7 +232,7 @@ def test_manifests_match_the_k_orc_v2_6_0_crds():
     crds = _korc_crds()
     if not crds:
         pytest.skip("K-ORC v2.6.0 is not in the Go module cache")
-    result = plan(services=list(kc.SERVICES))
+    result = plan(services=list(region_services.SERVICES))
     manifests = result["imports"] + result["catalog"] + result["users"] + result["application_credentials"]
     for manifest in manifests:
         schema = crds[manifest["kind"]]["properties"]["spec"]
@@ -243,26 +247,26 @@ def _not_found(kind="Role", name="nope", query=None):
             "spec": {"managementPolicy": "unmanaged", "import": {"filter": query or {"name": "nope"}}},
             "status": {"conditions": [
                 {"type": "Available", "status": "False", "reason": "Progressing", "observedGeneration": 1,
-                 "message": kc.KORC_IMPORT_NOT_FOUND},
+                 "message": failures.KORC_IMPORT_NOT_FOUND},
                 {"type": "Progressing", "status": "True", "reason": "Progressing", "observedGeneration": 1,
-                 "message": kc.KORC_IMPORT_NOT_FOUND}]}}
+                 "message": failures.KORC_IMPORT_NOT_FOUND}]}}
 
 
 def test_readiness_names_the_filter_of_an_import_that_matches_nothing():
     state = evaluate(_not_found())
     assert not state.ready and not state.terminal  # K-ORC keeps looking
-    assert any('import filter {"name": "nope"} matches nothing' in line and kc.KORC_IMPORT_NOT_FOUND in line
+    assert any('import filter {"name": "nope"} matches nothing' in line and failures.KORC_IMPORT_NOT_FOUND in line
                for line in state.missing), state.missing
 
 
 def test_the_role_stops_at_the_first_not_found_report():
-    state = evaluate(_not_found(), failed_expression=kc.IMPORT_NOT_FOUND_EXPRESSION)
+    state = evaluate(_not_found(), failed_expression=failures.IMPORT_NOT_FOUND_EXPRESSION)
     assert state.terminal
 
 
 def test_import_failure_message_lists_filter_and_k_orc_condition():
     manifests = plan(roles=["admin", "service", "nope"])["imports"]
-    state = evaluate(_not_found(), failed_expression=kc.IMPORT_NOT_FOUND_EXPRESSION)
+    state = evaluate(_not_found(), failed_expression=failures.IMPORT_NOT_FOUND_EXPRESSION)
     result = {"msg": "1 object(s) failed", "objects": [
         dict(apiVersion=naming.KORC_API_VERSION, kind="Role", name="nope", namespace="openstack", found=True,
              **state.as_dict()),
@@ -270,10 +274,10 @@ def test_import_failure_message_lists_filter_and_k_orc_condition():
              ready=True, terminal=False, missing=[]),
         dict(apiVersion=naming.KORC_API_VERSION, kind="Domain", name="default", namespace="openstack", found=False,
              ready=False, terminal=False, missing=["not found"])]}
-    message = kc.import_failure_message(result, manifests)
+    message = failures.import_failure_message(result, manifests)
     assert message.startswith("K-ORC could not import")
     assert "- Role openstack/nope: import filter {\"name\": \"nope\"} matches nothing in OpenStack" in message
-    assert kc.KORC_IMPORT_NOT_FOUND in message
+    assert failures.KORC_IMPORT_NOT_FOUND in message
     assert "failed_expression" not in message
     assert "Role openstack/admin" not in message
     assert "- Domain openstack/default: the object does not exist" in message
@@ -285,26 +289,26 @@ def test_import_failure_message_adds_the_filter_to_other_failures():
                                found=True, ready=False, terminal=True,
                                missing=["condition Progressing is False (reason InvalidConfiguration: found more "
                                         "than one matching OpenStack resource during import)"])]}
-    message = kc.import_failure_message(result, manifests)
+    message = failures.import_failure_message(result, manifests)
     assert 'import filter {"domainRef": "default", "name": "admin"}' in message
-    assert kc.import_failure_message({"msg": "boom"}, manifests) == "K-ORC import failed: boom"
+    assert failures.import_failure_message({"msg": "boom"}, manifests) == "K-ORC import failed: boom"
 
 
 # --- templates ----------------------------------------------------------------
 
 def test_render_template_mapping_becomes_yaml_with_values_inserted_verbatim():
-    text = kc.render_template({"clouds": {"x": {"auth": {"password": "${password}", "port": 5}}}},
+    text = templating.render_template({"clouds": {"x": {"auth": {"password": "${password}", "port": 5}}}},
                               {"password": "a: b #c"})
     assert yaml.safe_load(text) == {"clouds": {"x": {"auth": {"password": "a: b #c", "port": 5}}}}
-    assert kc.render_template("id=${id}", {"id": "42"}) == "id=42"
+    assert templating.render_template("id=${id}", {"id": "42"}) == "id=42"
 
 
 def test_render_template_errors():
-    with pytest.raises(kc.TemplateError, match="refers to 'missing'"):
-        kc.render_template({"a": "${missing}"}, {})
-    with pytest.raises(kc.TemplateError):
-        kc.render_template(5, {})
+    with pytest.raises(templating.TemplateError, match="refers to 'missing'"):
+        templating.render_template({"a": "${missing}"}, {})
+    with pytest.raises(templating.TemplateError):
+        templating.render_template(5, {})
 
 
 def test_plan_is_json_serializable():
-    json.dumps(plan(services=list(kc.SERVICES)))
+    json.dumps(plan(services=list(region_services.SERVICES)))

@@ -8,7 +8,7 @@ import pytest
 from keystoneauth1 import exceptions as ksa
 from openstack import exceptions as sdk
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import keystone_module as km
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import module as km
 
 
 def wrapped(cause):

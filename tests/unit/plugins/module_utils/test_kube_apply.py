@@ -9,7 +9,7 @@ import base64
 
 import pytest
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
     REDACTED, ManifestError, apply_order, field_diff, is_subset, needs_apply, normalize, owned_paths)
 
 MANAGER = "c5c3.cobaltcore"

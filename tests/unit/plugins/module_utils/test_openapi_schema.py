@@ -5,7 +5,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.openapi_schema import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import (
     type_name, validate, with_defaults)
 
 SCHEMA = {

@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from conftest import REPO
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import openbao
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.openapi_schema import validate
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import openbao
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import validate
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 # Seed 003 "Credential Management for K-ORC", the two manifests as the seed writes them; the
 # ExternalSecret lives in the OpenStack cluster's namespace (the seed puts it in orc-system), where

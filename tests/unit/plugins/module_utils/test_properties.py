@@ -11,11 +11,11 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.ceph import COMPRESSION_MODES
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import validate_claims
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.composition import compose_openstack_cluster
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.size_presets import SIZES
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.ceph import COMPRESSION_MODES
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import validate_claims
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import compose_openstack_cluster
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import SIZES
 
 HYPERVISOR_POOLS = ["hv-a", "hv-b", "hv-c"]
 STORAGE_POOLS = ["st-a", "st-b", "st-c"]

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate, Readiness
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import readiness as readiness_module
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate, Readiness
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import readiness as readiness_module
 
 
 # ---------------------------------------------------------------------------

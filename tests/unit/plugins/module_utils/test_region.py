@@ -5,7 +5,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import (
     CONTROL_PLANE, HYPERVISOR, STORAGE, Region, RegionError, build_region, region_from_inventory)
 
 MINIMAL = {"name": "eu-de-1", "hypervisor_pools": ["hv-pool-a", "hv-pool-b"],

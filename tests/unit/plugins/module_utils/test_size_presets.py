@@ -5,7 +5,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.size_presets import SIZES, size_preset
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import SIZES, size_preset
 
 
 @pytest.mark.parametrize("size, mariadb, keystone, nova_api", [

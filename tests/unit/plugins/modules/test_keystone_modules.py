@@ -8,7 +8,7 @@ import base64
 
 import yaml
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.generated_secret import decoded
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded
 from ansible_collections.c5c3.cobaltcore.plugins.modules import keystone_verify, korc_credentials
 
 

@@ -12,24 +12,10 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import describe
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import evaluate
-
-
-def poll(attempt, timeout, sleep=1.0):
-    """attempt() -> (done, value), repeated until done or timeout seconds passed; (done, last value).
-
-    Rounds start 0.2 s apart and back off to sleep seconds; exceptions of attempt() end the poll.
-    """
-    started = time.time()
-    interval = min(0.2, sleep)
-    while True:
-        done, value = attempt()
-        if done or time.time() - started >= timeout:
-            return done, value
-        time.sleep(interval)
-        interval = min(interval * 2, sleep)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import describe
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate
 
 
 class WaitError(Exception):

@@ -6,7 +6,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import kube_wait
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import poll as poll_module
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 
 
 class Clock(object):
@@ -27,8 +28,8 @@ class Clock(object):
 @pytest.fixture
 def clock(monkeypatch):
     fake = Clock()
-    monkeypatch.setattr(kube_wait.time, "time", fake.time)
-    monkeypatch.setattr(kube_wait.time, "sleep", fake.sleep)
+    monkeypatch.setattr(poll_module.time, "time", fake.time)
+    monkeypatch.setattr(poll_module.time, "sleep", fake.sleep)
     return fake
 
 
@@ -39,19 +40,19 @@ def test_poll_backs_off_to_sleep_and_returns_the_value_once_done(clock):
         rounds.append(clock.now)
         return len(rounds) == 6, len(rounds)
 
-    assert kube_wait.poll(attempt, timeout=60, sleep=2) == (True, 6)
+    assert poll_module.poll(attempt, timeout=60, sleep=2) == (True, 6)
     assert clock.pauses == [0.2, 0.4, 0.8, 1.6, 2]
 
 
 def test_poll_gives_up_after_the_timeout_with_the_last_value(clock):
-    assert kube_wait.poll(lambda: (False, clock.now), timeout=5, sleep=1) == (False, clock.now)
+    assert poll_module.poll(lambda: (False, clock.now), timeout=5, sleep=1) == (False, clock.now)
     assert clock.now >= 1005.0 and max(clock.pauses) == 1
 
 
 def test_an_error_of_the_attempt_ends_the_poll(clock):
     def attempt():
-        raise kube_wait.WaitError("failed", [])
+        raise WaitError("failed", [])
 
-    with pytest.raises(kube_wait.WaitError):
-        kube_wait.poll(attempt, timeout=60)
+    with pytest.raises(WaitError):
+        poll_module.poll(attempt, timeout=60)
     assert clock.pauses == []

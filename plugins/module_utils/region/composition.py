@@ -17,13 +17,14 @@ Placement rules (one place, used by both sides):
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming, rook_manifests
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claims import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import rook_manifests
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
     claim_list, claim_ref, claim_spec_with_defaults, validate_claims)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_catalog import DEFAULT_SERVICES
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import build_region
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.size_presets import size_preset
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.services import DEFAULT_SERVICES
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
 
 
 class CompositionError(ValueError):

@@ -6,7 +6,8 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import ceph, naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
 FAILURE_DOMAIN = "host"
 

@@ -17,8 +17,8 @@ import copy
 import re
 from collections.abc import Mapping
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.openapi_schema import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import (
     index_path, join_path, validate)
 
 CONTROL_PLANE = "control_plane"

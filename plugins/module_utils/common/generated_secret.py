@@ -20,8 +20,9 @@ import re
 import secrets
 import string
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone_catalog import TemplateError, render_template
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded, field_of
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.templating import TemplateError, render_template
 
 ALPHABET = string.ascii_letters + string.digits
 MIN_LENGTH = 16
@@ -124,29 +125,6 @@ def _values_from(value, namespace, where, problems):
 def reference(entry):
     """The object a values_from entry reads, as a hashable key."""
     return (entry["api_version"], entry["kind"], entry["namespace"], entry["name"])
-
-
-def field_of(obj, path):
-    """The string at a dotted path of an object, None when absent or not a scalar."""
-    node = obj
-    for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-    if isinstance(node, bool) or node is None or isinstance(node, (dict, list)):
-        return None
-    return str(node)
-
-
-def decoded(live):
-    """{key: str} of a live Secret's data; binary values are left out (and kept as they are)."""
-    values = {}
-    for key, value in ((live or {}).get("data") or {}).items():
-        try:
-            values[key] = base64.b64decode(value).decode("utf-8")
-        except (ValueError, TypeError, UnicodeDecodeError):
-            continue
-    return values
 
 
 def desired_secret(spec, live, found=None, generator=generate):

@@ -13,11 +13,11 @@ import base64
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
     SECRET_KINDS, Applier, ManifestError, changed, describe)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeClient, KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_wait import WaitError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.readiness import ReadinessError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeClient, KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import ReadinessError
 
 WAIT_CONDITION_SPEC = dict(
     type=dict(type="str", required=True),

@@ -26,9 +26,8 @@ try:
 except ImportError:
     HAS_CRYPTOGRAPHY = False
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 API_VERSION = "core.gardener.cloud/v1beta1"
 DELETION_CONFIRMATION = "confirmation.gardener.cloud/deletion"
@@ -165,15 +164,6 @@ def shoot_manifest(shoot, namespace):
     if shoot.get("annotations"):
         metadata["annotations"] = dict(shoot["annotations"])
     return {"apiVersion": API_VERSION, "kind": "Shoot", "metadata": metadata, "spec": copy.deepcopy(shoot["spec"])}
-
-
-def project_namespace(client, project):
-    """spec.namespace of a Gardener Project."""
-    found = client.get(client.resource(API_VERSION, "Project"), project)
-    namespace = ((found or {}).get("spec") or {}).get("namespace")
-    if not namespace:
-        raise KubeError("Gardener project %s %s" % (project, "has no spec.namespace yet" if found else "does not exist"))
-    return namespace
 
 
 def kubeconfig_paths(shoots, hostvars):

@@ -15,11 +15,11 @@ import glob
 import os
 from collections.abc import Mapping
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.claim_schema import SPEC_SCHEMA
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.openapi_schema import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claim_schema import SPEC_SCHEMA
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import (
     index_path, join_path, type_name, validate, with_defaults)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import (
     CONTROL_PLANE, HYPERVISOR, KIND_NAMES, STORAGE, RegionError, build_region)
 
 # Top-level and metadata fields a claim may carry.

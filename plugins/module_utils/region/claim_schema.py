@@ -14,9 +14,9 @@ __metaclass__ = type
 
 import copy
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.ceph import (
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.ceph import (
     COMPRESSION_MODES, MAX_REPLICATION, MIN_REPLICATION)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.size_presets import SIZES
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import SIZES
 
 
 def _boolean(default):

@@ -24,10 +24,10 @@ import importlib
 import time
 
 from ansible_collections.openstack.cloud.plugins.module_utils.openstack import OpenStackModule
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.generated_secret import decoded
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_apply import ManifestError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ManifestError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 
 try:
     from keystoneauth1 import exceptions as ksa_exceptions

@@ -17,7 +17,7 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.kube_client import FIELD_MANAGER, KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER, KubeError
 
 REDACTED = "<redacted>"
 # From this many objects of one kind in one namespace, one LIST is cheaper than a GET each.

@@ -14,8 +14,8 @@ import base64
 import ipaddress
 import re
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 API_VERSION = "metal.ironcore.dev/v1alpha1"
 PROTOCOLS = ("Redfish", "IPMI", "SSH")

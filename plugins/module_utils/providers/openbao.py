@@ -20,8 +20,8 @@ __metaclass__ = type
 import re
 import string
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.problems import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 # The settings and their defaults (namespace is required; None otherwise: left out).
 DEFAULTS = {

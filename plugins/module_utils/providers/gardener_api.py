@@ -1,0 +1,19 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the Gardener modules read from the garden's API (the client side of providers.gardener)."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener import API_VERSION
+
+
+def project_namespace(client, project):
+    """spec.namespace of a Gardener Project."""
+    found = client.get(client.resource(API_VERSION, "Project"), project)
+    namespace = ((found or {}).get("spec") or {}).get("namespace")
+    if not namespace:
+        raise KubeError("Gardener project %s %s" % (project, "has no spec.namespace yet" if found else "does not exist"))
+    return namespace
