@@ -20,7 +20,7 @@ import re
 import secrets
 import string
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded, field_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.templating import TemplateError, render_template
 
@@ -69,9 +69,9 @@ def validate(specs, default_namespace=None):
             continue
         name = spec.get("name")
         namespace = spec.get("namespace") or default_namespace
-        if not naming.is_dns1123_subdomain(name):
+        if not kube_names.is_dns1123_subdomain(name):
             problems.append("%s: name %r is not a valid Secret name" % (where, name))
-        if not naming.is_dns1123_label(namespace):
+        if not kube_names.is_dns1123_label(namespace):
             problems.append("%s: namespace %r is missing or invalid" % (where, namespace))
         where = "Secret %s/%s" % (namespace, name)
         if (namespace, name) in seen:

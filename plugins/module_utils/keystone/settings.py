@@ -18,6 +18,7 @@ try:
 except ImportError:  # pragma: no cover - Python 2 is not supported
     from urlparse import urlparse
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.services import DEFAULT_SERVICES, SERVICES
 
@@ -129,9 +130,9 @@ def _service(name, overrides, settings, problems):
         if overrides.get(key) is not None:
             service[key] = overrides[key]
     service["name"] = name
-    if not naming.is_dns1123_label(name, max_length=naming.DNS1123_LABEL_MAX - len("-keystone-credentials")):
+    if not kube_names.is_dns1123_label(name, max_length=kube_names.DNS1123_LABEL_MAX - len("-keystone-credentials")):
         problems.append("service name %r must be a DNS-1123 label of at most %d characters (it names Secrets)"
-                        % (name, naming.DNS1123_LABEL_MAX - len("-keystone-credentials")))
+                        % (name, kube_names.DNS1123_LABEL_MAX - len("-keystone-credentials")))
     port = service.get("port")
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         problems.append("service %s: port %r is not a TCP port" % (name, port))
@@ -189,9 +190,9 @@ def normalize_settings(settings):
         "consumer_auth_url": settings.get("consumer_auth_url"),
         "consumer_interface": settings.get("consumer_interface") or "internal",
     }
-    if not naming.is_dns1123_label(s["namespace"]):
+    if not kube_names.is_dns1123_label(s["namespace"]):
         problems.append("namespace %r must be a DNS-1123 label (the OpenStack cluster's namespace)" % (s["namespace"],))
-    if not naming.is_label_value(s["cluster"] or ""):
+    if not kube_names.is_label_value(s["cluster"] or ""):
         problems.append("cluster %r is not a valid label value" % (s["cluster"],))
     if not isinstance(s["region"], str) or not s["region"]:
         problems.append("region is required (the Keystone region of the catalog's endpoints)")
@@ -214,7 +215,7 @@ def normalize_settings(settings):
     for key in ("korc_interface", "consumer_interface"):
         if s[key] not in INTERFACE_CHOICES:
             problems.append("%s must be one of %s, got %r" % (key, ", ".join(INTERFACE_CHOICES), s[key]))
-    if not naming.is_dns1123_subdomain(s["korc_secret"]):
+    if not kube_names.is_dns1123_subdomain(s["korc_secret"]):
         problems.append("korc_secret %r is not a valid Secret name" % (s["korc_secret"],))
     for key in ("korc_auth_url", "consumer_auth_url"):
         if s[key] is None:

@@ -26,6 +26,7 @@ try:
 except ImportError:
     HAS_CRYPTOGRAPHY = False
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
@@ -70,7 +71,7 @@ def settings_problems(settings):
         if not settings.get(key):
             problems.append("gardener.%s: is required" % key)
     project = settings.get("project")
-    if project and (not naming.is_dns1123_label(project, PROJECT_NAME_MAX) or "--" in project):
+    if project and (not kube_names.is_dns1123_label(project, PROJECT_NAME_MAX) or "--" in project):
         problems.append("gardener.project: %r is not a DNS-1123 label of at most %d characters"
                         % (project, PROJECT_NAME_MAX))
     image = settings.get("machine_image") or {}
@@ -129,7 +130,7 @@ def shoots(region, settings):
         name = naming.shoot_name(pool)
         names.append(name)
         where = "%s.gardener.shoot_name" % pool["name"]
-        if not naming.is_dns1123_label(name) or "--" in name:
+        if not kube_names.is_dns1123_label(name) or "--" in name:
             problems.append("%s: %r is not a DNS-1123 label without '--'" % (where, name))
         elif len(project) + len(name) > PROJECT_AND_SHOOT_NAME_MAX:
             problems.append(
@@ -139,7 +140,7 @@ def shoots(region, settings):
         if not (pool.get("ironcore") or {}).get("machine_class") and not (pool.get("gardener") or {}).get("machine_type"):
             problems.append("%s.ironcore.machine_class: is required (the workers' machine type)" % pool["name"])
         worker = (pool.get("gardener") or {}).get("worker_name") or settings.get("worker_name") or DEFAULT_WORKER
-        if not naming.is_dns1123_label(worker, WORKER_NAME_MAX):
+        if not kube_names.is_dns1123_label(worker, WORKER_NAME_MAX):
             problems.append("%s.gardener.worker_name: %r is not a DNS-1123 label of at most %d characters"
                             % (pool["name"], worker, WORKER_NAME_MAX))
         if problems:

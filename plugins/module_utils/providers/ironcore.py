@@ -14,6 +14,7 @@ import base64
 import ipaddress
 import re
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
@@ -44,7 +45,7 @@ def bmc_problems(bmcs, secrets):
     secret_names = set()
     for index, secret in enumerate(secrets):
         where = "secrets[%d]" % index
-        if not naming.is_dns1123_subdomain(secret.get("name")):
+        if not kube_names.is_dns1123_subdomain(secret.get("name")):
             problems.append("%s.name: %r is not a DNS-1123 subdomain" % (where, secret.get("name")))
         for key in ("username", "password"):
             if not secret.get(key):
@@ -56,7 +57,7 @@ def bmc_problems(bmcs, secrets):
     for index, bmc in enumerate(bmcs):
         where = "bmcs[%d]" % index
         name = bmc.get("name")
-        if not naming.is_dns1123_subdomain(name):
+        if not kube_names.is_dns1123_subdomain(name):
             problems.append("%s.name: %r is not a DNS-1123 subdomain" % (where, name))
         for key in ("name", "mac_address", "ip"):
             value = bmc.get(key)
@@ -80,7 +81,7 @@ def bmc_problems(bmcs, secrets):
             problems.append("%s.secret: %r is none of the given secrets (%s)" % (
                 where, bmc.get("secret"), ", ".join(sorted(n for n in secret_names if n)) or "none"))
         for key, value in sorted((bmc.get("labels") or {}).items()):
-            if not naming.is_label_key(key) or not naming.is_label_value(str(value)):
+            if not kube_names.is_label_key(key) or not kube_names.is_label_value(str(value)):
                 problems.append("%s.labels.%s: %r is not a valid Kubernetes label" % (where, key, value))
     return problems
 
@@ -231,7 +232,7 @@ def pool_problems(pools):
     seen = set()
     for index, pool in enumerate(pools):
         where = "pools[%d]" % index
-        if not naming.is_dns1123_label(pool.get("name")):
+        if not kube_names.is_dns1123_label(pool.get("name")):
             problems.append("%s.name: %r is not a DNS-1123 label" % (where, pool.get("name")))
         if pool.get("name") in seen:
             problems.append("%s.name: %s is given twice" % (where, pool.get("name")))

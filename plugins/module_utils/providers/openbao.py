@@ -20,6 +20,7 @@ __metaclass__ = type
 import re
 import string
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
@@ -48,7 +49,7 @@ _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 
 
 def _name_problem(key, value):
-    if not naming.is_dns1123_subdomain(value):
+    if not kube_names.is_dns1123_subdomain(value):
         return "%s %r is not a DNS-1123 subdomain (a Kubernetes object name)" % (key, value)
     return None
 
@@ -75,7 +76,7 @@ def _remote_key(template, namespace, problems):
                         % (template, ", ".join(unknown), ", ".join(REMOTE_KEY_FIELDS)))
         return None
     # An invalid namespace is reported once, by its own check; the path's shape is checked all the same.
-    valid = naming.is_dns1123_label(namespace)
+    valid = kube_names.is_dns1123_label(namespace)
     key = naming.openbao_korc_remote_key(namespace if valid else "namespace", template)
     if key.startswith("/") or key.endswith("/") or "//" in key or re.search(r"\s", key):
         problems.append("remote_key %r is not an OpenBao path (no leading, trailing or double slash, no blanks)"
@@ -94,7 +95,7 @@ def _labels(labels, problems):
     for key, value in sorted(labels.items(), key=lambda item: str(item[0])):
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             problems.append("labels.%s: %r is not a label value (a string)" % (key, value))
-        elif not naming.is_label_key(key) or not naming.is_label_value(str(value)):
+        elif not kube_names.is_label_key(key) or not kube_names.is_label_value(str(value)):
             problems.append("labels.%s: %r is not a valid Kubernetes label" % (key, value))
         else:
             result[key] = str(value)
@@ -110,7 +111,7 @@ def _annotations(annotations, problems):
         return {}
     result = {}
     for key, value in sorted(annotations.items(), key=lambda item: str(item[0])):
-        if not naming.is_label_key(key):
+        if not kube_names.is_label_key(key):
             problems.append("annotations.%s: %r is not a valid annotation key" % (key, key))
         elif not isinstance(value, str):
             problems.append("annotations.%s: %r is not a string" % (key, value))
@@ -130,7 +131,7 @@ def normalize_settings(settings):
     # None and "" mean "the default", as for the other settings of the Keystone bootstrap.
     s = dict((key, settings.get(key) if settings.get(key) not in (None, "") else default)
              for key, default in DEFAULTS.items())
-    if not naming.is_dns1123_label(s["namespace"]):
+    if not kube_names.is_dns1123_label(s["namespace"]):
         problems.append("namespace %r must be a DNS-1123 label (the OpenStack cluster's namespace)"
                         % (s["namespace"],))
     for key in ("store_name", "source_secret", "target_secret"):
@@ -139,11 +140,11 @@ def normalize_settings(settings):
             problems.append(problem)
     if s["store_kind"] not in naming.SECRET_STORE_KINDS:
         problems.append("store_kind must be one of %s, got %r" % (", ".join(naming.SECRET_STORE_KINDS), s["store_kind"]))
-    if naming.is_dns1123_subdomain(s["source_secret"]) and s["source_secret"] == s["target_secret"]:
+    if kube_names.is_dns1123_subdomain(s["source_secret"]) and s["source_secret"] == s["target_secret"]:
         problems.append("source_secret and target_secret are both %r: the ExternalSecret would own the Secret "
                         "the PushSecret reads" % (s["source_secret"],))
     key = s["secret_key"]
-    if not isinstance(key, str) or len(key) > naming.DNS1123_SUBDOMAIN_MAX or not _SECRET_KEY.match(key) \
+    if not isinstance(key, str) or len(key) > kube_names.DNS1123_SUBDOMAIN_MAX or not _SECRET_KEY.match(key) \
             or key in (".", ".."):
         problems.append("secret_key %r is not a Secret data key (letters, digits, '-', '_', '.')" % (key,))
     for name in ("refresh_interval", "push_refresh_interval"):

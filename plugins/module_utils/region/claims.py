@@ -15,6 +15,7 @@ import glob
 import os
 from collections.abc import Mapping
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claim_schema import SPEC_SCHEMA
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import (
@@ -123,7 +124,7 @@ def _metadata_problems(metadata):
     namespace = metadata.get("namespace")
     if namespace is None:
         problems.append(("metadata.namespace", "is required: claims live in a tenant namespace"))
-    elif not naming.is_dns1123_label(namespace):
+    elif not kube_names.is_dns1123_label(namespace):
         problems.append(("metadata.namespace", "%r is not a valid namespace name "
                          "(DNS-1123 label)" % (namespace,)))
     return problems
@@ -136,14 +137,14 @@ def claim_name_problems(name):
     if not isinstance(name, str):
         return [("metadata.name", "must be a string, got %s" % type_name(name))]
     problems = []
-    if not naming.is_dns1123_label(name, max_length=None):
+    if not kube_names.is_dns1123_label(name, max_length=None):
         problems.append(("metadata.name", "%r is not a DNS-1123 label (lowercase letters, "
                          "digits, '-'; starting and ending with a letter or digit)" % (name,)))
     if len(name) > naming.CLAIM_NAME_MAX:
         problems.append(("metadata.name", "is %d characters long; at most %d fit, so that "
                          "namespace %s stays within %d" % (
                              len(name), naming.CLAIM_NAME_MAX, naming.tenant_namespace("<name>"),
-                             naming.DNS1123_LABEL_MAX)))
+                             kube_names.DNS1123_LABEL_MAX)))
     return problems
 
 

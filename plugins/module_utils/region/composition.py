@@ -17,6 +17,7 @@ Placement rules (one place, used by both sides):
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import rook_manifests
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
@@ -305,7 +306,7 @@ def region_control_plane(region, services=None, size="medium"):
         preset = size_preset(size)
     except ValueError as error:
         problems.append("size: %s" % error)
-    if not naming.is_dns1123_label(str(region.get("name") or "")):
+    if not kube_names.is_dns1123_label(str(region.get("name") or "")):
         problems.append("region name %r is not a DNS-1123 label (it names the ControlPlane)" % region.get("name"))
     if problems:
         raise InputError(problems)

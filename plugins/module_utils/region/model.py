@@ -17,6 +17,7 @@ import copy
 import re
 from collections.abc import Mapping
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import (
     index_path, join_path, validate)
@@ -245,7 +246,7 @@ def _ironcore(data):
 def validate_region(region):
     """Problems of a structurally valid region, as {field, message} dicts."""
     problems = []
-    if not naming.is_dns1123_label(region.name):
+    if not kube_names.is_dns1123_label(region.name):
         problems.append(_problem("name", "%r is not a DNS-1123 label" % region.name))
     problems.extend(_check_unique_names(region))
     for key, kind in POOL_LISTS:
@@ -279,7 +280,7 @@ def _check_unique_names(region):
 
 def _check_pool(region, pool, path):
     problems = []
-    if not naming.is_dns1123_label(pool.name):
+    if not kube_names.is_dns1123_label(pool.name):
         problems.append(_problem(join_path(path, "name"),
                                  "%r is not a DNS-1123 label" % pool.name))
     pool_region = pool.data.get("region")
@@ -287,7 +288,7 @@ def _check_pool(region, pool, path):
         problems.append(_problem(join_path(path, "region"), "%s belongs to region %s, not %s" % (
             pool.name, pool_region, region.name)))
     for key, value in sorted(pool.labels.items()):
-        if not naming.is_label_key(key) or not naming.is_label_value(value):
+        if not kube_names.is_label_key(key) or not kube_names.is_label_value(value):
             problems.append(_problem(join_path(join_path(path, "labels"), key),
                                      "%r: %r is not a valid Kubernetes label" % (key, value)))
     capacity = pool.data.get("capacity")

@@ -12,6 +12,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.kube_names import DNS1123_LABEL_MAX
+
 # API groups and kinds.
 CLAIM_API_VERSION = "c5c3.io/v1alpha1"
 CLAIM_KIND = "OpenStackCluster"
@@ -41,13 +43,9 @@ CEPH_CLIENT_SECRET_KEY = "userKey"
 NAMESPACE_PREFIX = "openstack-"
 # The region's own OpenStack cluster (seed 003: ControlPlane in namespace openstack).
 REGION_NAMESPACE = "openstack"
-DNS1123_LABEL_MAX = 63
-DNS1123_SUBDOMAIN_MAX = 253
 # openstack-<name> is a namespace, so it must be a DNS-1123 label itself.
 CLAIM_NAME_MAX = DNS1123_LABEL_MAX - len(NAMESPACE_PREFIX)
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
 def tenant_namespace(name):
@@ -167,39 +165,6 @@ def tenant_labels(name):
         MANAGED_BY_LABEL: MANAGED_BY,
         OPENSTACK_CLUSTER_NAME_LABEL: name,
     }
-
-
-def is_dns1123_label(value, max_length=DNS1123_LABEL_MAX):
-    """RFC 1123 label as Kubernetes checks it (namespaces, most names).
-
-    max_length None checks the characters only.
-    """
-    return (isinstance(value, str) and (max_length is None or len(value) <= max_length)
-            and _DNS1123_LABEL.match(value) is not None)
-
-
-def is_dns1123_subdomain(value):
-    """RFC 1123 subdomain as Kubernetes checks it (Secret names, label prefixes)."""
-    if not isinstance(value, str) or not 0 < len(value) <= DNS1123_SUBDOMAIN_MAX:
-        return False
-    return all(_DNS1123_LABEL.match(part) for part in value.split("."))
-
-
-def is_label_key(value):
-    """Kubernetes label key: optional DNS subdomain prefix, '/', and a name."""
-    if not isinstance(value, str):
-        return False
-    prefix, slash, name = value.rpartition("/")
-    if slash and not is_dns1123_subdomain(prefix):
-        return False
-    return len(name) <= 63 and _LABEL_NAME.match(name) is not None
-
-
-def is_label_value(value):
-    """Kubernetes label value: empty, or a name of at most 63 characters."""
-    if not isinstance(value, str):
-        return False
-    return value == "" or (len(value) <= 63 and _LABEL_NAME.match(value) is not None)
 
 
 # ---------------------------------------------------------------------------

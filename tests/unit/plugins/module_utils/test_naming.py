@@ -5,6 +5,7 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
 
@@ -38,8 +39,8 @@ def test_default_control_plane_cluster():
 
 def test_claim_name_limit_leaves_room_for_the_namespace_prefix():
     assert naming.CLAIM_NAME_MAX == 53
-    assert naming.is_dns1123_label(naming.tenant_namespace("a" * 53))
-    assert not naming.is_dns1123_label(naming.tenant_namespace("a" * 54))
+    assert kube_names.is_dns1123_label(naming.tenant_namespace("a" * 53))
+    assert not kube_names.is_dns1123_label(naming.tenant_namespace("a" * 54))
 
 
 @pytest.mark.parametrize("value, valid", [
@@ -48,19 +49,19 @@ def test_claim_name_limit_leaves_room_for_the_namespace_prefix():
     ("a.b", False), ("a_b", False), (None, False), (5, False),
 ])
 def test_dns1123_label(value, valid):
-    assert naming.is_dns1123_label(value) is valid
+    assert kube_names.is_dns1123_label(value) is valid
 
 
 def test_dns1123_label_without_length_limit():
-    assert naming.is_dns1123_label("a" * 80, max_length=None)
-    assert not naming.is_dns1123_label("A" * 3, max_length=None)
+    assert kube_names.is_dns1123_label("a" * 80, max_length=None)
+    assert not kube_names.is_dns1123_label("A" * 3, max_length=None)
 
 
 @pytest.mark.parametrize("value, valid", [
     ("ceph-client-x", True), ("a.b.c", True), ("a" * 254, False), ("", False), ("a..b", False),
 ])
 def test_dns1123_subdomain(value, valid):
-    assert naming.is_dns1123_subdomain(value) is valid
+    assert kube_names.is_dns1123_subdomain(value) is valid
 
 
 @pytest.mark.parametrize("key, valid", [
@@ -68,14 +69,14 @@ def test_dns1123_subdomain(value, valid):
     ("Tier_1.x", True), ("/x", False), ("bad prefix/x", False), ("x" * 64, False), ("", False),
 ])
 def test_label_key(key, valid):
-    assert naming.is_label_key(key) is valid
+    assert kube_names.is_label_key(key) is valid
 
 
 @pytest.mark.parametrize("value, valid", [
     ("true", True), ("", True), ("sox", True), ("a b", False), ("x" * 64, False), (True, False),
 ])
 def test_label_value(value, valid):
-    assert naming.is_label_value(value) is valid
+    assert kube_names.is_label_value(value) is valid
 
 
 def test_tenant_labels():

@@ -11,7 +11,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.ceph import COMPRESSION_MODES
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import validate_claims
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import compose_openstack_cluster
@@ -116,12 +116,12 @@ def test_composition_is_deterministic(claim):
 def test_every_object_has_a_valid_name_and_namespace(claim):
     for _cluster, manifest in objects(compose_openstack_cluster(claim, REGION)):
         metadata = manifest["metadata"]
-        assert naming.is_dns1123_label(metadata["name"]), metadata
+        assert kube_names.is_dns1123_label(metadata["name"]), metadata
         if manifest["kind"] == "Namespace":
             assert "namespace" not in metadata
         else:
-            assert naming.is_dns1123_label(metadata["namespace"]), metadata
-        assert all(naming.is_label_key(k) and naming.is_label_value(v) for k, v in metadata["labels"].items())
+            assert kube_names.is_dns1123_label(metadata["namespace"]), metadata
+        assert all(kube_names.is_label_key(k) and kube_names.is_label_value(v) for k, v in metadata["labels"].items())
 
 
 def caps_pools(manifest):

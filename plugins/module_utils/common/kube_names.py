@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubernetes' own rules for names, label keys and label values (the API server's validation).
+
+The collection's naming conventions are region/naming.py; these are the rules every name must pass.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import re
+
+DNS1123_LABEL_MAX = 63
+DNS1123_SUBDOMAIN_MAX = 253
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def is_dns1123_label(value, max_length=DNS1123_LABEL_MAX):
+    """RFC 1123 label as Kubernetes checks it (namespaces, most names).
+
+    max_length None checks the characters only.
+    """
+    return (isinstance(value, str) and (max_length is None or len(value) <= max_length)
+            and _DNS1123_LABEL.match(value) is not None)
+
+
+def is_dns1123_subdomain(value):
+    """RFC 1123 subdomain as Kubernetes checks it (Secret names, label prefixes)."""
+    if not isinstance(value, str) or not 0 < len(value) <= DNS1123_SUBDOMAIN_MAX:
+        return False
+    return all(_DNS1123_LABEL.match(part) for part in value.split("."))
+
+
+def is_label_key(value):
+    """Kubernetes label key: optional DNS subdomain prefix, '/', and a name."""
+    if not isinstance(value, str):
+        return False
+    prefix, slash, name = value.rpartition("/")
+    if slash and not is_dns1123_subdomain(prefix):
+        return False
+    return len(name) <= 63 and _LABEL_NAME.match(name) is not None
+
+
+def is_label_value(value):
+    """Kubernetes label value: empty, or a name of at most 63 characters."""
+    if not isinstance(value, str):
+        return False
+    return value == "" or (len(value) <= 63 and _LABEL_NAME.match(value) is not None)
