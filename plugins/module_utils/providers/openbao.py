@@ -134,8 +134,8 @@ def normalize_settings(settings):
                                 % (s["namespace"],)))
     problems.extend(filter(None, (_name_problem(key, s[key]) for key in ("store_name", "source_secret", "target_secret"))))
     if s["store_kind"] not in naming.SECRET_STORE_KINDS:
-        problems.append(problem("store_kind", "must be one of %s, got %r" % (", ".join(naming.SECRET_STORE_KINDS),
-                                                                              s["store_kind"])))
+        problems.append(problem("store_kind", "must be one of %s, got %r"
+                                % (", ".join(naming.SECRET_STORE_KINDS), s["store_kind"])))
     if naming.is_dns1123_subdomain(s["source_secret"]) and s["source_secret"] == s["target_secret"]:
         problems.append(problem("target_secret", "%r is also the source_secret, so the ExternalSecret would own the "
                                 "Secret the PushSecret reads" % (s["source_secret"],)))

@@ -116,7 +116,7 @@ def test_input_error_takes_problem_strings_only():
     assert isinstance(error, ValueError)
     for bad in ([], [{"field": "a", "message": "x"}], [("a", "x")], "a: x"):
         with pytest.raises(TypeError):
-            InputError(bad)
+            raise InputError(bad)
 
 
 # --- every layer: bad input raises InputError naming the field -------------------------------
@@ -174,7 +174,7 @@ LAYERS = [
 def test_bad_input_of_every_layer_is_an_input_error_naming_the_field(call, fields):
     with pytest.raises(InputError) as error:
         call()
-    assert type(error.value) is InputError
+    assert error.type is InputError  # not a subclass of it
     assert all(isinstance(item, str) for item in error.value.problems), error.value.problems
     assert [item.split(": ", 1)[0] for item in error.value.problems] == fields, error.value.problems
     assert all(item.split(": ", 1)[1].strip() for item in error.value.problems), error.value.problems

@@ -73,9 +73,13 @@ class RefusingKeystoneModule(KeystoneModule):
         raise InputError([problem("services.glance.port", "'x' is not a TCP port"), problem("region", "is required")])
 
 
+def refusing_keystone_main():
+    RefusingKeystoneModule()()
+
+
 def test_keystone_module(capsys):
     # openstacksdk connects lazily: nothing reaches this address.
     auth = {"auth_url": "http://127.0.0.1:9/v3", "username": "admin-user", "password": "admin-password-0123",
             "project_name": "admin-project", "user_domain_name": "Default", "project_domain_name": "Default"}
-    result = run(lambda: RefusingKeystoneModule()(), {"auth": auth}, capsys)
+    result = run(refusing_keystone_main, {"auth": auth}, capsys)
     assert_refused(result, ["services.glance.port: 'x' is not a TCP port", "region: is required"])
