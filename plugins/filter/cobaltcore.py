@@ -9,8 +9,6 @@ Each filter's documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
@@ -18,101 +16,72 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import nami
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
     claim_name_problems, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
-    CompositionError, compose_openstack_cluster, region_control_plane)
+    compose_openstack_cluster, region_control_plane)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import (
-    RegionError, build_region)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
-
-
-def _problem_lines(problems):
-    return "\n".join("- %s %s: %s" % (item.get("claim", "region"), item["field"] or "(claim)",
-                                      item["message"]) for item in problems)
+from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
 
 
 def validate_claims_filter(claims, region):
     return validate_claims(claims, region)
 
 
+@fails_on_input_error("invalid OpenStackCluster claims, nothing composed")
 def compose_openstack_cluster_filter(claim, region, claims=None):
-    try:
-        return compose_openstack_cluster(claim, region, claims=claims)
-    except CompositionError as error:
-        raise AnsibleFilterError("invalid OpenStackCluster claims, nothing composed:\n%s"
-                                 % _problem_lines(error.problems))
+    return compose_openstack_cluster(claim, region, claims=claims)
 
 
+@fails_on_input_error("invalid region")
 def region_model_filter(region):
     return _region(region)
 
 
+@fails_on_input_error("invalid size")
 def size_preset_filter(size):
-    try:
-        return size_preset(size)
-    except ValueError as error:
-        raise AnsibleFilterError(str(error))
+    return size_preset(size)
 
 
+@fails_on_input_error("invalid Ceph pools")
 def ceph_caps_filter(pools):
-    if isinstance(pools, str) or not isinstance(pools, (list, tuple)):
-        raise AnsibleFilterError("ceph_caps expects a list of pool names, got %r" % (pools,))
-    try:
-        return ceph.client_caps(list(pools))
-    except ValueError as error:
-        raise AnsibleFilterError(str(error))
+    return ceph.client_caps(pools)
 
 
+@fails_on_input_error("invalid quotaGB")
 def quota_bytes_filter(quota_gb):
-    try:
-        return ceph.quota_bytes(quota_gb)
-    except ValueError as error:
-        raise AnsibleFilterError(str(error))
+    return ceph.quota_bytes(quota_gb)
 
 
+@fails_on_input_error("invalid tenant name")
 def tenant_names_filter(name):
-    problems = claim_name_problems(name)
+    problems = claim_name_problems(name, field="name")
     if problems:
-        raise AnsibleFilterError("invalid tenant name: %s" % "; ".join(
-            message for _field, message in problems))
+        raise InputError(problems)
     return naming.tenant_names(name)
 
 
+@fails_on_input_error("invalid input of the region's ControlPlane, nothing composed")
 def region_control_plane_filter(region, services=None, size="medium"):
-    try:
-        return region_control_plane(_region(region), services, size)
-    except InputError as error:
-        raise AnsibleFilterError("invalid settings of the region's ControlPlane:\n%s"
-                                 % "\n".join("- " + p for p in error.problems))
+    return region_control_plane(_region(region), services, size)
 
 
 def _region(region):
-    try:
-        return build_region(region).to_dict()
-    except RegionError as error:
-        raise AnsibleFilterError("invalid region:\n%s" % _problem_lines(error.problems))
+    return build_region(region).to_dict()
 
 
+@fails_on_input_error("invalid region or Gardener settings, no Shoot composed")
 def gardener_shoots_filter(region, settings):
-    try:
-        return gardener.shoots(_region(region), settings or {})
-    except gardener.GardenerError as error:
-        raise AnsibleFilterError("invalid Gardener settings, no Shoot composed:\n%s"
-                                 % "\n".join("- " + p for p in error.problems))
+    return gardener.shoots(_region(region), settings or {})
 
 
+@fails_on_input_error("no kubeconfig path for some Shoots")
 def gardener_kubeconfig_paths_filter(shoots, hostvars):
-    try:
-        return gardener.kubeconfig_paths(shoots, hostvars)
-    except gardener.GardenerError as error:
-        raise AnsibleFilterError("no kubeconfig path for some Shoots:\n%s" % "\n".join("- " + p for p in error.problems))
+    return gardener.kubeconfig_paths(shoots, hostvars)
 
 
+@fails_on_input_error("invalid region or IronCore settings, no claim composed")
 def ironcore_claim_pools_filter(region, settings=None):
-    try:
-        return ironcore.claim_pools(_region(region), settings or {})
-    except ironcore.IronCoreError as error:
-        raise AnsibleFilterError("invalid IronCore settings, no claim composed:\n%s"
-                                 % "\n".join("- " + p for p in error.problems))
+    return ironcore.claim_pools(_region(region), settings or {})
 
 
 def ironcore_bmcs_filter(entries):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) CobaltCore contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the Keystone bootstrap (phase 5): thin wrappers over module_utils.keystone_catalog.
+"""Filters of the Keystone bootstrap (phase 5): thin wrappers over module_utils.keystone.
 
 Each filter's documentation is the YAML file of its name beside this one.
 """
@@ -9,21 +9,13 @@ Each filter's documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog, failures
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.settings import KeystoneCatalogError
+from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
 
 
-def _lines(error):
-    return "\n".join("- " + problem for problem in error.problems)
-
-
+@fails_on_input_error("invalid Keystone bootstrap settings, nothing was changed")
 def keystone_catalog_plan_filter(settings):
-    try:
-        return catalog.catalog_plan(settings)
-    except KeystoneCatalogError as error:
-        raise AnsibleFilterError("invalid Keystone bootstrap settings, nothing was changed:\n%s" % _lines(error))
+    return catalog.catalog_plan(settings)
 
 
 def korc_import_failure_filter(wait_result, manifests):

@@ -9,18 +9,13 @@ Each filter's documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import openbao
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
 
 
+@fails_on_input_error("invalid OpenBao settings of the K-ORC credentials, nothing was changed")
 def korc_openbao_secrets_filter(settings):
-    try:
-        return openbao.korc_credential_sync(settings)
-    except InputError as error:
-        raise AnsibleFilterError("invalid OpenBao settings of the K-ORC credentials, nothing was changed:\n%s"
-                                 % "\n".join("- " + problem for problem in error.problems))
+    return openbao.korc_credential_sync(settings)
 
 
 class FilterModule(object):

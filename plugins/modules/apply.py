@@ -152,8 +152,8 @@ try:
 except ImportError:  # reported when a YAML string or file needs it
     yaml = None
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
-    ManifestError, normalize, ref_of, summary)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize, ref_of, summary
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule, WAIT_CONDITION_SPEC
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
 
@@ -163,14 +163,14 @@ def _documents(value, where):
         return []
     if isinstance(value, str):
         if yaml is None:
-            raise ManifestError(["%s: reading YAML needs the Python package PyYAML" % where])
+            raise InputError([problem(where, "reading YAML needs the Python package PyYAML")])
         try:
             value = list(yaml.safe_load_all(value))
         except yaml.YAMLError as exc:
             # PyYAML's message quotes the offending line, which may hold a secret: give the place only.
             mark = getattr(exc, "problem_mark", None)
             place = " at line %d, column %d" % (mark.line + 1, mark.column + 1) if mark else ""
-            raise ManifestError(["%s: not valid YAML%s" % (where, place)])
+            raise InputError([problem(where, "not valid YAML%s" % place)])
     if isinstance(value, dict):
         value = [value]
     docs = []
@@ -201,16 +201,16 @@ class ApplyModule(KubeModule):
     def manifests(self):
         try:
             docs = _documents(self.params["definition"], "definition")
-        except ManifestError:
+        except InputError:
             # Unparsable text cannot be searched for secrets: hide all of it from the echoed arguments.
             self.ansible.no_log_values.add(self.params["definition"])
             raise
         for path in self.params["src"] or []:
             try:
                 with open(path) as handle:
-                    docs.extend(_documents(handle.read(), path))
+                    docs.extend(_documents(handle.read(), "src %s" % path))
             except (IOError, OSError) as exc:
-                raise ManifestError(["%s: %s" % (path, exc)])
+                raise InputError([problem(path, "cannot be read: %s" % (exc.strerror or exc), "src")])
         self.hide_secret_values(docs)  # before anything can fail and echo the arguments
         objects = normalize(docs, self.params["namespace"])
         self.hide_secret_values(objects)

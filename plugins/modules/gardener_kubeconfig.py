@@ -118,6 +118,7 @@ requests:
 import os
 import tempfile
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import project_namespace
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
@@ -170,14 +171,14 @@ class GardenerKubeconfigModule(KubeModule):
     def run(self):
         problems = []
         if self.params["expiration_seconds"] < MIN_EXPIRATION:
-            problems.append("expiration_seconds: Gardener refuses less than %d seconds" % MIN_EXPIRATION)
+            problems.append(problem("expiration_seconds", "Gardener refuses less than %d seconds" % MIN_EXPIRATION))
         if not 0 <= self.params["renew_before"] < self.params["expiration_seconds"]:
-            problems.append("renew_before: must be at least 0 and less than expiration_seconds")
+            problems.append(problem("renew_before", "must be at least 0 and less than expiration_seconds"))
         for index, shoot in enumerate(self.params["shoots"]):
             if not shoot["path"] and not self.params["return_content"]:
-                problems.append("shoots[%d].path: needed unless return_content is true" % index)
+                problems.append(problem("shoots[%d].path" % index, "needed unless return_content is true"))
         if problems:
-            raise gardener.GardenerError(problems)
+            raise InputError(problems)
         namespace = self.params["namespace"] or project_namespace(self.client, self.params["project"])
         self.rtype = self.client.resource(gardener.API_VERSION, "Shoot")
         self.contents = {}
@@ -196,8 +197,8 @@ class GardenerKubeconfigModule(KubeModule):
             self.hide(text)
             try:
                 before = gardener.kubeconfig_facts(text)
-            except gardener.GardenerError as error:
-                entry["reason"] = "%s is %s" % (shoot["path"], error)
+            except InputError as error:
+                entry["reason"] = "%s is no usable kubeconfig (%s)" % (shoot["path"], error)
             else:
                 entry["reason"] = gardener.renewal_reason(before, live or {}, self.params["renew_before"])
             if not entry["reason"]:

@@ -127,6 +127,7 @@ requests:
   type: dict
 """
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import project_namespace
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
@@ -166,17 +167,18 @@ class GardenerShootModule(KubeModule):
 
     def apply(self, namespace, live):
         problems = []
-        for shoot in self.params["shoots"]:
+        for index, shoot in enumerate(self.params["shoots"]):
             if not shoot["spec"]:
-                problems.append("shoots: %s has no spec" % shoot["name"])
+                problems.append(problem("shoots[%d].spec" % index, "is required to create or update Shoot %s" % shoot["name"]))
             current = live.get(shoot["name"])
             if current is None or not shoot["spec"]:
                 continue
             if current["metadata"].get("deletionTimestamp"):
-                problems.append("Shoot %s is being deleted; wait until it is gone before creating it again" % shoot["name"])
+                problems.append(problem("shoots[%d]" % index, "Shoot %s is being deleted; wait until it is gone "
+                                        "before creating it again" % shoot["name"]))
             problems.extend(gardener.update_problems(shoot["name"], current.get("spec") or {}, shoot["spec"]))
         if problems:
-            raise gardener.GardenerError(problems)
+            raise InputError(problems)
         objects = [gardener.shoot_manifest(s, namespace) for s in self.params["shoots"]]
         results = self.record(self.applier().apply(objects))
         self.results["results"] = results

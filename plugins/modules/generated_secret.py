@@ -157,6 +157,7 @@ requests:
 """
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import generated_secret
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 
@@ -183,10 +184,7 @@ class GeneratedSecretModule(KubeModule):
     )
 
     def run(self):
-        try:
-            specs = generated_secret.validate(self.params["secrets"], self.params["namespace"])
-        except generated_secret.SecretSpecError as error:
-            self.fail("invalid secrets, nothing was changed: %s" % "; ".join(error.problems), problems=error.problems)
+        specs = generated_secret.validate(self.params["secrets"], self.params["namespace"])
         rtype = self.client.resource("v1", "Secret")
         found = self.referenced(specs)
         manifests, generated, problems = [], [], []
@@ -196,14 +194,14 @@ class GeneratedSecretModule(KubeModule):
             self.hide_secret_values([live] if live else [])
             try:
                 manifest, keys = generated_secret.desired_secret(spec, live, found)
-            except generated_secret.SecretSpecError as error:
+            except InputError as error:
                 problems.extend(error.problems)
                 continue
             self.hide_secret_values([manifest])
             manifests.append(manifest)
             generated.append(keys)
         if problems:
-            self.fail("cannot ensure the secrets, nothing was changed: %s" % "; ".join(problems), problems=problems)
+            raise InputError(problems)
         # These Secrets are the module's: a key someone else rewrote is taken back (its value is kept
         # unless a template or value renders it).
         results = self.applier(force_conflicts=True).apply(normalize(manifests))

@@ -168,6 +168,7 @@ requests:
 
 import time
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
@@ -205,7 +206,7 @@ class IronCoreBMCModule(KubeModule):
         bmcs, secrets = self.params["bmcs"], self.params["secrets"]
         problems = ironcore.bmc_problems(bmcs, secrets)
         if problems:
-            raise ironcore.IronCoreError(problems)
+            raise InputError(problems)
         objects = [ironcore.bmc_secret_manifest(s) for s in secrets] + [ironcore.bmc_manifest(b) for b in bmcs]
         self.hide_secret_values(objects)
         applier = self.applier()

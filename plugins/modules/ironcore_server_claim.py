@@ -167,6 +167,7 @@ requests:
   type: dict
 """
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
@@ -199,14 +200,14 @@ class IronCoreServerClaimModule(KubeModule):
                 pool["ignition_secret"] = naming.ignition_secret(pool["name"])
         problems = ironcore.pool_problems(pools)
         if problems:
-            raise ironcore.IronCoreError(problems)
+            raise InputError(problems)
         servers = self.client.list(self.client.resource(ironcore.API_VERSION, "Server"))
         claim_type = self.client.resource(ironcore.API_VERSION, "ServerClaim")
         claims = self.client.list(claim_type, namespace, label_selector=naming.POOL_LABEL)
         plan, shortages = ironcore.plan_claims(pools, servers, claims, self.params["release_surplus"])
         if shortages:
             if not self.check_mode:
-                raise ironcore.IronCoreError(["too few servers, no claim was created: " + s for s in shortages])
+                raise InputError(shortages)
             self.ansible.warn("in check mode, not failing (discovery may still add servers): " + "; ".join(shortages))
         for entry in plan:
             if entry["surplus"] and not entry["release"]:

@@ -179,10 +179,11 @@ def test_bad_manifests_are_all_reported_before_any_write(lab, namespace, tmp_pat
     objects = [good, {"apiVersion": "v1", "kind": "ConfigMap"}, {"kind": "Secret", "metadata": {"name": "x"}}, good]
     rc, tasks = run_tasks([apply_task(objects)], tmp_path)
     assert rc != 0
-    problems = result_of(tasks)["problems"]
-    assert len(problems) == 3, problems
-    assert "missing metadata.name" in problems[0] and "missing apiVersion" in problems[1]
-    assert "listed twice" in problems[2]
+    result = result_of(tasks)
+    assert result["problems"] == ["manifest 1 metadata.name: is required", "manifest 2 apiVersion: is required",
+                                  "manifest 3: ConfigMap %s/would-be-written is listed twice (also manifest 0)"
+                                  % namespace], result["problems"]
+    assert result["msg"] == "invalid input, nothing was changed: " + "; ".join(result["problems"])
     assert kubectl(kubeconfigs[HOST], "get", "-n", namespace, "configmap", "would-be-written",
                    check=False).returncode != 0
 

@@ -48,8 +48,8 @@ def test_push_secret_and_external_secret_are_stored_and_idempotent(lab, namespac
     rc, tasks = run_tasks(_tasks(), tmp_path, hosts=HOST, extra_vars=extra)
     invalid = tasks["invalid"][HOST]
     assert invalid["failed"] and "nothing was changed" in invalid["msg"]
-    assert "- store_kind must be one of ClusterSecretStore, SecretStore, got 'Vault'" in invalid["msg"]
-    assert "- refresh_interval 'daily' is not a duration" in invalid["msg"]
+    assert "\n- store_kind: must be one of ClusterSecretStore, SecretStore, got 'Vault'" in invalid["msg"]
+    assert "\n- refresh_interval: 'daily' is not a duration" in invalid["msg"]
     first = tasks["apply"][HOST]
     assert rc == 0 and first["changed"], first
     assert first["summary"] == {"created": 3}

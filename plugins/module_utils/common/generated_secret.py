@@ -22,18 +22,13 @@ import string
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded, field_of
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.templating import TemplateError, render_template
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem, within
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.templating import render_template
 
 ALPHABET = string.ascii_letters + string.digits
 MIN_LENGTH = 16
 DEFAULT_LENGTH = 32
 _KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-
-
-class SecretSpecError(ValueError):
-    def __init__(self, problems):
-        super(SecretSpecError, self).__init__("; ".join(problems))
-        self.problems = list(problems)
 
 
 def generate(length):
@@ -44,39 +39,52 @@ def generate(length):
 def _generate_entries(value, where, problems):
     entries = []
     for index, item in enumerate(value or []):
+        here = "%s.generate[%d]" % (where, index)
         if isinstance(item, str):
             item = {"key": item}
         if not isinstance(item, dict) or not isinstance(item.get("key"), str):
-            problems.append("%s.generate[%d] must be a key or a mapping with a key" % (where, index))
+            problems.append(problem(here, "must be a key or a mapping with a key"))
             continue
         length = item.get("length", DEFAULT_LENGTH)
         if isinstance(length, bool) or not isinstance(length, int) or length < MIN_LENGTH:
-            problems.append("%s.generate[%d]: length must be an integer of at least %d" % (where, index, MIN_LENGTH))
+            problems.append(problem(here + ".length", "must be an integer of at least %d, got %r" % (MIN_LENGTH, length)))
             continue
-        entries.append({"key": item["key"], "length": length})
+        entries.append({"key": item["key"], "length": length, "at": here + ".key"})
     return entries
 
 
+def _keys(where, generated, values_from, values, templates):
+    """[(field, key)] of every key a spec sets, in the order they are set."""
+    keys = [(entry["at"], entry["key"]) for entry in generated + values_from]
+    for what, mapping in (("values", values), ("templates", templates)):
+        if isinstance(mapping, dict):
+            keys.extend(("%s.%s.%s" % (where, what, key), key) for key in mapping)
+    return keys
+
+
+def _without_at(entry):
+    return dict((key, value) for key, value in entry.items() if key != "at")
+
+
 def validate(specs, default_namespace=None):
-    """Normalized specs; raises SecretSpecError listing every problem of every spec."""
-    problems, result, seen = [], [], set()
+    """Normalized specs; raises InputError listing every problem of every spec."""
+    problems, result, seen = [], [], {}
     if not isinstance(specs, list):
-        raise SecretSpecError(["secrets must be a list"])
+        raise InputError([problem("secrets", "must be a list")])
     for index, spec in enumerate(specs):
         where = "secrets[%d]" % index
         if not isinstance(spec, dict):
-            problems.append("%s is not a mapping" % where)
+            problems.append(problem(where, "must be a mapping"))
             continue
         name = spec.get("name")
         namespace = spec.get("namespace") or default_namespace
         if not kube_names.is_dns1123_subdomain(name):
-            problems.append("%s: name %r is not a valid Secret name" % (where, name))
+            problems.append(problem(where + ".name", "%r is not a valid Secret name" % (name,)))
         if not kube_names.is_dns1123_label(namespace):
-            problems.append("%s: namespace %r is missing or invalid" % (where, namespace))
-        where = "Secret %s/%s" % (namespace, name)
+            problems.append(problem(where + ".namespace", "%r is missing or invalid" % (namespace,)))
         if (namespace, name) in seen:
-            problems.append("%s is listed twice" % where)
-        seen.add((namespace, name))
+            problems.append(problem(where, "Secret %s/%s is listed twice (also %s)" % (namespace, name, seen[(namespace, name)])))
+        seen.setdefault((namespace, name), where)
         generated = _generate_entries(spec.get("generate"), where, problems)
         values_from = _values_from(spec.get("values_from"), namespace, where, problems)
         values = spec.get("values") or {}
@@ -84,23 +92,27 @@ def validate(specs, default_namespace=None):
         labels = spec.get("labels") or {}
         for what, mapping in (("values", values), ("templates", templates), ("labels", labels)):
             if not isinstance(mapping, dict):
-                problems.append("%s: %s must be a mapping" % (where, what))
-        if not all(isinstance(v, str) for v in (values.values() if isinstance(values, dict) else [])):
-            problems.append("%s: every value of values must be a string" % where)
-        keys = [g["key"] for g in generated] + [v["key"] for v in values_from] \
-            + list(values if isinstance(values, dict) else []) + list(templates if isinstance(templates, dict) else [])
-        bad = sorted(set(k for k in keys if not isinstance(k, str) or not _KEY.match(k)))
-        if bad:
-            problems.append("%s: %s are not valid Secret keys" % (where, ", ".join(map(str, bad))))
-        twice = sorted(set(k for k in keys if keys.count(k) > 1))
-        if twice:
-            problems.append("%s: %s is set more than once (generate, values, templates)" % (where, ", ".join(twice)))
+                problems.append(problem("%s.%s" % (where, what), "must be a mapping"))
+        for key, value in (values.items() if isinstance(values, dict) else []):
+            if not isinstance(value, str):
+                problems.append(problem("%s.values.%s" % (where, key), "must be a string, got %s" % type(value).__name__))
+        keys = _keys(where, generated, values_from, values, templates)
+        first = {}
+        for field, key in keys:
+            if not isinstance(key, str) or not _KEY.match(key):
+                problems.append(problem(field, "%r is not a valid Secret key (letters, digits, '-', '_', '.')" % (key,)))
+            elif key in first:
+                problems.append(problem(field, "%s is set more than once (also %s)" % (key, first[key])))
+            else:
+                first[key] = field
         if not keys:
-            problems.append("%s: nothing to generate, set or render" % where)
-        result.append({"name": name, "namespace": namespace, "labels": labels, "generate": generated,
-                       "values_from": values_from, "values": values, "templates": templates})
+            problems.append(problem(where, "nothing to generate, set or render"))
+        result.append({"name": name, "namespace": namespace, "labels": labels,
+                       "generate": [_without_at(entry) for entry in generated],
+                       "values_from": [_without_at(entry) for entry in values_from],
+                       "values": values, "templates": templates})
     if problems:
-        raise SecretSpecError(problems)
+        raise InputError(problems)
     return result
 
 
@@ -109,16 +121,17 @@ def _values_from(value, namespace, where, problems):
     for index, item in enumerate(value or []):
         here = "%s.values_from[%d]" % (where, index)
         if not isinstance(item, dict):
-            problems.append("%s is not a mapping" % here)
+            problems.append(problem(here, "must be a mapping"))
             continue
         missing = [k for k in ("key", "api_version", "kind", "name", "field") if not isinstance(item.get(k), str)
                    or not item.get(k)]
+        for key in missing:
+            problems.append(problem("%s.%s" % (here, key), "is required (a non-empty string)"))
         if missing:
-            problems.append("%s lacks %s" % (here, ", ".join(missing)))
             continue
         entries.append({"key": item["key"], "api_version": item["api_version"], "kind": item["kind"],
                         "name": item["name"], "namespace": item.get("namespace") or namespace,
-                        "field": item["field"]})
+                        "field": item["field"], "at": here + ".key"})
     return entries
 
 
@@ -134,18 +147,20 @@ def desired_secret(spec, live, found=None, generator=generate):
     """
     problems = []
     copied = {}
-    for entry in spec["values_from"]:
+    subject = "Secret %s/%s" % (spec["namespace"], spec["name"])
+    for index, entry in enumerate(spec["values_from"]):
         obj = (found or {}).get(reference(entry))
         what = "%s %s/%s" % (entry["kind"], entry["namespace"], entry["name"])
         value = field_of(obj, entry["field"]) if obj is not None else None
+        field = "values_from[%d]" % index
         if obj is None:
-            problems.append("%s (for key %s) does not exist" % (what, entry["key"]))
+            problems.append(problem(field, "%s (for key %s) does not exist" % (what, entry["key"]), subject))
         elif not value:
-            problems.append("%s has no %s yet (for key %s)" % (what, entry["field"], entry["key"]))
+            problems.append(problem(field, "%s has no %s yet (for key %s)" % (what, entry["field"], entry["key"]), subject))
         else:
             copied[entry["key"]] = value
     if problems:
-        raise SecretSpecError(["Secret %s/%s: %s" % (spec["namespace"], spec["name"], p) for p in problems])
+        raise InputError(problems)
     live_data = dict(((live or {}).get("data") or {}))
     values = decoded(live)
     generated = []
@@ -157,9 +172,9 @@ def desired_secret(spec, live, found=None, generator=generate):
     values.update(spec["values"])
     for key, template in spec["templates"].items():
         try:
-            values[key] = render_template(template, values)
-        except TemplateError as error:
-            raise SecretSpecError(["Secret %s/%s: templates.%s: %s" % (spec["namespace"], spec["name"], key, error)])
+            values[key] = render_template(template, values, "templates.%s" % key)
+        except InputError as error:
+            raise InputError(within(subject, error.problems))
     data = dict(live_data)  # binary values stay as they are
     for key, value in values.items():
         data[key] = base64.b64encode(value.encode("utf-8")).decode("ascii")

@@ -16,6 +16,8 @@ import copy
 
 from collections.abc import Mapping
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import problem
+
 _TYPE_NAMES = {
     "string": "a string",
     "integer": "an integer",
@@ -62,8 +64,13 @@ def index_path(path, index):
     return "%s[%d]" % (path, index)
 
 
-def validate(schema, value, path):
-    """Every way value breaks schema, as a list of (path, message)."""
+def validate(schema, value, path, subject=None):
+    """Every way value breaks schema, as problems ('[<subject> ]<path>: <message>')."""
+    return [problem(field, message, subject) for field, message in _validate(schema, value, path)]
+
+
+def _validate(schema, value, path):
+    """Every way value breaks schema, as (path, message) pairs."""
     expected = schema.get("type")
     if expected is not None and not is_type(value, expected):
         return [(path, "must be %s, got %s" % (_TYPE_NAMES[expected], type_name(value)))]
@@ -88,7 +95,7 @@ def _validate_array(schema, value, path):
         problems.append((path, "must have at least %d item(s)" % schema["minItems"]))
     if "items" in schema:
         for index, item in enumerate(value):
-            problems.extend(validate(schema["items"], item, index_path(path, index)))
+            problems.extend(_validate(schema["items"], item, index_path(path, index)))
     return problems
 
 
@@ -103,9 +110,9 @@ def _validate_object(schema, value, path):
             problems.append((path, "field names must be strings, got %s %r" % (
                 type_name(key), key)))
         elif key in properties:
-            problems.extend(validate(properties[key], item, join_path(path, key)))
+            problems.extend(_validate(properties[key], item, join_path(path, key)))
         elif "additionalProperties" in schema:
-            problems.extend(validate(schema["additionalProperties"], item, join_path(path, key)))
+            problems.extend(_validate(schema["additionalProperties"], item, join_path(path, key)))
         else:
             problems.append((join_path(path, key), "unknown field"))
     return problems

@@ -12,6 +12,8 @@ __metaclass__ = type
 import copy
 import string
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+
 try:
     import yaml
     HAS_YAML = True
@@ -19,15 +21,11 @@ except ImportError:  # pragma: no cover - PyYAML comes with Ansible
     HAS_YAML = False
 
 
-class TemplateError(ValueError):
-    """A template that cannot be rendered from the values at hand."""
-
-
-def render_template(template, values):
+def render_template(template, values, field="template"):
     """A template with ${key} references: a string, or a mapping/list rendered as YAML text.
 
     Only string leaves are substituted; the result of a mapping is its YAML dump, so a
-    value is never parsed as YAML itself.
+    value is never parsed as YAML itself. field names the template in problems (InputError).
     """
     def substitute(node, where):
         if isinstance(node, dict):
@@ -38,14 +36,14 @@ def render_template(template, values):
             try:
                 return string.Template(node).substitute(values)
             except KeyError as error:
-                raise TemplateError("%s refers to %s, which the Secret does not hold" % (where, error))
+                raise InputError([problem(where, "refers to %s, which the Secret does not hold" % error)])
             except ValueError as error:
-                raise TemplateError("%s is not a valid template: %s" % (where, error))
+                raise InputError([problem(where, "is not a valid template: %s" % error)])
         return copy.deepcopy(node)
     if isinstance(template, (dict, list)):
         if not HAS_YAML:
-            raise TemplateError("rendering a mapping template needs the Python package PyYAML")
-        return yaml.safe_dump(substitute(template, "template"), default_flow_style=False, sort_keys=False)
+            raise InputError([problem(field, "rendering a mapping template needs the Python package PyYAML")])
+        return yaml.safe_dump(substitute(template, field), default_flow_style=False, sort_keys=False)
     if isinstance(template, str):
-        return substitute(template, "template")
-    raise TemplateError("a template is a string or a mapping, got %s" % type(template).__name__)
+        return substitute(template, field)
+    raise InputError([problem(field, "must be a string or a mapping, got %s" % type(template).__name__)])

@@ -17,18 +17,13 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER, KubeError
 
 REDACTED = "<redacted>"
 # From this many objects of one kind in one namespace, one LIST is cheaper than a GET each.
 PREFETCH_MIN = 3
 CRD_KIND = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-
-
-class ManifestError(Exception):
-    def __init__(self, problems):
-        super(ManifestError, self).__init__("invalid manifests: " + "; ".join(problems))
-        self.problems = problems
 
 
 def ref_of(obj):
@@ -44,38 +39,39 @@ def describe(ref):
 
 
 def normalize(manifests, default_namespace=None):
-    """Validate and copy manifests; every problem of every manifest is reported together."""
-    objects, problems, seen = [], [], set()
+    """Validate and copy manifests; every problem of every manifest is reported together (InputError)."""
+    objects, problems, seen = [], [], {}
     for index, obj in enumerate(manifests):
         where = "manifest %d" % index
         if not isinstance(obj, dict):
-            problems.append("%s: not a mapping" % where)
+            problems.append(problem(where, "must be a mapping, got %s" % type(obj).__name__))
             continue
         missing = [f for f in ("apiVersion", "kind") if not isinstance(obj.get(f), str) or not obj.get(f)]
         if not (obj.get("metadata") or {}).get("name"):
             missing.append("metadata.name")
         if missing:
-            problems.append("%s: missing %s" % (where, ", ".join(missing)))
+            problems.extend(problem(field, "is required", where) for field in missing)
             continue
         obj = copy.deepcopy(obj)
         obj.pop("status", None)
         if default_namespace and not obj["metadata"].get("namespace"):
             obj["metadata"]["namespace"] = default_namespace
         if obj["kind"] == "Secret" and obj.get("apiVersion") == "v1":
-            problems.extend("%s: Secret %s: %s" % (where, obj["metadata"]["name"], p) for p in _normalize_secret(obj))
+            problems.extend(problem(field, "%s (%s)" % (message, describe(ref_of(obj))), where)
+                            for field, message in _normalize_secret(obj))
         identity = json.dumps([obj["apiVersion"].split("/")[0], obj["kind"], obj["metadata"].get("namespace"),
                                obj["metadata"]["name"]])
         if identity in seen:
-            problems.append("%s: %s is listed twice" % (where, describe(ref_of(obj))))
-        seen.add(identity)
+            problems.append(problem(where, "%s is listed twice (also %s)" % (describe(ref_of(obj)), seen[identity])))
+        seen.setdefault(identity, where)
         objects.append(obj)
     if problems:
-        raise ManifestError(problems)
+        raise InputError(problems)
     return objects
 
 
 def _normalize_secret(obj):
-    """stringData becomes data and data loses line breaks, as the server stores them; returns problems."""
+    """stringData becomes data and data loses line breaks, as the server stores them; returns (field, message)."""
     problems = []
     data = obj.get("data") or {}
     for key, value in list(data.items()):
@@ -84,7 +80,7 @@ def _normalize_secret(obj):
     for key, value in (obj.pop("stringData", None) or {}).items():
         if not isinstance(value, str):
             # The API server refuses it; str(True) would silently store "True".
-            problems.append("stringData.%s is not a string" % key)
+            problems.append(("stringData.%s" % key, "must be a string, got %s" % type(value).__name__))
             continue
         data[key] = base64.b64encode(value.encode("utf-8")).decode("ascii")
     if data:

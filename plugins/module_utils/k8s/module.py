@@ -13,11 +13,11 @@ import base64
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
-    SECRET_KINDS, Applier, ManifestError, changed, describe)
+    SECRET_KINDS, Applier, changed, describe)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeClient, KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import ReadinessError
 
 WAIT_CONDITION_SPEC = dict(
     type=dict(type="str", required=True),
@@ -115,19 +115,12 @@ class KubeModule:
     def __call__(self):
         try:
             self.run()
-        except ManifestError as exc:
-            self.fail(str(exc), problems=exc.problems)
+        except InputError as exc:
+            self.fail("invalid input, nothing was changed: %s" % exc, problems=exc.problems)
         except KubeError as exc:
             self.fail(str(exc), error=exc.as_dict())
         except WaitError as exc:
             self.fail(str(exc), objects=exc.objects)
-        except ReadinessError as exc:
-            self.fail("invalid readiness option: %s" % exc)
-        except ValueError as exc:
-            # The pure layers (ironcore, gardener, region) list every bad field at once.
-            if not hasattr(exc, "problems"):
-                raise
-            self.fail("invalid input, nothing was changed: %s" % "; ".join(exc.problems), problems=exc.problems)
         self.ansible.exit_json(**self._with_requests(self.results))
 
     def fail(self, msg, **extra):

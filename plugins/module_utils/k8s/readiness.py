@@ -35,13 +35,11 @@ docs/readiness.md is written from it.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+
 MESSAGE_LIMIT = 400
 
 _JMESPATH_CACHE = {}
-
-
-class ReadinessError(ValueError):
-    """An argument evaluate() cannot work with (not an object, bad expression, no jmespath)."""
 
 
 class Readiness(object):
@@ -843,19 +841,19 @@ def _jmespath_search(expression, obj, what):
         import jmespath
         from jmespath.exceptions import JMESPathError
     except ImportError:
-        raise ReadinessError("%s needs the Python package jmespath on the host running the module "
-                             "(pip install jmespath)" % what)
+        raise InputError([problem(what, "needs the Python package jmespath on the host running the module "
+                                        "(pip install jmespath)")])
     compiled = _JMESPATH_CACHE.get(expression)
     if compiled is None:
         try:
             compiled = jmespath.compile(expression)
         except JMESPathError as error:
-            raise ReadinessError("%s %r is not a valid JMESPath expression: %s" % (what, expression, error))
+            raise InputError([problem(what, "%r is not a valid JMESPath expression: %s" % (expression, error))])
         _JMESPATH_CACHE[expression] = compiled
     try:
         return compiled.search(obj)
     except JMESPathError as error:
-        raise ReadinessError("%s %r failed: %s" % (what, expression, error))
+        raise InputError([problem(what, "%r failed: %s" % (expression, error))])
 
 
 def _jmespath_true(value):
@@ -881,9 +879,9 @@ def evaluate(obj, lookup=None, condition=None, expression=None, failed_expressio
     terminal.
     """
     if not isinstance(obj, dict):
-        raise ReadinessError("expected a Kubernetes object as a dict, got %s" % type(obj).__name__)
+        raise InputError([problem("object", "must be a Kubernetes object as a mapping, got %s" % type(obj).__name__)])
     if condition is not None and (not isinstance(condition, dict) or not condition.get("type")):
-        raise ReadinessError("condition must be a dict with a type, got %r" % (condition,))
+        raise InputError([problem("condition", "must be a mapping with a type, got %r" % (condition,))])
 
     rule = rule_for(group_of(obj.get("apiVersion")), obj.get("kind"))
     ev = _Evaluation(obj, lookup)

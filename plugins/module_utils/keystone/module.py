@@ -25,7 +25,7 @@ import time
 
 from ansible_collections.openstack.cloud.plugins.module_utils.openstack import OpenStackModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ManifestError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 
@@ -251,8 +251,8 @@ class KeystoneModule(OpenStackModule):
             self.run()
         except KeystoneError as exc:
             self.fail_with(str(exc), **exc.details)
-        except ManifestError as exc:
-            self.fail_with(str(exc), problems=exc.problems)
+        except InputError as exc:
+            self.fail_with("invalid input, nothing was changed: %s" % exc, problems=exc.problems)
         except KubeError as exc:
             self.fail_with(str(exc), error=exc.as_dict())
         except self.sdk.exceptions.SDKException as exc:

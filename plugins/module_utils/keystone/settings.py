@@ -18,6 +18,7 @@ try:
 except ImportError:  # pragma: no cover - Python 2 is not supported
     from urlparse import urlparse
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.services import DEFAULT_SERVICES, SERVICES
@@ -41,49 +42,41 @@ INTERFACE_CHOICES = ("public", "internal", "admin")
 IDENTITY_SERVICE = "keystone"
 
 
-class KeystoneCatalogError(ValueError):
-    """Invalid settings: every problem, one line each."""
-
-    def __init__(self, problems):
-        super(KeystoneCatalogError, self).__init__("; ".join(problems))
-        self.problems = list(problems)
-
-
 # ---------------------------------------------------------------------------
 # Settings.
 
-def _url_problem(what, url):
+def _url_problem(field, url):
     if not isinstance(url, str) or not url:
-        return "%s is required (an http or https URL)" % what
+        return problem(field, "is required (an http or https URL)")
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        return "%s %r is not an http or https URL" % (what, url)
+        return problem(field, "%r is not an http or https URL" % (url,))
     return None
 
 
-def _template_problem(what, template):
+def _template_problem(field, template):
     if not isinstance(template, str) or not template:
-        return "%s must be a non-empty string" % what
+        return problem(field, "must be a non-empty string")
     try:
-        fields = [field for _text, field, _spec, _conv in string.Formatter().parse(template) if field is not None]
+        fields = [name for _text, name, _spec, _conv in string.Formatter().parse(template) if name is not None]
     except ValueError as error:
-        return "%s %r is not a valid template: %s" % (what, template, error)
+        return problem(field, "%r is not a valid template: %s" % (template, error))
     unknown = sorted(set(f for f in fields if f not in URL_FIELDS))
     if unknown:
-        return "%s %r uses unknown placeholders %s (known: %s)" % (
-            what, template, ", ".join(unknown), ", ".join(URL_FIELDS))
+        return problem(field, "%r uses unknown placeholders %s (known: %s)" % (
+            template, ", ".join(unknown), ", ".join(URL_FIELDS)))
     return None
 
 
-def _name_list(value, what, problems):
+def _name_list(value, field, problems):
     if value is None:
         return None
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        problems.append("%s must be a list of names" % what)
+        problems.append(problem(field, "must be a list of names"))
         return None
     bad = [v for v in value if not isinstance(v, str) or not v]
     if bad:
-        problems.append("%s holds entries that are not names: %s" % (what, bad))
+        problems.append(problem(field, "holds entries that are not names: %s" % (bad,)))
         return None
     return list(value)
 
@@ -100,7 +93,7 @@ def _service_entries(services, problems):
             if value is True:
                 value = {}
             if not isinstance(value, dict):
-                problems.append("services.%s must be true, false or a mapping" % name)
+                problems.append(problem("services.%s" % name, "must be true, false or a mapping"))
                 continue
             if value.get("enabled", True) is False:
                 continue
@@ -113,17 +106,18 @@ def _service_entries(services, problems):
                 if item.get("enabled", True) is not False:
                     entries.append((item["name"], item))
             else:
-                problems.append("services[%d] must be a service name or a mapping with a name" % index)
+                problems.append(problem("services[%d]" % index, "must be a service name or a mapping with a name"))
     else:
-        problems.append("services must be a list of service names or a mapping of them")
+        problems.append(problem("services", "must be a list of service names or a mapping of them"))
     return entries
 
 
 def _service(name, overrides, settings, problems):
+    where = "services.%s" % name
     base = SERVICES.get(name)
     if base is None and not all(overrides.get(k) for k in ("type", "port")):
-        problems.append("service %s is not in the catalog table (%s); give its type and port"
-                        % (name, ", ".join(sorted(SERVICES))))
+        problems.append(problem(where, "is not in the catalog table (%s); give its type and port"
+                                % ", ".join(sorted(SERVICES))))
         return None
     service = dict(base or {"path": "", "user": True, "description": "OpenStack service %s" % name})
     for key in ("type", "port", "path", "user", "description", "roles"):
@@ -131,22 +125,22 @@ def _service(name, overrides, settings, problems):
             service[key] = overrides[key]
     service["name"] = name
     if not kube_names.is_dns1123_label(name, max_length=kube_names.DNS1123_LABEL_MAX - len("-keystone-credentials")):
-        problems.append("service name %r must be a DNS-1123 label of at most %d characters (it names Secrets)"
-                        % (name, kube_names.DNS1123_LABEL_MAX - len("-keystone-credentials")))
+        problems.append(problem(where, "the name %r must be a DNS-1123 label of at most %d characters (it names Secrets)"
+                                % (name, kube_names.DNS1123_LABEL_MAX - len("-keystone-credentials"))))
     port = service.get("port")
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
-        problems.append("service %s: port %r is not a TCP port" % (name, port))
+        problems.append(problem(where + ".port", "%r is not a TCP port" % (port,)))
     if not isinstance(service.get("type"), str) or not service["type"]:
-        problems.append("service %s: type must be a non-empty string" % name)
+        problems.append(problem(where + ".type", "must be a non-empty string"))
     if not isinstance(service.get("path"), str):
-        problems.append("service %s: path must be a string" % name)
+        problems.append(problem(where + ".path", "must be a string"))
     roles = service.get("roles", settings["service_roles"])
-    roles = _name_list(roles, "service %s: roles" % name, problems)
+    roles = _name_list(roles, where + ".roles", problems)
     service["roles"] = roles if roles is not None else []
     undeclared = [r for r in service["roles"] if r not in settings["roles"]]
     if service["user"] and undeclared:
-        problems.append("service %s: roles %s are not among the imported roles %s"
-                        % (name, ", ".join(undeclared), ", ".join(settings["roles"])))
+        problems.append(problem(where + ".roles", "%s are not among the imported roles %s"
+                                % (", ".join(undeclared), ", ".join(settings["roles"]))))
     for interface in INTERFACES:
         url = overrides.get("%s_url" % interface)
         if url is None and name == IDENTITY_SERVICE:
@@ -159,17 +153,17 @@ def _service(name, overrides, settings, problems):
                                       cluster=settings["cluster"])
             else:
                 continue
-        problem = _url_problem("service %s: %s URL" % (name, interface), url)
-        if problem:
-            problems.append(problem)
+        bad_url = _url_problem("%s.%s_url" % (where, interface), url)
+        if bad_url:
+            problems.append(bad_url)
         service["%s_url" % interface] = url
     return service
 
 
 def normalize_settings(settings):
-    """Validated settings with defaults; raises KeystoneCatalogError with every problem."""
+    """Validated settings with defaults; raises InputError with every problem."""
     if not isinstance(settings, dict):
-        raise KeystoneCatalogError(["settings must be a mapping, got %s" % type(settings).__name__])
+        raise InputError([problem("settings", "must be a mapping, got %s" % type(settings).__name__)])
     problems = []
     s = {
         "namespace": settings.get("namespace"),
@@ -191,39 +185,35 @@ def normalize_settings(settings):
         "consumer_interface": settings.get("consumer_interface") or "internal",
     }
     if not kube_names.is_dns1123_label(s["namespace"]):
-        problems.append("namespace %r must be a DNS-1123 label (the OpenStack cluster's namespace)" % (s["namespace"],))
+        problems.append(problem("namespace", "%r must be a DNS-1123 label (the OpenStack cluster's namespace)"
+                                % (s["namespace"],)))
     if not kube_names.is_label_value(s["cluster"] or ""):
-        problems.append("cluster %r is not a valid label value" % (s["cluster"],))
+        problems.append(problem("cluster", "%r is not a valid label value" % (s["cluster"],)))
     if not isinstance(s["region"], str) or not s["region"]:
-        problems.append("region is required (the Keystone region of the catalog's endpoints)")
-    for key in ("keystone_public_url", "keystone_internal_url"):
-        if key == "keystone_internal_url" and not settings.get(key):
-            continue  # the public URL, checked already
-        problem = _url_problem(key, s[key])
-        if problem:
-            problems.append(problem)
-    for key in ("public_url_template", "internal_url_template"):
-        problem = _template_problem(key, s[key])
-        if problem:
-            problems.append(problem)
+        problems.append(problem("region", "is required (the Keystone region of the catalog's endpoints)"))
+    checks = [_url_problem(key, s[key]) for key in ("keystone_public_url", "keystone_internal_url")
+              # An internal URL that is not given is the public one, checked already.
+              if key != "keystone_internal_url" or settings.get(key)]
+    checks.extend(_template_problem(key, s[key]) for key in ("public_url_template", "internal_url_template"))
+    problems.extend(check for check in checks if check)
     for key in ("domain", "admin_project", "service_project", "korc_cloud"):
         if not isinstance(s[key], str) or not s[key].strip():
-            problems.append("%s must be a non-empty string" % key)
+            problems.append(problem(key, "must be a non-empty string"))
     if s["service_project_policy"] not in MANAGEMENT_POLICIES:
-        problems.append("service_project_policy must be one of %s, got %r"
-                        % (", ".join(MANAGEMENT_POLICIES), s["service_project_policy"]))
+        problems.append(problem("service_project_policy", "must be one of %s, got %r"
+                                % (", ".join(MANAGEMENT_POLICIES), s["service_project_policy"])))
     for key in ("korc_interface", "consumer_interface"):
         if s[key] not in INTERFACE_CHOICES:
-            problems.append("%s must be one of %s, got %r" % (key, ", ".join(INTERFACE_CHOICES), s[key]))
+            problems.append(problem(key, "must be one of %s, got %r" % (", ".join(INTERFACE_CHOICES), s[key])))
     if not kube_names.is_dns1123_subdomain(s["korc_secret"]):
-        problems.append("korc_secret %r is not a valid Secret name" % (s["korc_secret"],))
+        problems.append(problem("korc_secret", "%r is not a valid Secret name" % (s["korc_secret"],)))
     for key in ("korc_auth_url", "consumer_auth_url"):
         if s[key] is None:
             s[key] = s["keystone_internal_url"]
         else:
-            problem = _url_problem(key, s[key])
-            if problem:
-                problems.append(problem)
+            bad_url = _url_problem(key, s[key])
+            if bad_url:
+                problems.append(bad_url)
     roles = _name_list(settings.get("roles", list(DEFAULT_ROLES)), "roles", problems)
     s["roles"] = _unique(roles or [], "roles", problems)
     service_roles = _name_list(settings.get("service_roles", list(DEFAULT_SERVICE_ROLES)), "service_roles", problems)
@@ -232,7 +222,7 @@ def normalize_settings(settings):
     seen = set()
     for name, overrides in _service_entries(settings.get("services"), problems):
         if name in seen:
-            problems.append("service %s is listed twice" % name)
+            problems.append(problem("services.%s" % name, "is listed twice"))
             continue
         seen.add(name)
         service = _service(name, overrides, s, problems)
@@ -242,15 +232,15 @@ def normalize_settings(settings):
         names = [naming.korc_object_name(r) for r in s["roles"]]
         clash = sorted(set(n for n in names if names.count(n) > 1))
         if clash:
-            problems.append("roles map to the same K-ORC object name: %s" % ", ".join(clash))
+            problems.append(problem("roles", "map to the same K-ORC object name: %s" % ", ".join(clash)))
     s["services"] = services
     if problems:
-        raise KeystoneCatalogError(problems)
+        raise InputError(problems)
     return s
 
 
-def _unique(values, what, problems):
+def _unique(values, field, problems):
     duplicates = sorted(set(v for v in values if values.count(v) > 1))
     if duplicates:
-        problems.append("%s lists %s more than once" % (what, ", ".join(duplicates)))
+        problems.append(problem(field, "lists %s more than once" % ", ".join(duplicates)))
     return list(dict.fromkeys(values))

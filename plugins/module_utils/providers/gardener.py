@@ -28,7 +28,7 @@ except ImportError:
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 
 API_VERSION = "core.gardener.cloud/v1beta1"
 DELETION_CONFIRMATION = "confirmation.gardener.cloud/deletion"
@@ -41,10 +41,6 @@ WORKER_NAME_MAX = 15
 DEFAULT_WORKER = "worker"
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
-
-
-class GardenerError(InputError):
-    """Invalid Gardener settings, Shoots or kubeconfig options."""
 
 
 # ---------------------------------------------------------------------------
@@ -69,17 +65,17 @@ def settings_problems(settings):
     problems = []
     for key in ("project", "cloud_profile", "credentials_binding", "provider_type", "machine_image"):
         if not settings.get(key):
-            problems.append("gardener.%s: is required" % key)
+            problems.append(problem("gardener.%s" % key, "is required"))
     project = settings.get("project")
     if project and (not kube_names.is_dns1123_label(project, PROJECT_NAME_MAX) or "--" in project):
-        problems.append("gardener.project: %r is not a DNS-1123 label of at most %d characters"
-                        % (project, PROJECT_NAME_MAX))
+        problems.append(problem("gardener.project", "%r is not a DNS-1123 label of at most %d characters"
+                                % (project, PROJECT_NAME_MAX)))
     image = settings.get("machine_image") or {}
     if image and not image.get("name"):
-        problems.append("gardener.machine_image.name: is required")
+        problems.append(problem("gardener.machine_image.name", "is required"))
     if settings.get("kubernetes_version") and not _VERSION.match(str(settings["kubernetes_version"])):
-        problems.append("gardener.kubernetes_version: %r is not <major>.<minor>[.<patch>]"
-                        % settings["kubernetes_version"])
+        problems.append(problem("gardener.kubernetes_version", "%r is not <major>.<minor>[.<patch>]"
+                                % (settings["kubernetes_version"],)))
     return problems
 
 
@@ -121,7 +117,7 @@ def shoot_spec(pool, settings, region_name):
 def shoots(region, settings):
     """One Shoot per cluster that Gardener creates: control planes, hypervisor and storage pools.
 
-    Returns [{name, cluster, labels, spec}]; raises GardenerError listing every problem.
+    Returns [{name, cluster, labels, spec}]; raises InputError listing every problem.
     """
     problems = settings_problems(settings)
     result, names = [], []
@@ -131,27 +127,27 @@ def shoots(region, settings):
         names.append(name)
         where = "%s.gardener.shoot_name" % pool["name"]
         if not kube_names.is_dns1123_label(name) or "--" in name:
-            problems.append("%s: %r is not a DNS-1123 label without '--'" % (where, name))
+            problems.append(problem(where, "%r is not a DNS-1123 label without '--'" % (name,)))
         elif len(project) + len(name) > PROJECT_AND_SHOOT_NAME_MAX:
-            problems.append(
-                "%s: Shoot %s in project %s is too long: Gardener allows %d characters for project and "
+            problems.append(problem(
+                where, "Shoot %s in project %s is too long: Gardener allows %d characters for project and "
                 "Shoot name together, this is %d; set a shorter gardener.shoot_name for the pool"
-                % (where, name, project, PROJECT_AND_SHOOT_NAME_MAX, len(project) + len(name)))
+                % (name, project, PROJECT_AND_SHOOT_NAME_MAX, len(project) + len(name))))
         if not (pool.get("ironcore") or {}).get("machine_class") and not (pool.get("gardener") or {}).get("machine_type"):
-            problems.append("%s.ironcore.machine_class: is required (the workers' machine type)" % pool["name"])
+            problems.append(problem("%s.ironcore.machine_class" % pool["name"], "is required (the workers' machine type)"))
         worker = (pool.get("gardener") or {}).get("worker_name") or settings.get("worker_name") or DEFAULT_WORKER
         if not kube_names.is_dns1123_label(worker, WORKER_NAME_MAX):
-            problems.append("%s.gardener.worker_name: %r is not a DNS-1123 label of at most %d characters"
-                            % (pool["name"], worker, WORKER_NAME_MAX))
+            problems.append(problem("%s.gardener.worker_name" % pool["name"],
+                                    "%r is not a DNS-1123 label of at most %d characters" % (worker, WORKER_NAME_MAX)))
         if problems:
             continue
         result.append({"name": name, "cluster": pool["name"],
                        "labels": {naming.MANAGED_BY_LABEL: naming.MANAGED_BY},
                        "spec": shoot_spec(pool, settings, region["name"])})
     for name in sorted(set(n for n in names if names.count(n) > 1)):
-        problems.append("gardener.shoot_name: %s is the Shoot of several clusters" % name)
+        problems.append(problem("gardener.shoot_name", "%s is the Shoot of several clusters" % name))
     if problems:
-        raise GardenerError(problems)
+        raise InputError(problems)
     return result
 
 
@@ -173,10 +169,11 @@ def kubeconfig_paths(shoots, hostvars):
     for shoot in shoots:
         path = (hostvars.get(shoot["cluster"]) or {}).get("cobaltcore_kubeconfig")
         if not path:
-            problems.append("%s: cobaltcore_kubeconfig is not set for that host" % shoot["cluster"])
+            problems.append(problem("hostvars.%s.cobaltcore_kubeconfig" % shoot["cluster"],
+                                    "is not set, so the kubeconfig of Shoot %s has no path" % shoot["name"]))
         result.append({"name": shoot["name"], "path": path})
     if problems:
-        raise GardenerError(problems)
+        raise InputError(problems)
     return result
 
 
@@ -208,26 +205,26 @@ _IMMUTABLE = (
 
 
 def update_problems(name, live_spec, desired_spec):
-    """Changes gardener-apiserver refuses on update, each as a clear message."""
+    """Changes gardener-apiserver refuses on update, as problems of Shoot name."""
     problems = []
     for path, what in _IMMUTABLE:
         before, after = _get(live_spec, path), _get(desired_spec, path)
         if before is not None and after is not None and before != after:
-            problems.append("Shoot %s: spec.%s: field is immutable (%s is %s, the inventory asks for %s); "
-                            "only a new Shoot can change it" % (name, ".".join(path), what, before, after))
+            problems.append(problem("spec." + ".".join(path), "field is immutable (%s is %s, the inventory asks for %s); "
+                                    "only a new Shoot can change it" % (what, before, after), "Shoot " + name))
     before = parse_version(_get(live_spec, ("kubernetes", "version")))
     after = parse_version(_get(desired_spec, ("kubernetes", "version")))
     if before and after:
         if after[:2] < before[:2] or (after[:2] == before[:2] and None not in (before[2], after[2])
                                       and after[2] < before[2]):
-            problems.append("Shoot %s: spec.kubernetes.version: kubernetes version downgrade is not supported (%s to %s)"
-                            % (name, _get(live_spec, ("kubernetes", "version")),
-                               _get(desired_spec, ("kubernetes", "version"))))
+            problems.append(problem("spec.kubernetes.version", "kubernetes version downgrade is not supported (%s to %s)"
+                                    % (_get(live_spec, ("kubernetes", "version")),
+                                       _get(desired_spec, ("kubernetes", "version"))), "Shoot " + name))
         elif after[0] == before[0] and after[1] > before[1] + 1:
-            problems.append("Shoot %s: spec.kubernetes.version: kubernetes version upgrade cannot skip a minor "
-                            "version (%s to %s); upgrade one minor version per run" % (
-                                name, _get(live_spec, ("kubernetes", "version")),
-                                _get(desired_spec, ("kubernetes", "version"))))
+            problems.append(problem("spec.kubernetes.version", "kubernetes version upgrade cannot skip a minor "
+                                    "version (%s to %s); upgrade one minor version per run" % (
+                                        _get(live_spec, ("kubernetes", "version")),
+                                        _get(desired_spec, ("kubernetes", "version"))), "Shoot " + name))
     return problems
 
 
@@ -244,7 +241,7 @@ def admin_kubeconfig_from(response):
     status = response.get("status") or {}
     encoded = status.get("kubeconfig")
     if not encoded:
-        raise GardenerError(["the adminkubeconfig answer holds no status.kubeconfig"])
+        raise InputError([problem("status.kubeconfig", "is missing from the adminkubeconfig answer")])
     return base64.b64decode(encoded).decode("utf-8"), status.get("expirationTimestamp")
 
 
@@ -259,16 +256,16 @@ def kubeconfig_facts(text):
     """Server and client certificate expiry of a kubeconfig's current context.
 
     Returns {server, expires} (expires: an aware datetime or None when it
-    cannot be told); raises GardenerError when the text is no kubeconfig.
+    cannot be told); raises InputError when the text is no kubeconfig.
     """
     if yaml is None:
-        raise GardenerError(["reading kubeconfigs needs the Python package PyYAML"])
+        raise InputError([problem("kubeconfig", "reading it needs the Python package PyYAML")])
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
-        raise GardenerError(["not a kubeconfig (not YAML)"])
+        raise InputError([problem("kubeconfig", "is not YAML")])
     if not isinstance(data, dict) or data.get("kind") != "Config":
-        raise GardenerError(["not a kubeconfig (kind is not Config)"])
+        raise InputError([problem("kind", "is not Config", "kubeconfig")])
     context = _current(data, "contexts", data.get("current-context"))
     cluster = _current(data, "clusters", context.get("cluster"))
     user = _current(data, "users", context.get("user"))

@@ -16,7 +16,7 @@ import re
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 
 API_VERSION = "metal.ironcore.dev/v1alpha1"
 PROTOCOLS = ("Redfish", "IPMI", "SSH")
@@ -25,11 +25,8 @@ SCHEMES = ("http", "https")
 DISCOVERING = ("", "Initial", "Discovery")
 IGNITION_KEY = "ignition"
 
+OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _MAC = re.compile(r"^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$")
-
-
-class IronCoreError(InputError):
-    """Invalid BMCs, BMC credentials or pools."""
 
 
 def _b64(text):
@@ -40,49 +37,49 @@ def _b64(text):
 # BMCs
 
 def bmc_problems(bmcs, secrets):
-    """Every problem of the BMC and BMCSecret options, one message per field."""
+    """Every problem of the BMC and BMCSecret options, one per field."""
     problems = []
     secret_names = set()
     for index, secret in enumerate(secrets):
         where = "secrets[%d]" % index
         if not kube_names.is_dns1123_subdomain(secret.get("name")):
-            problems.append("%s.name: %r is not a DNS-1123 subdomain" % (where, secret.get("name")))
+            problems.append(problem(where + ".name", "%r is not a DNS-1123 subdomain" % (secret.get("name"),)))
         for key in ("username", "password"):
             if not secret.get(key):
-                problems.append("%s.%s: must not be empty" % (where, key))
+                problems.append(problem("%s.%s" % (where, key), "must not be empty"))
         if secret.get("name") in secret_names:
-            problems.append("%s.name: %s is given twice" % (where, secret.get("name")))
+            problems.append(problem(where + ".name", "%s is given twice" % secret.get("name")))
         secret_names.add(secret.get("name"))
     seen = {}
     for index, bmc in enumerate(bmcs):
         where = "bmcs[%d]" % index
         name = bmc.get("name")
         if not kube_names.is_dns1123_subdomain(name):
-            problems.append("%s.name: %r is not a DNS-1123 subdomain" % (where, name))
+            problems.append(problem(where + ".name", "%r is not a DNS-1123 subdomain" % (name,)))
         for key in ("name", "mac_address", "ip"):
             value = bmc.get(key)
             if value and (key, value) in seen:
-                problems.append("%s.%s: %s is also %s" % (where, key, value, seen[(key, value)]))
+                problems.append(problem("%s.%s" % (where, key), "%s is also %s" % (value, seen[(key, value)])))
             seen.setdefault((key, value), where)
         if not _MAC.match(bmc.get("mac_address") or ""):
-            problems.append("%s.mac_address: %r is not a MAC address" % (where, bmc.get("mac_address")))
+            problems.append(problem(where + ".mac_address", "%r is not a MAC address" % (bmc.get("mac_address"),)))
         try:
             ipaddress.ip_address(bmc.get("ip") or "")
         except ValueError:
-            problems.append("%s.ip: %r is not an IP address" % (where, bmc.get("ip")))
+            problems.append(problem(where + ".ip", "%r is not an IP address" % (bmc.get("ip"),)))
         if bmc.get("protocol", "Redfish") not in PROTOCOLS:
-            problems.append("%s.protocol: must be one of %s" % (where, ", ".join(PROTOCOLS)))
+            problems.append(problem(where + ".protocol", "must be one of %s" % ", ".join(PROTOCOLS)))
         port = bmc.get("port")
         if port is not None and not (isinstance(port, int) and 0 < port < 65536):
-            problems.append("%s.port: %r is not a TCP port" % (where, port))
+            problems.append(problem(where + ".port", "%r is not a TCP port" % (port,)))
         if bmc.get("scheme") is not None and bmc.get("scheme") not in SCHEMES:
-            problems.append("%s.scheme: must be one of %s" % (where, ", ".join(SCHEMES)))
+            problems.append(problem(where + ".scheme", "must be one of %s" % ", ".join(SCHEMES)))
         if secrets and bmc.get("secret") not in secret_names:
-            problems.append("%s.secret: %r is none of the given secrets (%s)" % (
-                where, bmc.get("secret"), ", ".join(sorted(n for n in secret_names if n)) or "none"))
+            problems.append(problem(where + ".secret", "%r is none of the given secrets (%s)" % (
+                bmc.get("secret"), ", ".join(sorted(n for n in secret_names if n)) or "none")))
         for key, value in sorted((bmc.get("labels") or {}).items()):
             if not kube_names.is_label_key(key) or not kube_names.is_label_value(str(value)):
-                problems.append("%s.labels.%s: %r is not a valid Kubernetes label" % (where, key, value))
+                problems.append(problem("%s.labels.%s" % (where, key), "%r is not a valid Kubernetes label" % (value,)))
     return problems
 
 
@@ -149,7 +146,7 @@ def _expression_matches(expression, labels):
         return key in labels
     if operator == "DoesNotExist":
         return key not in labels
-    raise IronCoreError(["label selector operator %r is not In, NotIn, Exists or DoesNotExist" % operator])
+    raise InputError([problem("selector.matchExpressions.operator", "%r is not one of %s" % (operator, ", ".join(OPERATORS)))])
 
 
 def selector_matches(selector, labels):
@@ -233,24 +230,23 @@ def pool_problems(pools):
     for index, pool in enumerate(pools):
         where = "pools[%d]" % index
         if not kube_names.is_dns1123_label(pool.get("name")):
-            problems.append("%s.name: %r is not a DNS-1123 label" % (where, pool.get("name")))
+            problems.append(problem(where + ".name", "%r is not a DNS-1123 label" % (pool.get("name"),)))
         if pool.get("name") in seen:
-            problems.append("%s.name: %s is given twice" % (where, pool.get("name")))
+            problems.append(problem(where + ".name", "%s is given twice" % pool.get("name")))
         seen.add(pool.get("name"))
         count = pool.get("count")
         if not isinstance(count, int) or count < 0:
-            problems.append("%s.count: must be a whole number >= 0, got %r" % (where, count))
+            problems.append(problem(where + ".count", "must be a whole number >= 0, got %r" % (count,)))
         if not pool.get("image"):
-            problems.append("%s.image: must name the server image" % where)
+            problems.append(problem(where + ".image", "must name the server image"))
         selector = pool.get("selector") or {}
         if not (selector.get("matchLabels") or selector.get("matchExpressions")):
-            problems.append("%s.selector: must select servers (matchLabels or matchExpressions); an empty "
-                            "selector would take servers of every pool" % where)
-        for expression in selector.get("matchExpressions") or []:
-            try:
-                _expression_matches(expression, {})
-            except IronCoreError as error:
-                problems.append("%s.selector: %s" % (where, error))
+            problems.append(problem(where + ".selector", "must select servers (matchLabels or matchExpressions); an "
+                                    "empty selector would take servers of every pool"))
+        for number, expression in enumerate(selector.get("matchExpressions") or []):
+            if expression.get("operator") not in OPERATORS:
+                problems.append(problem("%s.selector.matchExpressions[%d].operator" % (where, number),
+                                        "%r is not one of %s" % (expression.get("operator"), ", ".join(OPERATORS))))
     return problems
 
 
@@ -292,7 +288,8 @@ def plan_claims(pools, servers, claims, release_surplus=False):
 
     pools: [{name, count, selector, ...}]; servers and claims: live objects (the
     claims are those labelled with their pool). Unbound claims that are kept
-    still need a server, so they count in the demand. Returns (plan, problems).
+    still need a server, so they count in the demand. Returns (plan, problems),
+    a problem per pool that is short of servers (pools[<index>].count).
     """
     by_pool = dict((pool["name"], []) for pool in pools)
     for claim in claims:
@@ -326,7 +323,7 @@ def plan_claims(pools, servers, claims, release_surplus=False):
         })
     matched = _match(demands, candidates)
     problems = []
-    for pool, (name, demand) in zip(pools, demands):
+    for index, (pool, (name, demand)) in enumerate(zip(pools, demands)):
         missing = demand - matched.get(name, 0)
         if missing <= 0:
             continue
@@ -334,12 +331,13 @@ def plan_claims(pools, servers, claims, release_surplus=False):
         states = count_states(matching)
         shared = [other for other, unused in demands if other != name
                   and set(candidates[other]) & set(candidates[name])]
-        problems.append(
+        problems.append(problem(
+            "pools[%d].count" % index,
             "pool %s is %d server(s) short: it needs %d more matching %s, and %d can be claimed; "
             "%d match in all%s%s" % (
                 name, missing, demand, selector_text(pool["selector"]), matched.get(name, 0), len(matching),
                 " (%s)" % ", ".join("%s %d" % item for item in sorted(states.items())) if states else "",
-                "; pools %s compete for the same servers" % ", ".join(shared) if shared else ""))
+                "; pools %s compete for the same servers" % ", ".join(shared) if shared else "")))
     return plan, problems
 
 
@@ -385,7 +383,7 @@ def claim_pools(region, settings):
 
     A pool selects servers by its IronCore machine pool and class (the labels its
     BMCs carry) and holds one server per worker. settings: {image, ignition (per
-    pool name, optional)}. Raises IronCoreError listing every problem.
+    pool name, optional)}. Raises InputError listing every problem.
     """
     problems, result = [], []
     ignitions = settings.get("ignition") or {}
@@ -394,16 +392,16 @@ def claim_pools(region, settings):
             own = pool.get("ironcore") or {}
             labels = machine_labels(own)
             if not labels:
-                problems.append("%s.ironcore: names no machine_pool or machine_class, so no server can be "
-                                "selected for it" % pool["name"])
+                problems.append(problem("%s.ironcore" % pool["name"], "names no machine_pool or machine_class, so no "
+                                        "server can be selected for it"))
                 continue
             image = own.get("image") or settings.get("image")
             if not image:
-                problems.append("%s.ironcore.image: no server image (and no default image)" % pool["name"])
+                problems.append(problem("%s.ironcore.image" % pool["name"], "no server image (and no default image)"))
                 continue
             result.append({"name": pool["name"], "count": pool.get("workers", 1),
                            "selector": {"matchLabels": labels}, "image": image,
                            "ignition": ignitions.get(pool["name"]) or default_ignition(pool["name"], region["name"])})
     if problems:
-        raise IronCoreError(problems)
+        raise InputError(problems)
     return result

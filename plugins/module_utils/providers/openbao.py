@@ -22,7 +22,7 @@ import string
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 
 # The settings and their defaults (namespace is required; None otherwise: left out).
 DEFAULTS = {
@@ -50,37 +50,37 @@ _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 
 def _name_problem(key, value):
     if not kube_names.is_dns1123_subdomain(value):
-        return "%s %r is not a DNS-1123 subdomain (a Kubernetes object name)" % (key, value)
+        return problem(key, "%r is not a DNS-1123 subdomain (a Kubernetes object name)" % (value,))
     return None
 
 
 def _duration_problem(key, value):
     if not isinstance(value, str) or not _DURATION.match(value):
-        return "%s %r is not a duration like 1h, 30m, 1h30m or 15s" % (key, value)
+        return problem(key, "%r is not a duration like 1h, 30m, 1h30m or 15s" % (value,))
     return None
 
 
 def _remote_key(template, namespace, problems):
     """The remote key with {namespace} filled in; None (and a problem) when it is not usable."""
     if not isinstance(template, str) or not template.strip():
-        problems.append("remote_key must be a non-empty string (an OpenBao path)")
+        problems.append(problem("remote_key", "must be a non-empty string (an OpenBao path)"))
         return None
     try:
         fields = [field for _text, field, _spec, _conv in string.Formatter().parse(template) if field is not None]
     except ValueError as error:
-        problems.append("remote_key %r is not a valid template: %s" % (template, error))
+        problems.append(problem("remote_key", "%r is not a valid template: %s" % (template, error)))
         return None
     unknown = sorted(set(f for f in fields if f not in REMOTE_KEY_FIELDS))
     if unknown:
-        problems.append("remote_key %r uses unknown placeholders %s (known: %s)"
-                        % (template, ", ".join(unknown), ", ".join(REMOTE_KEY_FIELDS)))
+        problems.append(problem("remote_key", "%r uses unknown placeholders %s (known: %s)"
+                                % (template, ", ".join(unknown), ", ".join(REMOTE_KEY_FIELDS))))
         return None
     # An invalid namespace is reported once, by its own check; the path's shape is checked all the same.
     valid = kube_names.is_dns1123_label(namespace)
     key = naming.openbao_korc_remote_key(namespace if valid else "namespace", template)
     if key.startswith("/") or key.endswith("/") or "//" in key or re.search(r"\s", key):
-        problems.append("remote_key %r is not an OpenBao path (no leading, trailing or double slash, no blanks)"
-                        % (key,))
+        problems.append(problem("remote_key", "%r is not an OpenBao path (no leading, trailing or double slash, "
+                                "no blanks)" % (key,)))
         return None
     return key if valid else None
 
@@ -89,14 +89,14 @@ def _labels(labels, problems):
     if labels is None:
         return {}
     if not isinstance(labels, dict):
-        problems.append("labels must be a mapping of label keys to values, got %s" % type(labels).__name__)
+        problems.append(problem("labels", "must be a mapping of label keys to values, got %s" % type(labels).__name__))
         return {}
     result = {}
     for key, value in sorted(labels.items(), key=lambda item: str(item[0])):
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            problems.append("labels.%s: %r is not a label value (a string)" % (key, value))
+            problems.append(problem("labels.%s" % key, "%r is not a label value (a string)" % (value,)))
         elif not kube_names.is_label_key(key) or not kube_names.is_label_value(str(value)):
-            problems.append("labels.%s: %r is not a valid Kubernetes label" % (key, value))
+            problems.append(problem("labels.%s" % key, "%r is not a valid Kubernetes label" % (value,)))
         else:
             result[key] = str(value)
     return result
@@ -106,15 +106,15 @@ def _annotations(annotations, problems):
     if annotations is None:
         return {}
     if not isinstance(annotations, dict):
-        problems.append("annotations must be a mapping of annotation keys to strings, got %s"
-                        % type(annotations).__name__)
+        problems.append(problem("annotations", "must be a mapping of annotation keys to strings, got %s"
+                                % type(annotations).__name__))
         return {}
     result = {}
     for key, value in sorted(annotations.items(), key=lambda item: str(item[0])):
         if not kube_names.is_label_key(key):
-            problems.append("annotations.%s: %r is not a valid annotation key" % (key, key))
+            problems.append(problem("annotations.%s" % key, "%r is not a valid annotation key" % (key,)))
         elif not isinstance(value, str):
-            problems.append("annotations.%s: %r is not a string" % (key, value))
+            problems.append(problem("annotations.%s" % key, "%r is not a string" % (value,)))
         else:
             result[key] = value
     return result
@@ -123,35 +123,29 @@ def _annotations(annotations, problems):
 def normalize_settings(settings):
     """The settings with their defaults; raises InputError listing every problem at once."""
     if not isinstance(settings, dict):
-        raise InputError(["settings must be a mapping, got %s" % type(settings).__name__])
+        raise InputError([problem("settings", "must be a mapping, got %s" % type(settings).__name__)])
     problems = []
-    unknown = sorted(str(key) for key in settings if key not in DEFAULTS)
-    if unknown:
-        problems.append("unknown settings %s (known: %s)" % (", ".join(unknown), ", ".join(sorted(DEFAULTS))))
+    for key in sorted(str(key) for key in settings if key not in DEFAULTS):
+        problems.append(problem(key, "unknown setting (known: %s)" % ", ".join(sorted(DEFAULTS))))
     # None and "" mean "the default", as for the other settings of the Keystone bootstrap.
     s = dict((key, settings.get(key) if settings.get(key) not in (None, "") else default)
              for key, default in DEFAULTS.items())
     if not kube_names.is_dns1123_label(s["namespace"]):
-        problems.append("namespace %r must be a DNS-1123 label (the OpenStack cluster's namespace)"
-                        % (s["namespace"],))
-    for key in ("store_name", "source_secret", "target_secret"):
-        problem = _name_problem(key, s[key])
-        if problem:
-            problems.append(problem)
+        problems.append(problem("namespace", "%r must be a DNS-1123 label (the OpenStack cluster's namespace)"
+                                % (s["namespace"],)))
+    problems.extend(filter(None, (_name_problem(key, s[key]) for key in ("store_name", "source_secret", "target_secret"))))
     if s["store_kind"] not in naming.SECRET_STORE_KINDS:
-        problems.append("store_kind must be one of %s, got %r" % (", ".join(naming.SECRET_STORE_KINDS), s["store_kind"]))
+        problems.append(problem("store_kind", "must be one of %s, got %r"
+                                % (", ".join(naming.SECRET_STORE_KINDS), s["store_kind"])))
     if kube_names.is_dns1123_subdomain(s["source_secret"]) and s["source_secret"] == s["target_secret"]:
-        problems.append("source_secret and target_secret are both %r: the ExternalSecret would own the Secret "
-                        "the PushSecret reads" % (s["source_secret"],))
+        problems.append(problem("target_secret", "%r is also the source_secret, so the ExternalSecret would own the "
+                                "Secret the PushSecret reads" % (s["source_secret"],)))
     key = s["secret_key"]
     if not isinstance(key, str) or len(key) > kube_names.DNS1123_SUBDOMAIN_MAX or not _SECRET_KEY.match(key) \
             or key in (".", ".."):
-        problems.append("secret_key %r is not a Secret data key (letters, digits, '-', '_', '.')" % (key,))
-    for name in ("refresh_interval", "push_refresh_interval"):
-        if s[name] is not None:
-            problem = _duration_problem(name, s[name])
-            if problem:
-                problems.append(problem)
+        problems.append(problem("secret_key", "%r is not a Secret data key (letters, digits, '-', '_', '.')" % (key,)))
+    problems.extend(filter(None, (_duration_problem(name, s[name]) for name in ("refresh_interval", "push_refresh_interval")
+                                  if s[name] is not None)))
     s["remote_key"] = _remote_key(s["remote_key"], s["namespace"], problems)
     s["labels"] = _labels(s["labels"], problems)
     s["annotations"] = _annotations(s["annotations"], problems)

@@ -7,6 +7,8 @@ client capabilities and pool quotas."""
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+
 # Ceph's pool compression modes (the XRD's enum for volumePool.compression).
 COMPRESSION_MODES = ("none", "passive", "aggressive", "force")
 
@@ -28,7 +30,7 @@ def quota_bytes(quota_gb):
     quotaBytes 10737418240000 (10000 * 1024**3).
     """
     if isinstance(quota_gb, bool) or not isinstance(quota_gb, int) or quota_gb < 0:
-        raise ValueError("quotaGB must be an integer >= 0, got %r" % (quota_gb,))
+        raise InputError([problem("quotaGB", "must be an integer >= 0, got %r" % (quota_gb,))])
     return quota_gb * GIB
 
 
@@ -46,8 +48,8 @@ def pool_quotas(quota_gb):
 
 def osd_caps(pools):
     """OSD caps granting RBD access to exactly the given pools, in order."""
-    if not pools:
-        raise ValueError("a Ceph client needs at least one pool")
+    if isinstance(pools, str) or not isinstance(pools, (list, tuple)) or not pools:
+        raise InputError([problem("pools", "a Ceph client needs a list of at least one pool name, got %r" % (pools,))])
     return ", ".join("profile rbd pool=%s" % pool for pool in pools)
 
 

@@ -5,7 +5,8 @@
 
 validate_claims() applies every rule of the seed XRD and the rules the XRD
 cannot express (pool references, derived names, conflicts between claims). It
-collects all problems of all claims and never raises, whatever it is given.
+collects all problems of all claims and never raises, whatever it is given;
+each problem reads "<namespace>/<name> <field>: <message>" (errors.InputError).
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -18,23 +19,17 @@ from collections.abc import Mapping
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claim_schema import SPEC_SCHEMA
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import (
     index_path, join_path, type_name, validate, with_defaults)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import (
-    CONTROL_PLANE, HYPERVISOR, KIND_NAMES, STORAGE, RegionError, build_region)
+    CONTROL_PLANE, HYPERVISOR, KIND_NAMES, STORAGE, build_region)
 
 # Top-level and metadata fields a claim may carry.
 CLAIM_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 METADATA_FIELDS = ("name", "namespace", "labels", "annotations")
 
-# Claim used in problems that concern the region rather than a claim.
-REGION_REF = "(region)"
-
 _POOL_KINDS = (("hypervisorClusters", HYPERVISOR), ("storageClusters", STORAGE))
-
-
-def problem(claim, field, message):
-    return {"claim": claim, "field": field, "message": message}
 
 
 def claim_ref(claim, index):
@@ -49,20 +44,20 @@ def claim_ref(claim, index):
 
 
 def validate_claims(claims, region):
-    """Every problem of every claim, as {claim, field, message} dicts.
+    """Every problem of every claim, as '<namespace>/<name> <field>: <message>' strings.
 
     claims is a list of claim mappings (a single mapping counts as one claim,
-    None as none); region is anything build_region() accepts. An empty list
-    means every claim is valid and may be composed.
+    None as none); region is anything build_region() accepts (its problems read
+    'region <field>: <message>'). An empty list means every claim is valid and
+    may be composed.
     """
     try:
         region = build_region(region)
-    except RegionError as error:
-        return [problem(REGION_REF, item["field"], item["message"]) for item in error.problems]
+    except InputError as error:
+        return error.problems
     claim_items = claim_list(claims)
     if claim_items is None:
-        return [problem("?", "", "claims must be a list of OpenStackCluster claims, got %s"
-                        % type_name(claims))]
+        return [problem("claims", "must be a list of OpenStackCluster claims, got %s" % type_name(claims))]
     claims = claim_items
     problems = []
     for index, claim in enumerate(claims):
@@ -84,94 +79,91 @@ def claim_list(claims):
 
 def _validate_claim(claim, ref, region):
     if not isinstance(claim, Mapping):
-        return [problem(ref, "", "a claim must be a mapping, got %s" % type_name(claim))]
+        return [problem("", "a claim must be a mapping, got %s" % type_name(claim), ref)]
     problems = []
     for key in claim:
         if key not in CLAIM_FIELDS:
-            problems.append(problem(ref, str(key), "unknown field"))
+            problems.append(problem(str(key), "unknown field", ref))
     if claim.get("apiVersion") != naming.CLAIM_API_VERSION:
-        problems.append(problem(ref, "apiVersion", "must be %s, got %r" % (
-            naming.CLAIM_API_VERSION, claim.get("apiVersion"))))
+        problems.append(problem("apiVersion", "must be %s, got %r" % (
+            naming.CLAIM_API_VERSION, claim.get("apiVersion")), ref))
     if claim.get("kind") != naming.CLAIM_KIND:
-        problems.append(problem(ref, "kind", "must be %s, got %r" % (
-            naming.CLAIM_KIND, claim.get("kind"))))
-    problems.extend(problem(ref, field, message)
-                    for field, message in _metadata_problems(claim.get("metadata")))
+        problems.append(problem("kind", "must be %s, got %r" % (
+            naming.CLAIM_KIND, claim.get("kind")), ref))
+    problems.extend(_metadata_problems(claim.get("metadata"), ref))
     spec = claim.get("spec")
     if spec is None:
-        problems.append(problem(ref, "spec", "is required"))
+        problems.append(problem("spec", "is required", ref))
         return problems
-    spec_problems = validate(SPEC_SCHEMA, spec, "spec")
-    problems.extend(problem(ref, field, message) for field, message in spec_problems)
+    spec_problems = validate(SPEC_SCHEMA, spec, "spec", ref)
+    problems.extend(spec_problems)
     if isinstance(spec, Mapping):
-        problems.extend(problem(ref, field, message)
-                        for field, message in _region_problems(spec, region))
+        problems.extend(_region_problems(spec, region, ref))
         if not spec_problems:
-            problems.extend(problem(ref, field, message)
-                            for field, message in _service_problems(spec))
+            problems.extend(_service_problems(spec, ref))
     return problems
 
 
-def _metadata_problems(metadata):
+def _metadata_problems(metadata, ref):
     if not isinstance(metadata, Mapping):
-        return [("metadata", "must be a mapping with name and namespace, got %s"
-                 % type_name(metadata))]
+        return [problem("metadata", "must be a mapping with name and namespace, got %s"
+                        % type_name(metadata), ref)]
     problems = []
     for key in metadata:
         if key not in METADATA_FIELDS:
-            problems.append((join_path("metadata", str(key)), "unknown field"))
-    problems.extend(claim_name_problems(metadata.get("name")))
+            problems.append(problem(join_path("metadata", str(key)), "unknown field", ref))
+    problems.extend(claim_name_problems(metadata.get("name"), subject=ref))
     namespace = metadata.get("namespace")
     if namespace is None:
-        problems.append(("metadata.namespace", "is required: claims live in a tenant namespace"))
+        problems.append(problem("metadata.namespace", "is required: claims live in a tenant namespace", ref))
     elif not kube_names.is_dns1123_label(namespace):
-        problems.append(("metadata.namespace", "%r is not a valid namespace name "
-                         "(DNS-1123 label)" % (namespace,)))
+        problems.append(problem("metadata.namespace", "%r is not a valid namespace name "
+                                "(DNS-1123 label)" % (namespace,), ref))
     return problems
 
 
-def claim_name_problems(name):
-    """Why name cannot name an OpenStackCluster claim, as (field, message) pairs."""
+def claim_name_problems(name, field="metadata.name", subject=None):
+    """Why name cannot name an OpenStackCluster claim, as problems of field (of subject)."""
     if name is None:
-        return [("metadata.name", "is required")]
+        return [problem(field, "is required", subject)]
     if not isinstance(name, str):
-        return [("metadata.name", "must be a string, got %s" % type_name(name))]
+        return [problem(field, "must be a string, got %s" % type_name(name), subject)]
     problems = []
     if not kube_names.is_dns1123_label(name, max_length=None):
-        problems.append(("metadata.name", "%r is not a DNS-1123 label (lowercase letters, "
-                         "digits, '-'; starting and ending with a letter or digit)" % (name,)))
+        problems.append(problem(field, "%r is not a DNS-1123 label (lowercase letters, "
+                                "digits, '-'; starting and ending with a letter or digit)" % (name,), subject))
     if len(name) > naming.CLAIM_NAME_MAX:
-        problems.append(("metadata.name", "is %d characters long; at most %d fit, so that "
-                         "namespace %s stays within %d" % (
-                             len(name), naming.CLAIM_NAME_MAX, naming.tenant_namespace("<name>"),
-                             kube_names.DNS1123_LABEL_MAX)))
+        problems.append(problem(field, "is %d characters long; at most %d fit, so that "
+                                "namespace %s stays within %d" % (
+                                    len(name), naming.CLAIM_NAME_MAX, naming.tenant_namespace("<name>"),
+                                    kube_names.DNS1123_LABEL_MAX), subject))
     return problems
 
 
-def _region_problems(spec, region):
+def _region_problems(spec, region, ref):
     """Rules that need the region: its name, its pools, its control planes."""
     problems = []
     spec_region = spec.get("region")
     if isinstance(spec_region, str) and spec_region != region.name:
-        problems.append(("spec.region", "is %s, but the claims are validated for region %s"
-                         % (spec_region, region.name)))
+        problems.append(problem("spec.region", "is %s, but the claims are validated for region %s"
+                                % (spec_region, region.name), ref))
     for field, kind in _POOL_KINDS:
         pools = spec.get(field)
         if isinstance(pools, (list, tuple)):
-            problems.extend(_pool_reference_problems(pools, kind, region, "spec." + field))
+            problems.extend(_pool_reference_problems(pools, kind, region, "spec." + field, ref))
     control_plane = spec.get("controlPlaneCluster", region.default_control_plane)
     if isinstance(control_plane, str):
         cluster = region.pool(control_plane)
         if cluster is None or cluster.kind != CONTROL_PLANE:
             known = ", ".join(pool.name for pool in region.control_planes) or "none"
-            problems.append(("spec.controlPlaneCluster", "%s%s is not a control-plane cluster "
-                             "of region %s (known: %s)" % (
-                                 "" if "controlPlaneCluster" in spec else "the default ",
-                                 control_plane, region.name, known)))
+            problems.append(problem("spec.controlPlaneCluster", "%s%s is not a control-plane cluster "
+                                    "of region %s (known: %s)" % (
+                                        "" if "controlPlaneCluster" in spec else "the default ",
+                                        control_plane, region.name, known), ref))
     return problems
 
 
-def _pool_reference_problems(pools, kind, region, path):
+def _pool_reference_problems(pools, kind, region, path, ref):
     problems = []
     first_index = {}
     for index, name in enumerate(pools):
@@ -179,29 +171,29 @@ def _pool_reference_problems(pools, kind, region, path):
             continue
         item_path = index_path(path, index)
         if name in first_index:
-            problems.append((item_path, "lists %s twice (also at index %d)"
-                             % (name, first_index[name])))
+            problems.append(problem(item_path, "lists %s twice (also at index %d)"
+                                    % (name, first_index[name]), ref))
             continue
         first_index[name] = index
         pool = region.pool(name)
         if pool is None:
             known = ", ".join(item.name for item in region.pools(kind)) or "none"
-            problems.append((item_path, "%s is not a %s of region %s (known: %s)" % (
-                name, KIND_NAMES[kind], region.name, known)))
+            problems.append(problem(item_path, "%s is not a %s of region %s (known: %s)" % (
+                name, KIND_NAMES[kind], region.name, known), ref))
         elif pool.kind != kind:
-            problems.append((item_path, "%s is a %s, not a %s" % (
-                name, KIND_NAMES[pool.kind], KIND_NAMES[kind])))
+            problems.append(problem(item_path, "%s is a %s, not a %s" % (
+                name, KIND_NAMES[pool.kind], KIND_NAMES[kind]), ref))
     return problems
 
 
-def _service_problems(spec):
+def _service_problems(spec, ref):
     """Rules between services and the Ceph resources they need."""
     manila = claim_spec_with_defaults(spec)["services"]["manila"]
     # Manila turns the filesystem on (seed 002), unless the claim explicitly turns it off.
     filesystem = spec.get("storage", {}).get("ceph", {}).get("filesystem", {})
     if manila and filesystem.get("enabled") is False:
-        return [("spec.storage.ceph.filesystem.enabled",
-                 "is false, but services.manila needs the CephFilesystem")]
+        return [problem("spec.storage.ceph.filesystem.enabled",
+                        "is false, but services.manila needs the CephFilesystem", ref)]
     return []
 
 
@@ -217,8 +209,8 @@ def _validate_between_claims(claims, region):
         ref = claim_ref(claim, index)
         namespace = naming.tenant_namespace(name)
         if namespace in namespaces:
-            problems.append(problem(ref, "metadata.name", "maps to namespace %s, as claim %s does"
-                                    % (namespace, namespaces[namespace])))
+            problems.append(problem("metadata.name", "maps to namespace %s, as claim %s does"
+                                    % (namespace, namespaces[namespace]), ref))
         else:
             namespaces[namespace] = ref
         for path, pool_name in _referenced_pools(claim):
@@ -226,8 +218,8 @@ def _validate_between_claims(claims, region):
             if pool is None or not pool.dedicated:
                 continue
             if dedicated.setdefault(pool_name, ref) != ref:
-                problems.append(problem(ref, path, "%s is dedicated to claim %s" % (
-                    pool_name, dedicated[pool_name])))
+                problems.append(problem(path, "%s is dedicated to claim %s" % (
+                    pool_name, dedicated[pool_name]), ref))
     return problems
 
 

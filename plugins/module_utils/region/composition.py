@@ -23,18 +23,9 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import rook
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
     claim_list, claim_ref, claim_spec_with_defaults, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.services import DEFAULT_SERVICES
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
-
-
-class CompositionError(ValueError):
-    """The claims are invalid; problems lists every {claim, field, message}."""
-
-    def __init__(self, problems):
-        self.problems = problems
-        super(CompositionError, self).__init__("\n".join(
-            "%s: %s: %s" % (item["claim"], item["field"], item["message"]) for item in problems))
 
 
 class StoragePlacement(object):
@@ -69,20 +60,19 @@ def compose_openstack_cluster(claim, region, claims=None):
     """Every manifest of one claim.
 
     claims, when given, is the region's full claim list (containing claim):
-    the rules between claims are then checked too. Raises CompositionError
+    the rules between claims are then checked too. Raises InputError
     listing every problem when any claim is invalid.
     """
     if claims is None:
         claims = [claim]
     elif not isinstance(claims, (list, tuple)) or claim not in claims:
-        raise CompositionError([{"claim": claim_ref(claim, 0), "field": "",
-                                 "message": "is not one of the claims given"}])
+        raise InputError([problem("claims", "must be a list that holds the claim %s" % claim_ref(claim, 0))])
     region = _validated(claims, region)
     return _compose(claim, region, claim_ref(claim, 0))
 
 
 def compose_openstack_clusters(claims, region):
-    """The compositions of all claims, or CompositionError if any is invalid."""
+    """The compositions of all claims, or InputError if any is invalid."""
     region = _validated(claims, region)
     return [_compose(claim, region, claim_ref(claim, index))
             for index, claim in enumerate(claim_list(claims))]
@@ -92,7 +82,7 @@ def _validated(claims, region):
     """The built region once every claim (and the region) is valid."""
     problems = validate_claims(claims, region)
     if problems:
-        raise CompositionError(problems)
+        raise InputError(problems)
     return build_region(region)
 
 
@@ -299,15 +289,17 @@ def region_control_plane(region, services=None, size="medium"):
     names = list(DEFAULT_SERVICES if services is None else services)
     unknown = [n for n in names if n not in REGION_SERVICES]
     if unknown:
-        problems.append("services: unknown %s (known: %s)" % (", ".join(map(str, unknown)), ", ".join(REGION_SERVICES)))
+        problems.append(problem("services", "unknown %s (known: %s)"
+                                % (", ".join(map(str, unknown)), ", ".join(REGION_SERVICES))))
     if "keystone" not in names:
-        problems.append("services: keystone is required (every OpenStack cluster has its own)")
+        problems.append(problem("services", "keystone is required (every OpenStack cluster has its own)"))
     try:
         preset = size_preset(size)
-    except ValueError as error:
-        problems.append("size: %s" % error)
+    except InputError as error:
+        problems.extend(error.problems)
     if not kube_names.is_dns1123_label(str(region.get("name") or "")):
-        problems.append("region name %r is not a DNS-1123 label (it names the ControlPlane)" % region.get("name"))
+        problems.append(problem("name", "%r is not a DNS-1123 label (it names the ControlPlane)" % (region.get("name"),),
+                                "region"))
     if problems:
         raise InputError(problems)
     enabled = dict((n, {"enabled": n in names}) for n in REGION_SERVICES)

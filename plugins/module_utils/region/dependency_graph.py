@@ -12,6 +12,8 @@ The ControlPlane's health is aggregated phase by phase in this order.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+
 PHASES = (
     {"phase": 1, "name": "infrastructure", "optional": False,
      "components": ("mariadb", "rabbitmq", "valkey", "memcached")},
@@ -53,14 +55,17 @@ def topological_order(depends=None):
     """Components so that each comes after everything it depends on.
 
     Ties are broken by phase, then by the seed's order inside the phase, so
-    the order is stable. ValueError names the components of a cycle or a
+    the order is stable. InputError names the components of a cycle or a
     dependency that is not a component.
     """
     depends = DEPENDS if depends is None else depends
+    problems = []
     for component, needs in depends.items():
         unknown = [need for need in needs if need not in depends]
         if unknown:
-            raise ValueError("%s depends on unknown %s" % (component, ", ".join(unknown)))
+            problems.append(problem("depends.%s" % component, "unknown component %s" % ", ".join(unknown)))
+    if problems:
+        raise InputError(problems)
     rank = dict((component, index) for index, component in enumerate(_seed_order(depends)))
     done = []
     pending = sorted(depends, key=rank.get)
@@ -68,7 +73,7 @@ def topological_order(depends=None):
         ready = [component for component in pending
                  if all(need in done for need in depends[component])]
         if not ready:
-            raise ValueError("dependency cycle among %s" % ", ".join(pending))
+            raise InputError([problem("depends", "dependency cycle among %s" % ", ".join(pending))])
         done.append(ready[0])
         pending.remove(ready[0])
     return done

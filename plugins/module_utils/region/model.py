@@ -7,7 +7,8 @@ A region has service clusters (Gardener, IronCore, management), one or more
 control-plane clusters, hypervisor pools and storage pools. It is built from a
 region dict (a full model as Region.to_dict() writes it, or a minimal one that
 lists pool names only) or from the Ansible inventory (region_from_inventory).
-Building validates the region and raises RegionError listing every problem.
+Building validates the region and raises InputError listing every problem, each
+as "region <field>: <message>".
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import (
     index_path, join_path, validate)
 
@@ -114,13 +116,8 @@ REGION_SCHEMA = {
 }
 
 
-class RegionError(ValueError):
-    """The region is invalid; problems lists {field, message} for each reason."""
-
-    def __init__(self, problems):
-        self.problems = problems
-        super(RegionError, self).__init__("; ".join(
-            "%s: %s" % (item["field"], item["message"]) for item in problems))
+# What every problem of the region names first.
+SUBJECT = "region"
 
 
 class Pool(object):
@@ -194,16 +191,15 @@ def build_region(data):
 
     Pools may be given by name only ("hv-pool-a") or as dicts with a name.
     Without control_planes the region has one, <name>-control-plane.
-    Raises RegionError with every problem found.
+    Raises InputError with every problem found.
     """
     if isinstance(data, Region):
         return data
     if is_inventory(data):
         data = region_from_inventory(data)
-    problems = [{"field": path, "message": message}
-                for path, message in validate(REGION_SCHEMA, data, "")]
+    problems = validate(REGION_SCHEMA, data, "", SUBJECT)
     if problems:
-        raise RegionError(problems)
+        raise InputError(problems)
     name = data["name"]
     pools = []
     for key, kind in POOL_LISTS:
@@ -219,7 +215,7 @@ def build_region(data):
                         _ironcore(data.get("ironcore")))
         problems.extend(validate_region(region))
     if problems:
-        raise RegionError(problems)
+        raise InputError(problems)
     return region
 
 
@@ -228,8 +224,7 @@ def _pool_dict(entry):
 
 
 def _check_pool_entry(kind, entry, path):
-    return [{"field": field, "message": message}
-            for field, message in validate(POOL_SCHEMAS[kind], _pool_dict(entry), path)]
+    return validate(POOL_SCHEMAS[kind], _pool_dict(entry), path, SUBJECT)
 
 
 def _clusters(data):
@@ -244,7 +239,7 @@ def _ironcore(data):
 
 
 def validate_region(region):
-    """Problems of a structurally valid region, as {field, message} dicts."""
+    """Problems of a structurally valid region, as 'region <field>: <message>' strings."""
     problems = []
     if not kube_names.is_dns1123_label(region.name):
         problems.append(_problem("name", "%r is not a DNS-1123 label" % region.name))
@@ -258,7 +253,7 @@ def validate_region(region):
 
 
 def _problem(field, message):
-    return {"field": field, "message": message}
+    return problem(field, message, SUBJECT)
 
 
 def _check_unique_names(region):
@@ -347,26 +342,26 @@ def region_from_inventory(inventory):
 
     Each cluster is an inventory host; its description is the host variable
     cobaltcore_pool, and the IronCore host may declare its machine pools and
-    classes in cobaltcore_ironcore. Raises RegionError when the inventory
+    classes in cobaltcore_ironcore. Raises InputError when the inventory
     itself is malformed; build_region() validates the result.
     """
     problems = []
     if not isinstance(inventory, Mapping):
-        raise RegionError([_problem("", "the inventory must be a mapping with name, groups, hostvars")])
+        raise InputError([problem("", "must be a mapping with name, groups, hostvars", "inventory")])
     groups = inventory.get("groups") or {}
     hostvars = inventory.get("hostvars") or {}
     result = {"name": inventory.get("name"), "clusters": {}}
     for group in SERVICE_GROUPS:
         hosts = list(groups.get(group, ()))
         if len(hosts) > 1:
-            problems.append(_problem("groups." + group, "must hold one cluster, holds %s" % ", ".join(hosts)))
+            problems.append(problem("groups." + group, "must hold one cluster, holds %s" % ", ".join(hosts), "inventory"))
         result["clusters"][group] = hosts[0] if hosts else None
     for key, group in sorted(POOL_GROUPS.items()):
         result[key] = []
         for host in groups.get(group, ()):
             variables = _host_variable(hostvars, host, POOL_VARIABLE)
             if not isinstance(variables, Mapping):
-                problems.append(_problem("hostvars.%s.%s" % (host, POOL_VARIABLE), "must be a mapping"))
+                problems.append(problem("hostvars.%s.%s" % (host, POOL_VARIABLE), "must be a mapping", "inventory"))
                 continue
             pool = {"name": host}
             pool.update(_plain(variables))
@@ -376,7 +371,7 @@ def region_from_inventory(inventory):
     if declared:
         result["ironcore"] = _plain(declared)
     if problems:
-        raise RegionError(problems)
+        raise InputError(problems)
     return result
 
 

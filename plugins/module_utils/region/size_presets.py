@@ -13,6 +13,8 @@ __metaclass__ = type
 
 import copy
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+
 SIZES = ("small", "medium", "large", "xlarge")
 
 SIZE_PRESETS = {
@@ -24,8 +26,7 @@ SIZE_PRESETS = {
 
 
 def size_preset(size):
-    """Replica counts for a size; ValueError for an unknown size."""
+    """Replica counts for a size; InputError for an unknown size."""
     if not isinstance(size, str) or size not in SIZE_PRESETS:
-        raise ValueError(
-            "unknown size %r, expected one of: %s" % (size, ", ".join(SIZES)))
+        raise InputError([problem("size", "unknown size %r, expected one of: %s" % (size, ", ".join(SIZES)))])
     return copy.deepcopy(SIZE_PRESETS[size])

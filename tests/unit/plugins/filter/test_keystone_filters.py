@@ -36,8 +36,8 @@ def test_plan_problems_become_one_filter_error():
     with pytest.raises(AnsibleFilterError) as error:
         FILTERS["keystone_catalog_plan"]({"namespace": "x"})
     assert "nothing was changed" in str(error.value)
-    assert "- region is required" in str(error.value)
-    assert "- keystone_public_url is required" in str(error.value)
+    assert "\n- region: is required" in str(error.value)
+    assert "\n- keystone_public_url: is required" in str(error.value)
 
 
 def test_refs_and_failure_message():

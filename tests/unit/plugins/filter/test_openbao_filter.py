@@ -43,11 +43,11 @@ def test_problems_become_one_filter_error():
         FILTERS["korc_openbao_secrets"]({"store_kind": "Vault", "refresh_interval": "daily"})
     message = str(error.value)
     assert message.startswith("invalid OpenBao settings of the K-ORC credentials, nothing was changed:\n")
-    assert "\n- namespace None must be a DNS-1123 label" in message
-    assert "\n- store_kind must be one of ClusterSecretStore, SecretStore, got 'Vault'" in message
-    assert "\n- refresh_interval 'daily' is not a duration" in message
+    assert "\n- namespace: None must be a DNS-1123 label" in message
+    assert "\n- store_kind: must be one of ClusterSecretStore, SecretStore, got 'Vault'" in message
+    assert "\n- refresh_interval: 'daily' is not a duration" in message
 
 
 def test_a_non_mapping_is_a_filter_error():
-    with pytest.raises(AnsibleFilterError, match="settings must be a mapping, got str"):
+    with pytest.raises(AnsibleFilterError, match="\n- settings: must be a mapping, got str$"):
         FILTERS["korc_openbao_secrets"]("openstack")

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
 
 # Rook's QuotaSpec.maxSize kubebuilder pattern.
@@ -21,7 +22,7 @@ def test_quota_has_gib_semantics_as_the_seed_status_shows():
 
 @pytest.mark.parametrize("value", [-1, 1.5, "10", True, None])
 def test_quota_must_be_a_non_negative_integer(value):
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match="^quotaGB: must be an integer >= 0, got "):
         ceph.quota_bytes(value)
 
 
@@ -46,8 +47,9 @@ def test_caps_name_exactly_the_pools_in_order():
 
 
 def test_a_client_without_pools_is_refused():
-    with pytest.raises(ValueError):
-        ceph.osd_caps([])
+    for pools in ([], "t-volumes", None):
+        with pytest.raises(InputError, match="^pools: a Ceph client needs a list of at least one pool name"):
+            ceph.osd_caps(pools)
 
 
 def test_compression_modes():

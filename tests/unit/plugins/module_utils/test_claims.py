@@ -49,8 +49,16 @@ def named(name, namespace="tenant-x", **spec):
     return result
 
 
+def split(problem):
+    """(claim, field, message) of a problem '<namespace>/<name> <field>: <message>'."""
+    where, message = problem.split(": ", 1)
+    # The field has no blank in these tests; an invalid namespace may ('Tenant X/x').
+    claim_ref, _blank, field = where.rpartition(" ") if " " in where else (where, "", "")
+    return claim_ref, field, message
+
+
 def fields(claims, region=None):
-    return [(item["field"], item["message"]) for item in validate_claims(claims, region or REGION)]
+    return [split(item)[1:] for item in validate_claims(claims, region or REGION)]
 
 
 def ceph(**pools):
@@ -63,8 +71,8 @@ def test_the_valid_claim_has_no_problems():
 
 def test_problems_name_the_claim_by_namespace_and_name():
     problems = validate_claims([claim(size="huge")], REGION)
-    assert problems == [{"claim": "tenant-customer-a/customer-a-prod", "field": "spec.size",
-                         "message": "must be one of small, medium, large, xlarge, got 'huge'"}]
+    assert problems == ["tenant-customer-a/customer-a-prod spec.size: must be one of small, medium, large, xlarge, "
+                        "got 'huge'"]
 
 
 # --- the XRD's rules -------------------------------------------------------
@@ -235,7 +243,8 @@ def test_long_names_say_why():
     assert fields([named("a" * 54)]) == [(
         "metadata.name",
         "is 54 characters long; at most 53 fit, so that namespace openstack-<name> stays within 63")]
-    assert [problem[0] for problem in claim_name_problems("A" * 70)] == ["metadata.name", "metadata.name"]
+    assert [problem.split(":")[0] for problem in claim_name_problems("A" * 70)] == ["metadata.name", "metadata.name"]
+    assert claim_name_problems(5, field="name", subject="tenant") == ["tenant name: must be a string, got integer"]
 
 
 @pytest.mark.parametrize("metadata, expected", [
@@ -260,8 +269,7 @@ def test_labels_and_annotations_are_allowed():
 
 def test_two_claims_must_not_share_a_namespace():
     problems = validate_claims([named("prod", "tenant-a"), named("prod", "tenant-b")], REGION)
-    assert problems == [{"claim": "tenant-b/prod", "field": "metadata.name",
-                         "message": "maps to namespace openstack-prod, as claim tenant-a/prod does"}]
+    assert problems == ["tenant-b/prod metadata.name: maps to namespace openstack-prod, as claim tenant-a/prod does"]
 
 
 def test_the_same_claim_twice_is_a_conflict():
@@ -273,8 +281,8 @@ def test_the_same_claim_twice_is_a_conflict():
 def test_a_dedicated_pool_serves_one_claim():
     problems = validate_claims([named("finance", hypervisorClusters=["hv-pool-compliance"]),
                                 named("other", hypervisorClusters=["hv-pool-a", "hv-pool-compliance"])], REGION)
-    assert problems == [{"claim": "tenant-x/other", "field": "spec.hypervisorClusters[1]",
-                         "message": "hv-pool-compliance is dedicated to claim tenant-x/finance"}]
+    assert problems == ["tenant-x/other spec.hypervisorClusters[1]: hv-pool-compliance is dedicated to claim "
+                        "tenant-x/finance"]
 
 
 def test_shared_pools_serve_many_claims():
@@ -322,7 +330,7 @@ def test_all_problems_of_all_claims_are_collected():
         "not a claim",
         {},
     ], REGION)
-    assert [(item["claim"], item["field"]) for item in problems] == [
+    assert [split(item)[:2] for item in problems] == [
         ("tenant-x/one", "spec.size"),
         ("tenant-x/one", "spec.storageClusters[0]"),
         ("tenant-x/two", "spec.region"),
@@ -338,14 +346,13 @@ def test_claims_argument_shapes():
     assert validate_claims(None, REGION) == []
     assert validate_claims([], REGION) == []
     assert validate_claims(CLAIM, REGION) == []
-    assert validate_claims("claims", REGION) == [
-        {"claim": "?", "field": "", "message": "claims must be a list of OpenStackCluster claims, got string"}]
+    assert validate_claims("claims", REGION) == ["claims: must be a list of OpenStackCluster claims, got string"]
 
 
 def test_an_invalid_region_is_reported_not_raised():
     assert validate_claims([CLAIM], {"name": "eu-de-1", "hypervisor_pools": [{"workers": 0}]}) == [
-        {"claim": "(region)", "field": "hypervisor_pools[0].name", "message": "is required"},
-        {"claim": "(region)", "field": "hypervisor_pools[0].workers", "message": "must be at least 1, got 0"},
+        "region hypervisor_pools[0].name: is required",
+        "region hypervisor_pools[0].workers: must be at least 1, got 0",
     ]
 
 

@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
@@ -58,18 +59,18 @@ def test_every_problem_is_reported_at_once():
     region = dict(REGION, control_planes=[{"name": "eu-de-1-control-plane", "ironcore": {"machine_class": "g"}}],
                   hypervisor_pools=[{"name": "hv-pool-a"}, {"name": "hv-pool-b", "ironcore": {"machine_class": "k"},
                                                             "gardener": {"shoot_name": "hv-pool-a"}}])
-    with pytest.raises(gardener.GardenerError) as error:
+    with pytest.raises(InputError) as error:
         shoots(region, dict(SETTINGS, project="Not-Valid", credentials_binding=None))
     text = "\n".join(error.value.problems)
     assert "gardener.credentials_binding: is required" in text
     assert "gardener.project: 'Not-Valid'" in text
     assert "hv-pool-a.ironcore.machine_class: is required" in text
-    with pytest.raises(gardener.GardenerError) as error:
+    with pytest.raises(InputError) as error:
         shoots(region, SETTINGS)
     text = "\n".join(error.value.problems)
     assert ("eu-de-1-control-plane.gardener.shoot_name: Shoot eu-de-1-control-plane in project cc is too long: "
             "Gardener allows 21 characters for project and Shoot name together, this is 23") in text
-    assert "hv-pool-a is the Shoot of several clusters" in text
+    assert "gardener.shoot_name: hv-pool-a is the Shoot of several clusters" in text
 
 
 @pytest.mark.parametrize("region", ["eu-de-1", "us-east-1", "lab"])
@@ -87,9 +88,11 @@ def test_shipped_inventories_compose_valid_shoots(inventory_of, region):
     ({"provider": {"type": "aws"}}, "spec.provider.type: field is immutable"),
     ({"networking": {"type": "cilium"}}, "spec.networking.type: field is immutable"),
     ({"networking": {"pods": "10.0.0.0/8"}}, "spec.networking.pods: field is immutable"),
-    ({"kubernetes": {"version": "1.31"}}, "kubernetes version downgrade is not supported (1.32.2 to 1.31)"),
-    ({"kubernetes": {"version": "1.32.1"}}, "kubernetes version downgrade is not supported"),
-    ({"kubernetes": {"version": "1.34"}}, "kubernetes version upgrade cannot skip a minor version (1.32.2 to 1.34)"),
+    ({"kubernetes": {"version": "1.31"}}, "spec.kubernetes.version: kubernetes version downgrade is not supported "
+                                          "(1.32.2 to 1.31)"),
+    ({"kubernetes": {"version": "1.32.1"}}, "spec.kubernetes.version: kubernetes version downgrade is not supported"),
+    ({"kubernetes": {"version": "1.34"}}, "spec.kubernetes.version: kubernetes version upgrade cannot skip a minor "
+                                          "version (1.32.2 to 1.34)"),
 ])
 def test_update_problems(change, fragment):
     live = {"region": "eu", "provider": {"type": "metal"}, "networking": {"type": "calico", "pods": "100.64.0.0/12"},
@@ -97,7 +100,7 @@ def test_update_problems(change, fragment):
     desired = dict(live)
     desired.update(change)
     problems = gardener.update_problems("hv", live, desired)
-    assert len(problems) == 1 and fragment in problems[0], problems
+    assert len(problems) == 1 and problems[0].startswith("Shoot hv " + fragment), problems
 
 
 @pytest.mark.parametrize("version", ["1.32", "1.32.2", "1.32.5", "1.33", "1.33.1"])
@@ -133,8 +136,10 @@ def test_kubeconfig_facts_and_renewal():
     assert "expires in" in gardener.renewal_reason(facts, shoot, 3600, at=later - datetime.timedelta(minutes=30))
     moved = {"status": {"advertisedAddresses": [{"name": "external", "url": "https://api.other"}]}}
     assert "points at https://api.hv" in gardener.renewal_reason(facts, moved, 3600, at=now)
-    with pytest.raises(gardener.GardenerError):
+    with pytest.raises(InputError, match="^kubeconfig kind: is not Config$"):
         gardener.kubeconfig_facts("kind: Secret")
+    with pytest.raises(InputError, match="^kubeconfig: is not YAML$"):
+        gardener.kubeconfig_facts("kind: [")
 
 
 def test_admin_kubeconfig_request_and_answer():
@@ -144,7 +149,7 @@ def test_admin_kubeconfig_request_and_answer():
     text, expires = gardener.admin_kubeconfig_from(
         {"status": {"kubeconfig": base64.b64encode(b"kind: Config").decode(), "expirationTimestamp": "T"}})
     assert (text, expires) == ("kind: Config", "T")
-    with pytest.raises(gardener.GardenerError):
+    with pytest.raises(InputError, match="^status.kubeconfig: is missing"):
         gardener.admin_kubeconfig_from({"status": {}})
 
 
@@ -154,5 +159,7 @@ def test_kubeconfig_paths_come_from_each_clusters_host():
                                                   "st-pool-a": {"cobaltcore_kubeconfig": "/k/st.yaml"}})
     assert result == [{"name": "eu-de-1-cp", "path": "/k/cp.yaml"}, {"name": "hv-pool-a", "path": "/k/hv.yaml"},
                       {"name": "st-pool-a", "path": "/k/st.yaml"}]
-    with pytest.raises(gardener.GardenerError):
+    with pytest.raises(InputError) as error:
         gardener.kubeconfig_paths(shoots(), {})
+    assert error.value.problems[0] == ("hostvars.eu-de-1-control-plane.cobaltcore_kubeconfig: is not set, so the "
+                                       "kubeconfig of Shoot eu-de-1-cp has no path")

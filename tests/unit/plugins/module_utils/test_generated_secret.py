@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import generated_secret as gs
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 
 def b64(text):
@@ -80,19 +81,22 @@ def test_values_from_copies_a_field_of_another_object():
     manifest, dummy = gs.desired_secret(s, None, {ref: {"status": {"id": "abc"}}})
     assert data_of(manifest)["application_credential_id"] == "abc"
     assert data_of(manifest)["id"] == "abc"
-    with pytest.raises(gs.SecretSpecError, match="has no status.id yet"):
+    with pytest.raises(InputError, match="^Secret openstack/glance-keystone-credentials values_from\\[0\\]: "
+                       "ApplicationCredential openstack/glance has no status.id yet"):
         gs.desired_secret(s, None, {ref: {"status": {}}})
-    with pytest.raises(gs.SecretSpecError, match="does not exist"):
+    with pytest.raises(InputError, match="values_from\\[0\\]: ApplicationCredential openstack/glance .* does not exist"):
         gs.desired_secret(s, None, {ref: None})
 
 
 def test_template_that_refers_to_an_unknown_key_fails_naming_it():
-    with pytest.raises(gs.SecretSpecError, match="templates.x: .*'nope'"):
+    with pytest.raises(InputError, match="^Secret openstack/glance-keystone-user templates.x: refers to 'nope'"):
         gs.desired_secret(spec(templates={"x": "${nope}"}), None)
+    with pytest.raises(InputError, match="^Secret openstack/glance-keystone-user templates.y.a\\[1\\]: refers to 'nope'"):
+        gs.desired_secret(spec(templates={"y": {"a": ["${password}", "${nope}"]}}), None)
 
 
 def test_validate_reports_every_problem():
-    with pytest.raises(gs.SecretSpecError) as error:
+    with pytest.raises(InputError) as error:
         gs.validate([
             {"name": "Bad_Name", "namespace": "ns", "generate": ["k"]},
             {"name": "s", "generate": [{"key": "k", "length": 4}]},
@@ -101,11 +105,23 @@ def test_validate_reports_every_problem():
             {"name": "v", "namespace": "ns", "generate": ["bad key"], "values_from": [{"key": "x"}]},
             {"name": "t", "namespace": "ns", "generate": ["a"]},
         ])
-    text = "\n".join(error.value.problems)
-    for part in ("name 'Bad_Name'", "namespace None is missing", "length must be an integer of at least 16",
-                 "every value of values must be a string", "a is set more than once", "nothing to generate",
-                 "bad key are not valid Secret keys", "values_from[0] lacks", "Secret ns/t is listed twice"):
-        assert part in text, part
+    assert error.value.problems == [
+        "secrets[0].name: 'Bad_Name' is not a valid Secret name",
+        "secrets[1].namespace: None is missing or invalid",
+        "secrets[1].generate[0].length: must be an integer of at least 16, got 4",
+        "secrets[1]: nothing to generate, set or render",
+        "secrets[2].values.b: must be a string, got int",
+        "secrets[2].values.a: a is set more than once (also secrets[2].generate[0].key)",
+        "secrets[3]: nothing to generate, set or render",
+        "secrets[4].values_from[0].api_version: is required (a non-empty string)",
+        "secrets[4].values_from[0].kind: is required (a non-empty string)",
+        "secrets[4].values_from[0].name: is required (a non-empty string)",
+        "secrets[4].values_from[0].field: is required (a non-empty string)",
+        "secrets[4].generate[0].key: 'bad key' is not a valid Secret key (letters, digits, '-', '_', '.')",
+        "secrets[5]: Secret ns/t is listed twice (also secrets[2])",
+    ]
+    with pytest.raises(InputError, match="^secrets: must be a list$"):
+        gs.validate({"name": "x"})
 
 
 def test_field_of():

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
@@ -75,7 +76,7 @@ def test_selector_matching_with_expressions():
                                                            {"key": "c", "operator": "DoesNotExist"}]}, labels)
     assert not ironcore.selector_matches({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]},
                                          labels)
-    with pytest.raises(ironcore.IronCoreError):
+    with pytest.raises(InputError, match="^selector.matchExpressions.operator: 'Gt' is not one of In, NotIn"):
         ironcore.selector_matches({"matchExpressions": [{"key": "a", "operator": "Gt"}]}, labels)
 
 
@@ -98,8 +99,9 @@ def test_plan_reports_a_shortage_with_states_before_anything_is_created():
                server("s5", machine_class="storage")]
     plan, problems = ironcore.plan_claims([pool("hv-a", 3), pool("st-a", 1, STORAGE)], servers, [])
     assert len(problems) == 1
-    assert problems[0] == ("pool hv-a is 2 server(s) short: it needs 3 more matching c5c3.io/machine-class=kvm, "
-                           "and 1 can be claimed; 4 match in all (Available 1, Discovery 1, Error 1, Reserved 1)")
+    assert problems[0] == ("pools[0].count: pool hv-a is 2 server(s) short: it needs 3 more matching "
+                           "c5c3.io/machine-class=kvm, and 1 can be claimed; 4 match in all (Available 1, Discovery 1, "
+                           "Error 1, Reserved 1)")
 
 
 def test_plan_never_counts_servers_claimed_by_another_pool_or_unclaimable():
@@ -150,10 +152,16 @@ def test_claim_and_ignition_manifests():
 
 
 def test_pool_problems():
-    problems = ironcore.pool_problems([dict(pool("hv-a", -1), image=""), dict(pool("hv-a", 1), selector={})])
-    text = "\n".join(problems)
-    assert "pools[0].count" in text and "pools[0].image" in text
-    assert "pools[1].name: hv-a is given twice" in text and "pools[1].selector" in text
+    gt = {"matchExpressions": [{"key": "a", "operator": "In"}, {"key": "a", "operator": "Gt"}]}
+    problems = ironcore.pool_problems([dict(pool("hv-a", -1), image=""), dict(pool("hv-a", 1), selector={}),
+                                       dict(pool("hv-b", 1), selector=gt)])
+    assert problems == [
+        "pools[0].count: must be a whole number >= 0, got -1",
+        "pools[0].image: must name the server image",
+        "pools[1].name: hv-a is given twice",
+        "pools[1].selector: must select servers (matchLabels or matchExpressions); an empty selector would take "
+        "servers of every pool",
+        "pools[2].selector.matchExpressions[1].operator: 'Gt' is not one of In, NotIn, Exists, DoesNotExist"]
 
 
 @pytest.mark.parametrize("region", ["eu-de-1", "us-east-1", "lab"])
@@ -170,9 +178,12 @@ def test_claim_pools_of_the_shipped_inventories(inventory_of, region):
 
 def test_claim_pools_reports_pools_without_machines_or_image():
     region = {"name": "r", "hypervisor_pools": [{"name": "hv-a"}, {"name": "hv-b", "ironcore": {"machine_class": "k"}}]}
-    with pytest.raises(ironcore.IronCoreError) as error:
+    with pytest.raises(InputError) as error:
         ironcore.claim_pools(build_region(region).to_dict(), {})
-    assert len(error.value.problems) == 3  # control plane and hv-a: no machines; hv-b: no image
+    assert error.value.problems == [
+        "r-control-plane.ironcore: names no machine_pool or machine_class, so no server can be selected for it",
+        "hv-a.ironcore: names no machine_pool or machine_class, so no server can be selected for it",
+        "hv-b.ironcore.image: no server image (and no default image)"]
 
 
 def test_lab_bmcs_are_valid_and_cover_the_pools(inventory_of):

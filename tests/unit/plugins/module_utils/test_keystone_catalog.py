@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import templating
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog as kc
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import failures
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import settings as catalog_settings
@@ -36,7 +37,7 @@ def by_kind(manifests, kind):
 
 
 def problems_of(**settings):
-    with pytest.raises(catalog_settings.KeystoneCatalogError) as error:
+    with pytest.raises(InputError) as error:
         kc.catalog_plan(settings)
     return error.value.problems
 
@@ -98,18 +99,23 @@ def test_every_problem_is_reported_together():
     problems = problems_of(namespace="Bad_NS", keystone_public_url="ftp://x", public_url_template="{nope}",
                            services=["glance", "unknown", "glance"], service_roles=["admin", "operator"],
                            service_project_policy="maybe", korc_interface="private")
-    text = "\n".join(problems)
-    for part in ("namespace 'Bad_NS'", "region is required", "'ftp://x' is not an http or https URL",
-                 "unknown placeholders nope", "service unknown is not in the catalog table",
-                 "service glance is listed twice", "roles operator are not among the imported roles",
-                 "service_project_policy", "korc_interface"):
-        assert part in text, part
-    # The internal URL defaults to the public one: its problem is reported once.
-    assert sum("ftp://x" in p for p in problems) == 1
+    assert problems == [
+        "namespace: 'Bad_NS' must be a DNS-1123 label (the OpenStack cluster's namespace)",
+        "region: is required (the Keystone region of the catalog's endpoints)",
+        # The internal URL defaults to the public one: its problem is reported once.
+        "keystone_public_url: 'ftp://x' is not an http or https URL",
+        "public_url_template: '{nope}' uses unknown placeholders nope (known: %s)" % ", ".join(catalog_settings.URL_FIELDS),
+        "service_project_policy: must be one of managed, unmanaged, got 'maybe'",
+        "korc_interface: must be one of public, internal, admin, got 'private'",
+        "services.glance.roles: operator are not among the imported roles admin, member, reader, service",
+        "services.unknown: is not in the catalog table (%s); give its type and port"
+        % ", ".join(sorted(region_services.SERVICES)),
+        "services.glance: is listed twice",
+    ]
 
 
 def test_settings_must_be_a_mapping():
-    with pytest.raises(catalog_settings.KeystoneCatalogError):
+    with pytest.raises(InputError, match="^settings: must be a mapping, got list$"):
         kc.catalog_plan(["openstack"])
 
 
@@ -298,16 +304,18 @@ def test_import_failure_message_adds_the_filter_to_other_failures():
 
 def test_render_template_mapping_becomes_yaml_with_values_inserted_verbatim():
     text = templating.render_template({"clouds": {"x": {"auth": {"password": "${password}", "port": 5}}}},
-                              {"password": "a: b #c"})
+                                      {"password": "a: b #c"})
     assert yaml.safe_load(text) == {"clouds": {"x": {"auth": {"password": "a: b #c", "port": 5}}}}
     assert templating.render_template("id=${id}", {"id": "42"}) == "id=42"
 
 
 def test_render_template_errors():
-    with pytest.raises(templating.TemplateError, match="refers to 'missing'"):
+    with pytest.raises(InputError, match="^template.a: refers to 'missing', which the Secret does not hold$"):
         templating.render_template({"a": "${missing}"}, {})
-    with pytest.raises(templating.TemplateError):
-        templating.render_template(5, {})
+    with pytest.raises(InputError, match="^clouds.yaml: must be a string or a mapping, got int$"):
+        templating.render_template(5, {}, "clouds.yaml")
+    with pytest.raises(InputError, match="^template: is not a valid template"):
+        templating.render_template("${", {})
 
 
 def test_plan_is_json_serializable():

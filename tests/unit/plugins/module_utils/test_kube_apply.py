@@ -9,8 +9,9 @@ import base64
 
 import pytest
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
-    REDACTED, ManifestError, apply_order, field_diff, is_subset, needs_apply, normalize, owned_paths)
+    REDACTED, apply_order, field_diff, is_subset, needs_apply, normalize, owned_paths)
 
 MANAGER = "c5c3.cobaltcore"
 
@@ -29,12 +30,13 @@ def live_with(obj, fields, manager=MANAGER, operation="Apply"):
 
 
 def test_normalize_reports_every_problem_at_once():
-    with pytest.raises(ManifestError) as err:
+    with pytest.raises(InputError) as err:
         normalize([cm(), "text", {"kind": "ConfigMap", "metadata": {}}, cm()])
     assert err.value.problems == [
-        "manifest 1: not a mapping",
-        "manifest 2: missing apiVersion, metadata.name",
-        "manifest 3: ConfigMap ns/a is listed twice",
+        "manifest 1: must be a mapping, got str",
+        "manifest 2 apiVersion: is required",
+        "manifest 2 metadata.name: is required",
+        "manifest 3: ConfigMap ns/a is listed twice (also manifest 0)",
     ]
 
 
@@ -125,7 +127,7 @@ def test_secret_data_is_normalized_and_string_data_must_be_strings():
               "data": {"wrapped": "YWJj\nZGVm\n"}}
     (out,) = normalize([secret])
     assert out["data"] == {"wrapped": "YWJjZGVm"}
-    with pytest.raises(ManifestError) as err:
+    with pytest.raises(InputError) as err:
         normalize([{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "n"},
                     "stringData": {"enabled": True}}])
-    assert err.value.problems == ["manifest 0: Secret s: stringData.enabled is not a string"]
+    assert err.value.problems == ["manifest 0 stringData.enabled: must be a string, got bool (Secret n/s)"]

@@ -49,12 +49,17 @@ def test_valid_value_has_no_problems():
     ([], [("spec", "must be a mapping, got list")]),
 ])
 def test_each_rule_reports_path_and_message(value, expected):
-    assert validate(SCHEMA, value, "spec") == expected
+    assert validate(SCHEMA, value, "spec") == ["%s: %s" % item for item in expected]
 
 
 def test_all_problems_are_collected():
     problems = validate(SCHEMA, {"count": 9, "mode": "z", "x": 1}, "spec")
-    assert [problem[0] for problem in problems] == ["spec.name", "spec.count", "spec.mode", "spec.x"]
+    assert [problem.split(":")[0] for problem in problems] == ["spec.name", "spec.count", "spec.mode", "spec.x"]
+
+
+def test_a_subject_comes_before_the_path():
+    assert validate(SCHEMA, {"name": 1}, "spec", "tenant-a/a") == ["tenant-a/a spec.name: must be a string, got integer"]
+    assert validate(SCHEMA, [], "", "region") == ["region: must be a mapping, got list"]
 
 
 def test_defaults_fill_missing_fields_even_in_absent_objects():

@@ -12,6 +12,7 @@ import pytest
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate, Readiness
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import readiness as readiness_module
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 
 # ---------------------------------------------------------------------------
@@ -791,7 +792,7 @@ def test_condition_keeps_the_kind_terminal_verdict_while_not_ready():
 
 
 def test_condition_must_have_a_type():
-    with pytest.raises(readiness_module.ReadinessError):
+    with pytest.raises(InputError, match="^condition: must be a mapping with a type"):
         evaluate(make("v1", "ConfigMap"), condition={"status": "True"})
 
 
@@ -845,18 +846,22 @@ def test_failed_expression_with_expression_and_unknown_kind():
 
 
 def test_invalid_expression_is_reported():
-    with pytest.raises(readiness_module.ReadinessError) as error:
+    with pytest.raises(InputError) as error:
         evaluate(POOL, expression="status.[")
-    assert "not a valid JMESPath expression" in str(error.value)
+    (problem,) = error.value.problems
+    assert problem.startswith("expression: 'status.[' is not a valid JMESPath expression")
+    with pytest.raises(InputError, match="^failed_expression: 'status.\\[' is not a valid"):
+        evaluate(POOL, failed_expression="status.[")
 
 
 def test_missing_jmespath_gives_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "jmespath", None)
     monkeypatch.setitem(sys.modules, "jmespath.exceptions", None)
     monkeypatch.setattr(readiness_module, "_JMESPATH_CACHE", {})
-    with pytest.raises(readiness_module.ReadinessError) as error:
+    with pytest.raises(InputError) as error:
         evaluate(POOL, expression="status.phase")
-    assert "jmespath" in str(error.value)
+    assert error.value.problems == ["expression: needs the Python package jmespath on the host running the module "
+                                    "(pip install jmespath)"]
     # The kind rules need no jmespath.
     assert evaluate(POOL).ready
 
@@ -898,7 +903,7 @@ def test_long_messages_are_shortened():
 
 
 def test_not_an_object_is_rejected():
-    with pytest.raises(readiness_module.ReadinessError):
+    with pytest.raises(InputError, match="^object: must be a Kubernetes object as a mapping, got list$"):
         evaluate(["not", "an", "object"])
 
 

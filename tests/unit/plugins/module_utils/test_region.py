@@ -6,16 +6,19 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import (
-    CONTROL_PLANE, HYPERVISOR, STORAGE, Region, RegionError, build_region, region_from_inventory)
+    CONTROL_PLANE, HYPERVISOR, STORAGE, Region, build_region, region_from_inventory)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 MINIMAL = {"name": "eu-de-1", "hypervisor_pools": ["hv-pool-a", "hv-pool-b"],
            "storage_pools": ["st-pool-a", {"name": "st-pool-b"}]}
 
 
 def problems_of(data):
-    with pytest.raises(RegionError) as error:
+    """(field, message) of each problem 'region <field>: <message>'."""
+    with pytest.raises(InputError) as error:
         build_region(data)
-    return [(item["field"], item["message"]) for item in error.value.problems]
+    assert all(problem.startswith("region") for problem in error.value.problems), error.value.problems
+    return [tuple(problem[len("region"):].lstrip(" ").split(": ", 1)) for problem in error.value.problems]
 
 
 def test_minimal_region_gets_the_default_control_plane():
@@ -213,19 +216,23 @@ def test_hosts_without_pool_vars_are_bare_pools():
 def test_inventory_problems():
     groups = dict(INVENTORY["groups"], gardener=["garden", "garden-2"])
     hostvars = dict(INVENTORY["hostvars"], **{"hv-pool-a": {"cobaltcore_pool": ["not", "a", "mapping"]}})
-    with pytest.raises(RegionError) as error:
+    with pytest.raises(InputError) as error:
         region_from_inventory(dict(INVENTORY, groups=groups, hostvars=hostvars))
-    assert [(item["field"], item["message"]) for item in error.value.problems] == [
-        ("groups.gardener", "must hold one cluster, holds garden, garden-2"),
-        ("hostvars.hv-pool-a.cobaltcore_pool", "must be a mapping"),
+    assert error.value.problems == [
+        "inventory groups.gardener: must hold one cluster, holds garden, garden-2",
+        "inventory hostvars.hv-pool-a.cobaltcore_pool: must be a mapping",
     ]
+    with pytest.raises(InputError, match="^inventory: must be a mapping with name, groups, hostvars$"):
+        region_from_inventory(["not", "an", "inventory"])
 
 
 def test_inventory_region_name_is_validated():
-    with pytest.raises(RegionError, match="name: must be a string, got null"):
+    with pytest.raises(InputError, match="^region name: must be a string, got null$"):
         build_region(dict(INVENTORY, name=None))
 
 
-def test_region_error_message_lists_every_problem():
-    error = RegionError([{"field": "a", "message": "x"}, {"field": "b", "message": "y"}])
-    assert str(error) == "a: x; b: y"
+def test_the_error_message_lists_every_problem():
+    with pytest.raises(InputError) as error:
+        build_region({"name": "r", "hypervisor_pools": [{"workers": 0}]})
+    assert str(error.value) == "region hypervisor_pools[0].name: is required; region hypervisor_pools[0].workers: " \
+        "must be at least 1, got 0"

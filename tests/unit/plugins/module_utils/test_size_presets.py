@@ -5,6 +5,7 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import SIZES, size_preset
 
 
@@ -24,7 +25,7 @@ def test_sizes_in_xrd_order():
 
 @pytest.mark.parametrize("size", ["huge", "", None, 3, ["small"]])
 def test_unknown_size_is_refused(size):
-    with pytest.raises(ValueError, match="unknown size"):
+    with pytest.raises(InputError, match="^size: unknown size "):
         size_preset(size)
 
 
