@@ -21,10 +21,13 @@ import re
 import threading
 import uuid
 from contextlib import redirect_stdout
+from unittest import mock
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from ansible.module_utils import _internal
+from ansible.module_utils.common import warnings
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import connection
@@ -49,7 +52,9 @@ def run_module(main, args, check_mode=False, diff=False, no_log=False):
     args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff, _ansible_no_log=no_log,
                 _ansible_remote_tmp="/tmp", _ansible_keep_remote_files=False)
     out = io.StringIO()
-    with patch_module_args(args), redirect_stdout(out):
+    # As in the module's own process: warnings go into the result, and none are left from other tests.
+    with patch_module_args(args), redirect_stdout(out), mock.patch.object(_internal, "is_controller", False), \
+            mock.patch.object(warnings, "_global_warnings", {}), mock.patch.object(warnings, "_global_deprecations", {}):
         with pytest.raises(SystemExit):
             main()
     text = out.getvalue()
