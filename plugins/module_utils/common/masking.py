@@ -112,14 +112,17 @@ def _credential_strings(node, inside, credentials, public):
 
 
 def kubeconfig_strings(kubeconfig):
-    """(credentials, public strings) of an in-memory kubeconfig; a string that is both counts as a credential.
+    """(credentials, public strings) of a kubeconfig option; a string that is both counts as a credential.
 
-    Credentials are tokens, passwords, client keys and the whole exec and auth-provider
-    sections; names, servers, certificates and apiVersion are public.
+    Of an in-memory kubeconfig, credentials are tokens, passwords, client keys and the whole
+    exec and auth-provider sections; names, servers, certificates and apiVersion are public.
+    A string is the kubeconfig's path, public.
     """
     credentials, public = set(), set()
     if isinstance(kubeconfig, dict):
         _credential_strings(kubeconfig, False, credentials, public)
+    elif isinstance(kubeconfig, str) and kubeconfig:
+        public.add(kubeconfig)
     return credentials, public - credentials
 
 

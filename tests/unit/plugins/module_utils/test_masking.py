@@ -68,7 +68,8 @@ def test_a_string_both_public_and_a_credential_stays_masked():
 def test_a_kubeconfig_text_that_is_no_mapping_is_secret_as_a_whole():
     assert masking.kubeconfig_credentials("not: [yaml") == {"not: [yaml"}
     assert masking.kubeconfig_credentials("") == set()
-    assert masking.kubeconfig_strings("/path/to/kubeconfig") == (set(), set())
+    # As an option, a string is the kubeconfig's path: public.
+    assert masking.kubeconfig_strings("/path/to/kubeconfig") == (set(), {"/path/to/kubeconfig"})
 
 
 def test_leaves_are_what_ansible_masks_of_a_no_log_option():

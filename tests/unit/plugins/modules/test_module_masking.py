@@ -240,3 +240,8 @@ def test_keystone_modules_name_the_api_version_when_secret_auth_cannot_read_its_
                              "kind Secret in v1 (is its CRD installed?)"), result["msg"]
     assert "********" not in text
     assert_hidden(text, *secret_texts())
+
+
+def test_a_kubeconfig_path_stays_readable(kube):
+    result, _text = run_module(wait.main, {"kubeconfig": "/clusters/garden.yaml", "timeout": "x", "resources": []})
+    assert result["failed"] and result["invocation"]["module_args"]["kubeconfig"] == "/clusters/garden.yaml"
