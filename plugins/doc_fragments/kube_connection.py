@@ -81,7 +81,7 @@ options:
 
     # The Kubernetes connection of the Keystone modules: openstack.cloud's options validate_certs,
     # ca_cert, client_cert and client_key are Keystone's there and never reach the Kubernetes client.
-    KEYSTONE = r"""
+    KEYSTONE_MODULES = r"""
 options:
   kubeconfig:
     description:

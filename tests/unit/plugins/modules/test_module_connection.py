@@ -4,10 +4,15 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.connection import KUBE_CONNECTION_SPEC, KubeConnection
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule, MaskingAnsibleModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import KeystoneModule
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     apply, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
@@ -15,6 +20,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     keystone_verify, korc_credentials, wait)
 
 from module_harness import SECRET_B64, keystone, kube, run_module  # noqa: F401 (fixtures)
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 
 # Each Keystone module with the least it needs to run.
 KEYSTONE_MODULES = {
@@ -85,3 +92,43 @@ def test_kubernetes_aliases_are_kubernetes_cores(kube):
     (auth,) = kube.clients
     assert (auth["validate_certs"], auth["ca_cert"], auth["client_cert"], auth["client_key"]) == (
         False, "/ca.pem", "/c.pem", "/k.pem")
+
+
+class _Captured(Exception):
+    pass
+
+
+def _argument_spec(module, monkeypatch):
+    """The argument spec a module hands to AnsibleModule (both bases build a MaskingAnsibleModule)."""
+    def capture(self, argument_spec, *args, **kwargs):
+        raise _Captured(argument_spec)
+    monkeypatch.setattr(MaskingAnsibleModule, "__init__", capture)
+    with pytest.raises(_Captured) as captured:
+        module.main()
+    monkeypatch.undo()
+    return captured.value.args[0]
+
+
+def _shape(options):
+    return dict((name, {"type": option.get("type") or "str", "elements": option.get("elements"),
+                        "aliases": sorted(option.get("aliases") or []), "choices": sorted(option.get("choices") or []),
+                        "default": option.get("default"),
+                        "suboptions": _shape(option.get("options") or option.get("suboptions") or {})})
+                for name, option in options.items())
+
+
+def test_every_modules_documentation_is_its_argument_spec(monkeypatch):
+    """The doc fragments (kube_connection, kube_connection.keystone_modules) document what the bases add."""
+    modules = list(KEYSTONE_MODULES) + list(KUBE_MODULES)
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"))
+    out = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-doc"), "-t", "module", "--json"]
+                         + ["c5c3.cobaltcore.%s" % m.__name__.rsplit(".", 1)[-1] for m in modules],
+                         env=env, cwd=REPO, capture_output=True, text=True, check=True)
+    docs = json.loads(out.stdout)
+    for module in modules:
+        name = "c5c3.cobaltcore.%s" % module.__name__.rsplit(".", 1)[-1]
+        documented = _shape(docs[name]["doc"]["options"])
+        spec = _shape(_argument_spec(module, monkeypatch))
+        assert sorted(documented) == sorted(spec), name
+        for option in spec:
+            assert documented[option] == spec[option], (name, option)
