@@ -78,6 +78,7 @@ EXAMPLES = r"""
     shoots:
       - name: st-pool-a
     expiration_seconds: 600
+    renew_before: 60
     return_content: true
   register: st_pool_a_access
   no_log: true
