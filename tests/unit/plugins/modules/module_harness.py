@@ -414,7 +414,7 @@ class KeystoneServer(object):
         self.httpd.state = self.state
         self.httpd.tokens = set()
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
         self.url = "http://127.0.0.1:%d/v3" % self.httpd.server_address[1]
 
