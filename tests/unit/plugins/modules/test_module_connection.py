@@ -19,7 +19,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     ironcore_server_info, keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments,
     keystone_verify, korc_credentials, wait)
 
-from module_harness import SECRET_B64, keystone, kube, run_module  # noqa: F401 (fixtures)
+from module_harness import SECRET_B64, run_module
+from module_harness import keystone, kube  # noqa: F401  # pylint: disable=unused-import
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 

@@ -12,7 +12,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments, keystone_verify,
     korc_credentials)
 
-from module_harness import SECRET, assert_hidden, keystone, kube, run_module  # noqa: F401 (fixtures)
+from module_harness import SECRET, assert_hidden, run_module
+from module_harness import keystone, kube  # noqa: F401  # pylint: disable=unused-import
 
 
 def args(server, **extra):

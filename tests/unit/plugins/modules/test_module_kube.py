@@ -25,7 +25,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     apply, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
     ironcore_server_info, wait)
 
-from module_harness import GARDENER, IRONCORE, kube, run_module  # noqa: F401 (fixture)
+from module_harness import GARDENER, IRONCORE, run_module
+from module_harness import kube  # noqa: F401  # pylint: disable=unused-import
 
 
 def configmap(name="a", namespace="n", **data):
@@ -168,9 +169,8 @@ def test_generated_secret_generates_once_and_keeps_values(kube):
 
 
 def test_generated_secret_check_mode(kube):
-    result, _text = run_module(generated_secret.main, {"namespace": "n", "secrets": [{"name": "s",
-                                                                                       "generate": ["password"]}]},
-                               check_mode=True)
+    args = {"namespace": "n", "secrets": [{"name": "s", "generate": ["password"]}]}
+    result, _text = run_module(generated_secret.main, args, check_mode=True)
     assert result["changed"] and result["secrets"][0]["result"] == "created"
     assert writes(kube) == [("PATCH", "Secret", "s", "n", True)] and kube.find("v1", "Secret", "s", "n") is None
 

@@ -22,8 +22,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     ironcore_server_info, keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments,
     keystone_verify, korc_credentials, wait)
 
-from module_harness import (  # noqa: F401 (fixtures)
-    CLIENT_KEY_DATA, SECRET, TOKEN, assert_hidden, keystone, kube, kubeconfig, run_module)
+from module_harness import CLIENT_KEY_DATA, SECRET, TOKEN, assert_hidden, kubeconfig, run_module
+from module_harness import keystone, kube  # noqa: F401  # pylint: disable=unused-import
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAsecretkeymaterial0123456789\n-----END RSA PRIVATE KEY-----"
 SECRET_MANIFEST = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds", "namespace": "n"},
