@@ -53,12 +53,4 @@ options:
     description: Seconds before the second attempt; doubled for each further one, at most 8.
     type: float
     default: 1.0
-  kubeconfig:
-    description:
-      - Kubeconfig of the control-plane cluster, a path or a dict (or C(K8S_AUTH_KUBECONFIG)). Needed for
-        O(secret_auth) and by the modules that read or write Secrets.
-    type: raw
-  context:
-    description: The kubeconfig context.
-    type: str
 """

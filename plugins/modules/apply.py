@@ -24,7 +24,7 @@ description:
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - c5c3.cobaltcore.kube_connection
   - c5c3.cobaltcore.wait_options
 attributes:
   check_mode:
@@ -152,6 +152,7 @@ try:
 except ImportError:  # reported when a YAML string or file needs it
     yaml = None
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize, ref_of, summary
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule, WAIT_CONDITION_SPEC
@@ -198,13 +199,18 @@ class ApplyModule(KubeModule):
     )
     module_kwargs = dict(required_one_of=[("definition", "src")])
 
-    def manifests(self):
+    @classmethod
+    def argument_secrets(cls, params):
+        """The Secret values of definition, masked before validation (which echoes the arguments when it fails)."""
+        definition = params.get("definition")
         try:
-            docs = _documents(self.params["definition"], "definition")
-        except InputError:
-            # Unparsable text cannot be searched for secrets: hide all of it from the echoed arguments.
-            self.ansible.no_log_values.add(self.params["definition"])
-            raise
+            return masking.secret_values(_documents(definition, "definition"))
+        except (InputError, TypeError, AttributeError):
+            # Text that cannot be searched for secrets is hidden as a whole.
+            return set([definition]) if isinstance(definition, str) and definition else set()
+
+    def manifests(self):
+        docs = _documents(self.params["definition"], "definition")
         for path in self.params["src"] or []:
             try:
                 with open(path) as handle:

@@ -17,12 +17,12 @@ description:
   - A kubeconfig already at O(shoots[].path) is kept while its client certificate is valid for more than
     O(renew_before) seconds and it points at an address the Shoot advertises; otherwise it is renewed.
     A re-run inside that window therefore changes nothing.
-  - The kubeconfig's content (keys, certificates) never appears in results, diffs or logs, unless
-    O(return_content) asks for it; put C(no_log) on such a task.
+  - The kubeconfigs' credentials (client keys, tokens) never appear in results, diffs or logs; with
+    O(return_content) the module returns the kubeconfigs themselves, and only to a task with C(no_log).
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - c5c3.cobaltcore.kube_connection
   - c5c3.cobaltcore.gardener_project
 attributes:
   check_mode:
@@ -54,7 +54,10 @@ options:
     type: int
     default: 3600
   return_content:
-    description: Return the kubeconfigs in RV(kubeconfigs). Use C(no_log) on the task.
+    description:
+      - Return the kubeconfigs in RV(kubeconfigs), unmasked, for the tasks that follow.
+      - The task must have C(no_log) set (the module fails before any request otherwise), so Ansible keeps
+        the credentials out of its output and logs while the registered result holds them.
     type: bool
     default: false
 """
@@ -75,9 +78,15 @@ EXAMPLES = r"""
     shoots:
       - name: st-pool-a
     expiration_seconds: 600
+    renew_before: 60
     return_content: true
   register: st_pool_a_access
   no_log: true
+
+- name: Use it in the next task
+  kubernetes.core.k8s_info:
+    kubeconfig: "{{ st_pool_a_access.kubeconfigs['st-pool-a'] | from_yaml }}"
+    kind: Node
 """
 
 RETURN = r"""
@@ -106,8 +115,8 @@ shoots:
       description: Why it was (or would be) fetched.
       type: str
 kubeconfigs:
-  description: The kubeconfigs by Shoot name.
-  returned: when O(return_content) is true
+  description: The kubeconfigs (YAML text) by Shoot name, unmasked; the task has C(no_log).
+  returned: when O(return_content) is true (in check mode only those that need no renewal)
   type: dict
 requests:
   description: API requests this call made, by HTTP verb.
@@ -119,6 +128,7 @@ import os
 import tempfile
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import project_namespace
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
@@ -160,15 +170,19 @@ class GardenerKubeconfigModule(KubeModule):
     )
     module_kwargs = dict(required_one_of=[("project", "namespace")], mutually_exclusive=[("project", "namespace")])
 
-    def hide(self, text):
-        """Mask a kubeconfig everywhere Ansible could echo it: whole, and each credential in it."""
-        self.ansible.no_log_values.add(text)
-        for line in text.splitlines():
-            value = line.partition(":")[2].strip()
-            if len(value) >= 16:
-                self.ansible.no_log_values.add(value)
+    def protect(self, text):
+        """Mask a kubeconfig's credentials (not its server or names) in everything Ansible prints.
+
+        Returned content stays unmasked, else the registered result would hold asterisks:
+        the task's no_log keeps it out of the output then.
+        """
+        if not self.params["return_content"]:
+            self.hide(*masking.kubeconfig_credentials(text))
 
     def run(self):
+        if self.params["return_content"] and not self.ansible.no_log:
+            raise InputError([problem("return_content", "returns the kubeconfigs' credentials, "
+                                      "so the task must set no_log: true")])
         problems = []
         if self.params["expiration_seconds"] < MIN_EXPIRATION:
             problems.append(problem("expiration_seconds", "Gardener refuses less than %d seconds" % MIN_EXPIRATION))
@@ -194,7 +208,7 @@ class GardenerKubeconfigModule(KubeModule):
         if shoot["path"] and os.path.exists(shoot["path"]):
             with open(shoot["path"]) as stream:
                 text = stream.read()
-            self.hide(text)
+            self.protect(text)
             try:
                 before = gardener.kubeconfig_facts(text)
             except InputError as error:
@@ -217,7 +231,7 @@ class GardenerKubeconfigModule(KubeModule):
             "POST", self.rtype.path(namespace, shoot["name"], "adminkubeconfig"),
             body=gardener.admin_kubeconfig_request(self.params["expiration_seconds"]))
         text, expires = gardener.admin_kubeconfig_from(answer)
-        self.hide(text)
+        self.protect(text)
         after = gardener.kubeconfig_facts(text)
         entry.update(server=after["server"], expires=after["expires"].isoformat() if after["expires"] else expires)
         if shoot["path"]:

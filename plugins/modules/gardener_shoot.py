@@ -20,11 +20,13 @@ description:
     version) are reported for every Shoot together, instead of one raw API error.
   - With O(state=absent), each Shoot is annotated with C(confirmation.gardener.cloud/deletion=true),
     deleted, and waited for until it is gone; a deletion whose last operation fails ends the wait at once.
+    In check mode the annotation and the deletion are sent as dry runs (C(dryRun=All)); a dry-run deletion
+    that Gardener refuses only for the annotation (which a dry run cannot store) counts as passed.
   - The namespace of O(project) is read from the Project (C(spec.namespace)); C(garden-<project>) is only a convention.
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - c5c3.cobaltcore.kube_connection
   - c5c3.cobaltcore.gardener_project
 attributes:
   check_mode:
@@ -131,6 +133,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import project_namespace
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError
@@ -207,15 +210,24 @@ class GardenerShootModule(KubeModule):
                 self.results.setdefault("diff", []).append({"before": {"metadata": {"name": shoot["name"]}}, "after": {},
                                                             "before_header": "Shoot %s/%s" % (namespace, shoot["name"]),
                                                             "after_header": "Shoot %s/%s" % (namespace, shoot["name"])})
-            if self.check_mode:
-                continue
             annotations = current["metadata"].get("annotations") or {}
-            if annotations.get(gardener.DELETION_CONFIRMATION) != "true":
+            confirmed = annotations.get(gardener.DELETION_CONFIRMATION) == "true"
+            dry_run = {"dryRun": "All"} if self.check_mode else None
+            if not confirmed:
                 self.client.request("PATCH", self.rtype.path(namespace, shoot["name"]), content_type="application/merge-patch+json",
-                                    body={"metadata": {"annotations": {gardener.DELETION_CONFIRMATION: "true"}}})
+                                    body={"metadata": {"annotations": {gardener.DELETION_CONFIRMATION: "true"}}},
+                                    query=dry_run)
             if not current["metadata"].get("deletionTimestamp"):
-                self.client.delete(self.rtype, shoot["name"], namespace, propagation="Background")
-            gone.append(shoot["name"])
+                try:
+                    self.client.delete(self.rtype, shoot["name"], namespace, propagation="Background",
+                                       dry_run=self.check_mode)
+                except KubeError as error:
+                    # The dry-run annotation is not stored, so Gardener refuses the dry-run deletion for its absence.
+                    if not (self.check_mode and not confirmed and error.status == 403
+                            and gardener.DELETION_CONFIRMATION in str(error)):
+                        raise
+            if not self.check_mode:
+                gone.append(shoot["name"])
         self.results["shoots"] = shoots
         if gone and self.params["wait"]:
             self.wait_gone(namespace, gone)

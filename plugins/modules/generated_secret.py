@@ -14,7 +14,7 @@ description:
     only when the Secret lacks the key. A value that exists is never regenerated, and no key the Secret
     already holds is dropped, so a re-run writes nothing.
   - Generated values are letters and digits, safe in YAML, INI files, URLs and shells.
-  - O(secrets[].values) are set as given (non-secret settings such as an ID or a URL);
+  - O(secrets[].values) are set as given (settings such as an ID or a URL);
     O(secrets[].templates) are rendered from the Secret's values, generated ones included, with
     C(${key}) references; a template given as a mapping is written as YAML (a C(clouds.yaml), say).
   - Values never appear in results, diffs, errors or C(-vvv) output; the module reads them from the
@@ -23,7 +23,7 @@ description:
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - c5c3.cobaltcore.kube_connection
 attributes:
   check_mode:
     description: Sends the writes as server-side dry runs; values generated in check mode are thrown away.
@@ -55,7 +55,10 @@ options:
         type: list
         elements: raw
       values:
-        description: Keys set to these (non-secret) string values.
+        description:
+          - Keys set to these string values (settings such as an ID or a URL).
+          - Masked in the module's output like the Secret's other values, except strings that the Secret's name,
+            namespace, labels or keys show anyway.
         type: dict
       values_from:
         description:
@@ -91,13 +94,14 @@ options:
         description:
           - Keys rendered from the Secret's values with C(${key}); a string, or a mapping written as YAML
             after its string leaves are rendered.
+          - Masked in the module's output like O(secrets[].values).
         type: dict
   namespace:
     description: Namespace of the Secrets that name none.
     type: str
 notes:
-  - The module never returns a value it generated or read. Put C(no_log) on the task anyway when a
-    template or value option holds something confidential.
+  - The module never returns a value it generated or read, and masks what O(secrets[].values) and
+    O(secrets[].templates) hold.
 """
 
 EXAMPLES = r"""
@@ -169,7 +173,7 @@ class GeneratedSecretModule(KubeModule):
             namespace=dict(type="str"),
             labels=dict(type="dict"),
             generate=dict(type="list", elements="raw"),
-            values=dict(type="dict"),
+            values=dict(type="dict", no_log=True),
             values_from=dict(type="list", elements="dict", options=dict(
                 key=dict(type="str", required=True, no_log=False),
                 api_version=dict(type="str", required=True),
@@ -178,10 +182,16 @@ class GeneratedSecretModule(KubeModule):
                 namespace=dict(type="str"),
                 field=dict(type="str", required=True),
             )),
-            templates=dict(type="dict"),
+            templates=dict(type="dict", no_log=True),
         )),
         namespace=dict(type="str"),
     )
+    narrowed_options = ("kubeconfig", "values", "templates")
+
+    def narrowed_strings(self, params):
+        secret, public = super(GeneratedSecretModule, self).narrowed_strings(params)
+        given_secret, given_public = generated_secret.masked_strings(params.get("secrets"), params.get("namespace"))
+        return secret | given_secret, (public | given_public) - given_secret
 
     def run(self):
         specs = generated_secret.validate(self.params["secrets"], self.params["namespace"])

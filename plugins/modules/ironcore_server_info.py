@@ -16,7 +16,7 @@ description:
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - c5c3.cobaltcore.kube_connection
 attributes:
   check_mode:
     description: Only reads.

@@ -21,6 +21,7 @@ author:
 extends_documentation_fragment:
   - openstack.cloud.openstack
   - c5c3.cobaltcore.keystone
+  - c5c3.cobaltcore.kube_connection.keystone_modules
 attributes:
   check_mode:
     description: Read-only; runs the same checks.
@@ -44,7 +45,9 @@ options:
     elements: str
     default: [admin, member, reader, service]
   admin_user:
-    description: The bootstrap admin, who must hold the C(admin) role on the first of O(projects).
+    description:
+      - The bootstrap admin, a user of O(domain), who must hold the C(admin) role on the first of O(projects)
+        (directly, through a group or inherited). Checked by name, whichever user the module authenticates as.
     type: str
     default: admin
 """
@@ -108,7 +111,7 @@ class KeystoneBootstrapCheckModule(KeystoneModule):
         problems.extend("role %s does not exist" % r for r in self.params["roles"] if r not in roles)
         admin_project = self.params["projects"][0] if self.params["projects"] else None
         if admin_project in projects and "admin" in roles:
-            problems.extend(self.check_admin(projects[admin_project], roles["admin"]))
+            problems.extend(self.check_admin(domain, projects[admin_project], roles["admin"]))
         if problems:
             raise KeystoneError("%s: the bootstrap did not create what K-ORC imports (%d problem(s)):\n%s" % (
                 self._where(), len(problems), "\n".join("- " + p for p in problems)), problems=problems)
@@ -116,13 +119,19 @@ class KeystoneBootstrapCheckModule(KeystoneModule):
                             project_ids=dict((p, projects[p].id) for p in projects),
                             role_ids=dict((r, roles[r].id) for r in self.params["roles"]))
 
-    def check_admin(self, project, role):
-        user_id = self.conn.current_user_id
-        assignments = self.keystone(lambda: list(self.conn.identity.role_assignments(
-            user_id=user_id, scope_project_id=project.id)), "listing the admin's role assignments")
+    def check_admin(self, domain, project, role):
+        """Problems of the named admin user: missing, or without the admin role on the admin project."""
+        name = self.params["admin_user"]
+        identity = self.conn.identity
+        users = self.keystone(lambda: list(identity.users(name=name, domain_id=domain.id)), "looking up user %s" % name)
+        if not users:
+            return ["user %s does not exist in domain %s" % (name, domain.name)]
+        assignments = self.keystone(lambda: list(identity.role_assignments(
+            user_id=users[0].id, scope_project_id=project.id, effective=True)),
+            "listing the role assignments of user %s" % name)
         if any(a.role and a.role.get("id") == role.id for a in assignments):
             return []
-        return ["user %s holds no admin role on project %s" % (self.params["admin_user"], project.name)]
+        return ["user %s holds no admin role on project %s" % (name, project.name)]
 
 
 def main():

@@ -21,6 +21,7 @@ author:
 extends_documentation_fragment:
   - openstack.cloud.openstack
   - c5c3.cobaltcore.keystone
+  - c5c3.cobaltcore.kube_connection.keystone_modules
 attributes:
   check_mode:
     description: Reports the assignments it would add; a user that does not exist yet is reported, not failed.

@@ -23,6 +23,7 @@ author:
 extends_documentation_fragment:
   - openstack.cloud.openstack
   - c5c3.cobaltcore.keystone
+  - c5c3.cobaltcore.kube_connection.keystone_modules
 attributes:
   check_mode:
     description: Read-only; runs the same checks.

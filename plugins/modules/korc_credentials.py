@@ -28,6 +28,7 @@ author:
 extends_documentation_fragment:
   - openstack.cloud.openstack
   - c5c3.cobaltcore.keystone
+  - c5c3.cobaltcore.kube_connection.keystone_modules
 attributes:
   check_mode:
     description: Tests the existing credential and reports whether it would mint or rewrite; changes nothing.

@@ -1,5 +1,6 @@
 """c5c3.cobaltcore.apply against a real API server: created, unchanged with zero writes, configured, conflicts."""
 
+import base64
 import json
 import threading
 import time
@@ -289,6 +290,19 @@ def test_secrets_stay_hidden_when_the_call_fails_or_comes_as_yaml_text(lab, name
     for outcome in (tasks, tasks2, tasks3):
         dumped = json.dumps(result_of(outcome))
         assert "TOPSECRET" not in dumped
+
+
+def test_secrets_stay_hidden_when_an_argument_fails_validation(lab, namespace, tmp_path):
+    """AnsibleModule validates before the module runs, and echoes every argument when that fails."""
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "early", "namespace": namespace},
+              "stringData": {"password": "hunter2-TOPSECRET"}}
+    for definition in (secret, yaml.safe_dump(secret)):
+        rc, tasks = run_tasks([apply_task(definition, wait_timeout="x")], tmp_path)
+        result = result_of(tasks)
+        assert rc != 0 and "wait_timeout" in result["msg"], result
+        assert "TOPSECRET" not in json.dumps(result)
+        assert base64.b64encode(b"hunter2-TOPSECRET").decode() not in json.dumps(result)
+    assert "early" in json.dumps(result["invocation"]["module_args"]["definition"])
 
 
 def test_check_mode_reports_a_removed_field(lab, namespace, tmp_path):

@@ -21,6 +21,7 @@ import secrets
 import string
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded, field_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem, within
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.templating import render_template
@@ -133,6 +134,35 @@ def _values_from(value, namespace, where, problems):
                         "name": item["name"], "namespace": item.get("namespace") or namespace,
                         "field": item["field"], "at": here + ".key"})
     return entries
+
+
+def masked_strings(specs, default_namespace=None):
+    """(secret, public) strings of the specs' values and templates (no_log options, read unvalidated).
+
+    What they hold goes into a Secret, so it is masked; a number, or a string that a
+    Secret's name, namespace, labels or keys show anyway, hides nothing and is public
+    (masking it would star out the Secret's name or a request count in the result).
+    """
+    secret, public = set(), set()
+    for spec in specs if isinstance(specs, list) else []:
+        if not isinstance(spec, dict):
+            continue
+        given = [spec.get("values"), spec.get("templates")]
+        strings = masking.leaves(given)
+        labels = spec.get("labels") if isinstance(spec.get("labels"), dict) else {}
+        identifiers = [spec.get("name"), spec.get("namespace") or default_namespace]
+        identifiers += [str(k) for k in labels] + [v for v in labels.values() if isinstance(v, str)]
+        for option in ("values", "templates"):
+            identifiers += [str(k) for k in (spec.get(option) if isinstance(spec.get(option), dict) else {})]
+        for entry in spec.get("generate") if isinstance(spec.get("generate"), list) else []:
+            identifiers.append(entry.get("key") if isinstance(entry, dict) else entry)
+        for entry in spec.get("values_from") if isinstance(spec.get("values_from"), list) else []:
+            identifiers.append(entry.get("key") if isinstance(entry, dict) else None)
+        shown = masking.numbers(given) | masking.public_within(strings, identifiers)
+        secret.update(strings - shown)
+        public.update(shown)
+    # A string one Secret's name shows is out in the result anyway, whichever spec also holds it.
+    return secret - public, public
 
 
 def reference(entry):

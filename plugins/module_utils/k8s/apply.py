@@ -18,6 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.masking import SECRET_KINDS
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER, KubeError
 
 REDACTED = "<redacted>"
@@ -185,10 +186,6 @@ def _project(source, shape):
     if not isinstance(shape, dict) or not isinstance(source, dict):
         return copy.deepcopy(source)
     return dict((k, _project(source[k], v)) for k, v in shape.items() if k in source)
-
-
-# Kinds whose data and stringData hold secrets (IronCore's BMCSecret is Secret-shaped).
-SECRET_KINDS = ("Secret", "BMCSecret")
 
 
 def _redact(obj):

@@ -10,8 +10,10 @@ of a CobaltCore region needs:
 * Keystone down (connection refused, timeouts, 502/503/504) is retried with
   backoff, then fails naming the endpoint; refused credentials fail at once,
   naming the endpoint and the cloud;
-* every module gets the collection's Kubernetes client (``kubeconfig``, ``context``
-  and the K8S_AUTH_* variables) and its apply layer;
+* every module gets the collection's Kubernetes connection (the KubeConnection mixin):
+  its client is built from ``kubeconfig`` and ``context`` (and the K8S_AUTH_* variables)
+  only, never from openstack.cloud's ``validate_certs``, ``ca_cert``, ``client_cert``,
+  ``client_key``, which are Keystone's;
 * ``secret_auth`` authenticates with a password read from a Kubernetes Secret (the
   bootstrap admin's), so the password never passes through Ansible variables;
 * secret values read or written are masked in everything Ansible prints.
@@ -20,14 +22,18 @@ of a CobaltCore region needs:
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import functools
 import importlib
 import time
 
+from ansible_collections.openstack.cloud.plugins.module_utils import openstack as openstack_cloud
 from ansible_collections.openstack.cloud.plugins.module_utils.openstack import OpenStackModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.connection import KubeConnection
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import MaskingAnsibleModule
 
 try:
     from keystoneauth1 import exceptions as ksa_exceptions
@@ -42,10 +48,6 @@ MAX_DELAY = 8.0
 KEYSTONE_RETRY_SPEC = dict(
     connect_retries=dict(type="int", default=6),
     connect_retry_delay=dict(type="float", default=1.0),
-)
-KUBE_AUTH_SPEC = dict(
-    kubeconfig=dict(type="raw", no_log=True),
-    context=dict(type="str"),
 )
 SECRET_AUTH_SPEC = dict(
     secret_auth=dict(type="dict", no_log=False, options=dict(
@@ -116,23 +118,41 @@ def short_error(exc):
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-class KeystoneModule(OpenStackModule):
-    """OpenStackModule with retries, clear Keystone errors and the collection's Kubernetes client."""
+class KeystoneModule(KubeConnection, OpenStackModule):
+    """OpenStackModule with retries, clear Keystone errors and the collection's Kubernetes connection."""
+
+    # The Kubernetes connection's options in a Keystone module: openstack.cloud owns the TLS options' names.
+    kube_options = {"kubeconfig": "kubeconfig", "context": "context"}
+    # openstack.cloud's auth is a no_log dict too: of it only passwords, tokens and secrets stay masked.
+    narrowed_options = ("kubeconfig", "auth")
+
+    def narrowed_strings(self, params):
+        secret, public = super(KeystoneModule, self).narrowed_strings(params)
+        auth_secret, auth_public = masking.auth_strings(params.get("auth"))
+        return secret | auth_secret, (public | auth_public) - auth_secret
 
     def __init__(self):
         spec = dict(KEYSTONE_RETRY_SPEC)
-        spec.update(KUBE_AUTH_SPEC)
+        spec.update(self.kube_connection_spec())
         spec.update(SECRET_AUTH_SPEC)
         spec.update(self.argument_spec)
         self.argument_spec = spec
         self.module_kwargs = dict(self.module_kwargs, mutually_exclusive=[("secret_auth", "cloud"), ("secret_auth", "auth")])
-        self._client = None
-        super(KeystoneModule, self).__init__()
+        self.diff = False
+        # OpenStackModule builds its AnsibleModule itself: let it build one that masks before validating
+        # (and unmasks a kubeconfig's names, so a failed validation's message stays readable).
+        builder = openstack_cloud.AnsibleModule
+        openstack_cloud.AnsibleModule = functools.partial(MaskingAnsibleModule, secrets=self.argument_secrets,
+                                                          public=self.unmaskable)
+        try:
+            super(KeystoneModule, self).__init__()
+        finally:
+            openstack_cloud.AnsibleModule = builder
         self.diff = self.ansible._diff
         self.cloud_name = self.conn.config.name if getattr(self.conn, "config", None) else None
-        self._unmask_kubeconfig_structure()
 
     def openstack_cloud_from_module(self):
+        self.ansible.settle_masks()  # before secret_auth masks the password it reads
         settings = self.params.get("secret_auth")
         if not settings:
             return super(KeystoneModule, self).openstack_cloud_from_module()
@@ -224,20 +244,6 @@ class KeystoneModule(OpenStackModule):
     def authorize(self):
         """A token for the admin cloud: fails clearly when Keystone is down or refuses the credentials."""
         return self.keystone(self.conn.authorize, "authentication")
-
-    # -- Kubernetes: the collection's client, apply layer and masking, as in KubeModule ---------
-
-    client = KubeModule.client
-    applier = KubeModule.applier
-    record = KubeModule.record
-    hide_secret_values = KubeModule.hide_secret_values
-    _unmask_kubeconfig_structure = KubeModule._unmask_kubeconfig_structure
-    _with_requests = KubeModule._with_requests
-
-    def hide(self, *values):
-        for value in values:
-            if value:
-                self.ansible.no_log_values.add(str(value))
 
     # -- running ---------------------------------------------------------------
 

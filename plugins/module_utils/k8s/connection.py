@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Kubernetes connection of a module: its options, its one client, apply, results and masking.
+
+KUBE_CONNECTION_SPEC is the one definition of the connection options, named as
+kubernetes.core names them (one module_defaults group serves both collections);
+doc fragment c5c3.cobaltcore.kube_connection documents them. KubeConnection is the
+mixin of both module bases (KubeModule, KeystoneModule): the client is built from
+the options in its kube_options only, so options of another connection (Keystone's
+validate_certs, ca_cert, client_cert, client_key, api_timeout, ...) never reach it.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import Applier, changed, describe
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeClient
+
+KUBE_CONNECTION_SPEC = dict(
+    kubeconfig=dict(type="raw", no_log=True),
+    context=dict(type="str"),
+    host=dict(type="str"),
+    api_key=dict(type="str", no_log=True),
+    username=dict(type="str"),
+    password=dict(type="str", no_log=True),
+    validate_certs=dict(type="bool", aliases=["verify_ssl"]),
+    ca_cert=dict(type="path", aliases=["ssl_ca_cert"]),
+    client_cert=dict(type="path", aliases=["cert_file"]),
+    client_key=dict(type="path", aliases=["key_file"]),
+    proxy=dict(type="str"),
+    no_proxy=dict(type="str"),
+    proxy_headers=dict(type="dict", options=dict(
+        proxy_basic_auth=dict(type="str", no_log=True),
+        basic_auth=dict(type="str", no_log=True),
+        user_agent=dict(type="str"),
+    )),
+    persist_config=dict(type="bool"),
+    impersonate_user=dict(type="str"),
+    impersonate_groups=dict(type="list", elements="str"),
+)
+
+
+class KubeConnection(object):
+    """The Kubernetes side of a module: client, applier, result recording, masking, request counts.
+
+    kube_options maps this module's option names to the connection options (KubeClient's
+    auth keys). The host class provides params, ansible (the AnsibleModule), check_mode,
+    diff and results.
+    """
+
+    kube_options = dict((name, name) for name in KUBE_CONNECTION_SPEC)
+    _client = None
+
+    @classmethod
+    def kube_connection_spec(cls):
+        return dict((option, copy.deepcopy(KUBE_CONNECTION_SPEC[key])) for option, key in cls.kube_options.items())
+
+    def kube_auth(self):
+        """The client's auth options, read from this module's Kubernetes connection options only."""
+        return dict((key, self.params.get(option)) for option, key in self.kube_options.items())
+
+    @property
+    def client(self):
+        if self._client is None:
+            self._client = KubeClient(self.kube_auth())
+        return self._client
+
+    def applier(self, **options):
+        return Applier(self.client, check_mode=self.check_mode, diff=self.diff, **options)
+
+    def record(self, results):
+        """Fold apply or remove results into this module's result: changed and the diff."""
+        if changed(results):
+            self.results["changed"] = True
+        if self.diff:
+            self.results.setdefault("diff", []).extend(
+                dict(r["diff"], before_header=describe(r), after_header=describe(r)) for r in results if "diff" in r)
+        return results
+
+    def _with_requests(self, result):
+        if self._client is not None:
+            result["requests"] = dict(self._client.requests)
+        return result
+
+    # -- masking ---------------------------------------------------------------
+
+    def hide(self, *values):
+        """Mask values (credentials read or made) in everything Ansible prints from here on."""
+        self.ansible.no_log_values.update(str(v) for v in values if v not in (None, "") and not isinstance(v, bool))
+
+    def hide_secret_values(self, objects):
+        """Mask the values of Secret-kind objects wherever Ansible would echo them, in both encodings."""
+        self.ansible.no_log_values.update(masking.secret_values(objects))
+
+    # Options whose every leaf Ansible masks (no_log) although only some are secret; see narrowed_strings.
+    narrowed_options = ("kubeconfig",)
+
+    def narrowed_strings(self, params):
+        """(secret, public) strings of the narrowed options: a kubeconfig's credentials, and its names,
+        servers and apiVersion."""
+        option = next((o for o, key in self.kube_options.items() if key == "kubeconfig"), None)
+        return masking.kubeconfig_strings(params.get(option))
+
+    @classmethod
+    def argument_secrets(cls, params):
+        """Secrets of the raw arguments that no no_log option covers, masked before validation."""
+        return set()
+
+    def unmaskable(self, params, spec):
+        """The public strings to unmask: never one that a secret or another no_log option holds."""
+        secret, public = self.narrowed_strings(params)
+        keep = masking.no_log_strings(spec, params, skip=self.narrowed_options) | self.argument_secrets(params)
+        return public - secret - keep
