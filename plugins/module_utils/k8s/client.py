@@ -31,6 +31,7 @@ except ImportError:  # pragma: no cover - Python 2 is not supported
 try:
     import ssl
     import urllib3
+    from urllib3._collections import HTTPHeaderDict  # urllib3 1.26 has it here only
     from urllib3.util.ssl_ import create_urllib3_context
     HAS_URLLIB3 = True
     URLLIB3_IMPORT_ERROR = None
@@ -190,7 +191,7 @@ class KubeClient:
         except InputError as exc:
             raise KubeError("cannot load Kubernetes credentials: %s" % exc)
         self.host = self.endpoint.host.rstrip("/")
-        self.headers = urllib3.HTTPHeaderDict({"Accept": "application/json", "User-Agent": FIELD_MANAGER})
+        self.headers = HTTPHeaderDict({"Accept": "application/json", "User-Agent": FIELD_MANAGER})
         if self.endpoint.impersonate_user:
             self.headers["Impersonate-User"] = self.endpoint.impersonate_user
         for group in self.endpoint.impersonate_groups:
@@ -273,7 +274,7 @@ class KubeClient:
         while True:
             attempt += 1
             credential = self._credential
-            headers = urllib3.HTTPHeaderDict(self.headers)
+            headers = HTTPHeaderDict(self.headers)
             headers.update(self._auth_headers())
             if payload is not None:
                 headers["Content-Type"] = content_type
