@@ -299,10 +299,12 @@ def from_kubeconfig(config, context=None):
     if user.get("auth-provider"):
         provider = user["auth-provider"]
         name = provider.get("name") if isinstance(provider, dict) else None
+        # Only what the provider needs: TLS stays with the client (the kubernetes loader would write
+        # certificate data to temporary files it never removes).
         minimal = {
             "apiVersion": "v1", "kind": "Config", "current-context": context_name,
-            "clusters": [{"name": cluster_name, "cluster": cluster}],
-            "users": [{"name": user_name, "user": user}],
+            "clusters": [{"name": cluster_name, "cluster": {"server": server}}],
+            "users": [{"name": user_name, "user": {"auth-provider": provider}}],
             "contexts": [{"name": context_name, "context": {"cluster": cluster_name, "user": user_name}}],
         }
         endpoint.auth_provider = (name or "(unnamed)", minimal, context_name)

@@ -475,6 +475,17 @@ def test_impersonation_sends_one_header_per_group(api):
     assert seen["authorization"] is None
 
 
+def test_k8s_auth_variables_fill_unset_options(api, monkeypatch):
+    api.route("GET", PATH, echo_headers)
+    monkeypatch.setenv("K8S_AUTH_API_KEY", "env-token")
+    monkeypatch.setenv("K8S_AUTH_IMPERSONATE_USER", "bob")
+    monkeypatch.setenv("K8S_AUTH_IMPERSONATE_GROUPS", "a,b")
+    seen = make_client(api.url, user={"token": "kubeconfig-token"}).request("GET", PATH)[1]
+    assert (seen["authorization"], seen["user"], seen["groups"]) == ("Bearer env-token", "bob", ["a", "b"])
+    seen = make_client(api.url, api_key="option-token", impersonate_user="carol").request("GET", PATH)[1]
+    assert (seen["authorization"], seen["user"]) == ("Bearer option-token", "carol")
+
+
 def test_credential_errors_name_the_problem_without_the_secret():
     with pytest.raises(KubeError) as err:
         make_client("https://127.0.0.1:1", user={"client-key-data": "!!" + "hunter2"})
