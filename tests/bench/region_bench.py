@@ -11,7 +11,8 @@ runs site.yml again ROUNDS times and prints the median of:
 
 and where the seconds go: the sum of task times by action, and the run's time outside tasks
 (ansible-playbook start-up, inventory, play set-up, facts). A run that changes anything fails the bench.
-Then, per module, what one more task costs in a play on localhost (wall and CPU time).
+Then, per module, what one more task costs in a play on localhost (wall and CPU time; BENCH_TASKS=0
+leaves it out).
 """
 
 import json
@@ -127,7 +128,7 @@ def main():
             runs.append((wall, cpu, tasks, durations, by_action))
             print("round %d region_noop %.1fs cpu %.1fs tasks %d per_task %.0fms" % (
                 round_ + 1, wall, cpu, tasks, 1000 * statistics.median(durations)), flush=True)
-        per_module = localhost_tasks()
+        per_module = localhost_tasks() if TASKS_PER_MODULE else {}
     finally:
         if owned:
             regionlab.down()
@@ -139,7 +140,7 @@ def main():
     print("region_noop_outside_tasks_s=%.1f" % (wall - sum(by_action.values())))
     for action, seconds in sorted(by_action.items(), key=lambda item: -item[1]):
         print("region_noop_by_action %-45s %5.1fs" % (action, seconds))
-    floor = per_module["ansible.builtin.ping"]
+    floor = per_module.get("ansible.builtin.ping")
     for module, (wall_ms, cpu_ms) in per_module.items():
         print("localhost_task_ms %-26s wall %4.0f cpu %4.0f (above ping: wall %4.0f cpu %4.0f)" % (
             module, wall_ms, cpu_ms, wall_ms - floor[0], cpu_ms - floor[1]))
