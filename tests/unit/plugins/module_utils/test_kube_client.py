@@ -240,13 +240,13 @@ def test_retries_stop_after_the_attempt_bound(api):
 
 def test_retries_stop_at_the_request_budget(api):
     api.route("GET", PATH, STATUS_503 + ({"Retry-After": "1"},))
-    client = make_client(api.url, retry_budget=2.5)
+    client = make_client(api.url, retry_budget=2.9)
     started = time.time()
     with pytest.raises(KubeError):
         client.request("GET", PATH)
-    # Attempts at 0 s, 1 s and 2 s; a third retry would end after the 2.5 s budget, so it is not made.
+    # Attempts at 0 s, 1 s and 2 s; a third retry would end after the 2.9 s budget, so it is not made.
     assert api.count("GET", PATH) == 3
-    assert 1.9 < time.time() - started < 3
+    assert 1.9 < time.time() - started < 3.5
 
 
 def test_retry_after_replaces_the_backoff_and_is_capped(api, monkeypatch):
@@ -344,7 +344,7 @@ def test_connection_refused_is_retried_then_the_rest_of_the_call_fails_at_once()
     with pytest.raises(KubeError) as again:
         client.request("PATCH", "/api/v1/namespaces/ns/configmaps/b", body={})
     assert again.value is err.value
-    assert time.time() - started < 0.05
+    assert time.time() - started < 0.5
     assert client.requests == {"GET": 4}  # not even attempted
 
 
