@@ -62,7 +62,7 @@ def attribute(stderr):
 def measure(module, collections):
     env = dict(os.environ, PYTHONPATH=str(collections), PYTHONDONTWRITEBYTECODE="1")
     runs = []
-    for _ in range(ROUNDS):
+    for dummy in range(ROUNDS):
         proc = subprocess.run([sys.executable, "-X", "importtime", "-c",
                                "import ansible.module_utils.basic, %splugins.modules.%s" % (PREFIX, module)],
                               env=env, capture_output=True, text=True, check=True, cwd=tempfile.gettempdir())
@@ -78,8 +78,8 @@ def main(modules):
         total, by_package = measure(module, collections)
         totals.append(total)
         heavy = sorted(((us, p) for p, us in by_package.items() if us >= 5000), reverse=True)
-        print("%-28s %5.0f ms  %s" % (module, total / 1000.0,
-                                     " ".join("%s=%.0f" % (p, us / 1000.0) for us, p in heavy)), flush=True)
+        packages = " ".join("%s=%.0f" % (p, us / 1000.0) for us, p in heavy)
+        print("%-28s %5.0f ms  %s" % (module, total / 1000.0, packages), flush=True)
     print("module_import_ms_median=%.0f" % (statistics.median(totals) / 1000.0))
 
 

@@ -415,10 +415,10 @@ def bypasses_proxy(host, no_proxy):
     """Whether a no_proxy list (hosts, .domains, host:port, CIDRs, *) covers the server URL."""
     hostport = host.split("://", 1)[-1].split("/", 1)[0]
     if hostport.startswith("["):
-        name, _, port = hostport[1:].partition("]")
+        name, port = hostport[1:].partition("]")[::2]
         port = port.lstrip(":")
     else:
-        name, _, port = hostport.partition(":")
+        name, port = hostport.partition(":")[::2]
     name = name.lower()
     for entry in (e.strip().lower() for e in no_proxy.split(",")):
         if not entry:
@@ -429,7 +429,7 @@ def bypasses_proxy(host, no_proxy):
             if _in_network(name, entry):
                 return True
             continue
-        entry_name, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        entry_name, entry_port = entry.rpartition(":")[::2] if entry.count(":") == 1 else (entry, "")
         if entry_port and entry_port != port:
             continue
         entry_name = entry_name.strip("[]").lstrip(".")
@@ -555,7 +555,7 @@ def parse_timestamp(text):
         value = value[:-1] + "+00:00"
     if "." in value:
         # fromisoformat takes at most 6 fractional digits; Go writes up to 9.
-        head, _, rest = value.partition(".")
+        head, rest = value.partition(".")[::2]
         digits = len(rest) - len(rest.lstrip("0123456789"))
         value = head + "." + rest[:min(digits, 6)].ljust(6, "0") + rest[digits:]
     moment = datetime.datetime.fromisoformat(value)

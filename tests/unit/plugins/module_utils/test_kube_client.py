@@ -437,8 +437,8 @@ def test_client_certificates_from_data_or_files_are_accepted(pki, tmp_path, monk
 
 
 def test_a_key_that_does_not_match_the_certificate_fails_when_the_client_is_made(pki):
-    cert, _ = pki["pem"]["client"]
-    _, other_key = pki["pem"]["stranger"]
+    cert = pki["pem"]["client"][0]
+    other_key = pki["pem"]["stranger"][1]
     with pytest.raises(KubeError) as err:
         make_client("https://127.0.0.1:1", user={"client-certificate-data": b64(cert),
                                                  "client-key-data": b64(other_key)})
@@ -574,8 +574,8 @@ def jwt(claims):
 def test_a_legacy_auth_provider_user_goes_through_the_kubernetes_package(api, monkeypatch):
     api.route("GET", PATH, echo_headers)
     token = jwt({"sub": "alice", "exp": int(time.time()) + 3600})
-    user = {"auth-provider": {"name": "oidc", "config": {"id-token": token, "idp-issuer-url": "https://idp.invalid",
-                                                          "client-id": "kube"}}}
+    provider = {"id-token": token, "idp-issuer-url": "https://idp.invalid", "client-id": "kube"}
+    user = {"auth-provider": {"name": "oidc", "config": provider}}
     assert make_client(api.url, user=user).request("GET", PATH)[1]["authorization"] == "Bearer " + token
     monkeypatch.setitem(sys.modules, "kubernetes", None)  # as if it were not installed
     with pytest.raises(KubeError) as err:

@@ -394,4 +394,3 @@ def test_timestamps(text, seconds):
 def test_timestamps_without_zone_are_refused():
     with pytest.raises(ValueError):
         parse_timestamp("2030-01-01T00:00:00")
-
