@@ -74,5 +74,6 @@ test: setup ## the whole test suite
 	$(MAKE) integration
 	$(MAKE) molecule
 
-bench: lab-build ## benchmarks, ratios measured side by side
+bench: lab-build ## benchmarks, ratios measured side by side; a no-op site.yml and the cost of a task
 	python tests/bench/apply_bench.py
+	python tests/bench/region_bench.py

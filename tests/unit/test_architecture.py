@@ -31,7 +31,7 @@ ALLOWED = {
 }
 # The files that talk to an API (Kubernetes, Keystone) or to Ansible's module runtime.
 CLIENT_FILES = {
-    "k8s.client", "k8s.connection", "k8s.apply", "k8s.wait", "k8s.module",
+    "k8s.kubeconfig", "k8s.client", "k8s.connection", "k8s.apply", "k8s.wait", "k8s.module",
     "keystone.module",
     "providers.gardener_api",
 }

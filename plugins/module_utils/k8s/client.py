@@ -3,7 +3,10 @@
 """The client layer: one Kubernetes API client per module call.
 
 Auth options and their K8S_AUTH_* environment variables are those of
-kubernetes.core, so one module_defaults group serves both collections.
+kubernetes.core, so one module_defaults group serves both collections; the
+collection's own loader (k8s.kubeconfig) reads them and the kubeconfig, and
+requests go over urllib3 directly: the kubernetes package (about half of a
+module's start-up) is imported only for users with a legacy `auth-provider`.
 Discovery is lazy and per group-version (one small request each, cached for
 the call, refreshed when a kind is missing, e.g. right after its CRD was
 applied), instead of the full discovery kubernetes.core runs in every task.
@@ -15,6 +18,8 @@ __metaclass__ = type
 import json
 import os
 import random
+import shutil
+import tempfile
 import threading
 import time
 
@@ -24,28 +29,26 @@ except ImportError:  # pragma: no cover - Python 2 is not supported
     quote = urlencode = None
 
 try:
+    import ssl
     import urllib3
-    from kubernetes import client as k8s_client
-    from kubernetes import config as k8s_config
-    HAS_KUBERNETES = True
-    KUBERNETES_IMPORT_ERROR = None
-except ImportError as exc:  # pragma: no cover - reported by the module
-    HAS_KUBERNETES = False
-    KUBERNETES_IMPORT_ERROR = exc
+    from urllib3._collections import HTTPHeaderDict  # urllib3 1.26 has it here only
+    from urllib3.util.ssl_ import create_urllib3_context
+    HAS_URLLIB3 = True
+    URLLIB3_IMPORT_ERROR = None
+except ImportError as exc:  # pragma: no cover - reported by the client
+    HAS_URLLIB3 = False
+    URLLIB3_IMPORT_ERROR = exc
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import kubeconfig
 
 FIELD_MANAGER = "c5c3.cobaltcore"
 RETRY_STATUSES = (409, 429, 500, 502, 503, 504)
 MAX_BACKOFF = 8.0
-
-# Environment variables kubernetes.core reads for the same options.
-AUTH_ENV = {
-    "kubeconfig": "K8S_AUTH_KUBECONFIG", "context": "K8S_AUTH_CONTEXT", "host": "K8S_AUTH_HOST",
-    "api_key": "K8S_AUTH_API_KEY", "username": "K8S_AUTH_USERNAME", "password": "K8S_AUTH_PASSWORD",
-    "validate_certs": "K8S_AUTH_VERIFY_SSL", "ca_cert": "K8S_AUTH_SSL_CA_CERT",
-    "client_cert": "K8S_AUTH_CERT_FILE", "client_key": "K8S_AUTH_KEY_FILE", "proxy": "K8S_AUTH_PROXY",
-    "no_proxy": "K8S_AUTH_NO_PROXY", "impersonate_user": "K8S_AUTH_IMPERSONATE_USER",
-    "impersonate_groups": "K8S_AUTH_IMPERSONATE_GROUPS",
-}
+# apply runs 8 workers; a smaller pool would drop and reopen their connections.
+POOL_SIZE = 10
+# The options and their K8S_AUTH_* variables (kubernetes.core's), read by k8s.kubeconfig.
+AUTH_ENV = kubeconfig.AUTH_ENV
 
 
 class KubeError(Exception):
@@ -83,70 +86,125 @@ class ResourceType:
         return base
 
 
-def _env_value(option, value):
-    if value is not None:
-        return value
-    raw = os.environ.get(AUTH_ENV.get(option, ""), None)
-    if raw is None:
-        return None
-    if option == "validate_certs":
-        return raw.lower() in ("1", "true", "yes", "on")
-    if option == "impersonate_groups":
-        return [g.strip() for g in raw.split(",") if g.strip()]
-    return raw
+def ssl_context(endpoint, cert_data=None, key_data=None):
+    """The TLS context of an endpoint: its CA (or the system's), its client certificate, verification.
+
+    Certificates given as data go through files in a private directory (the ssl module loads
+    them from files only) that is removed as soon as the context holds them.
+    """
+    context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED if endpoint.verify else ssl.CERT_NONE)
+    if endpoint.verify:
+        try:
+            if endpoint.ca_data:
+                context.load_verify_locations(cadata=endpoint.ca_data)
+            elif endpoint.ca_file:
+                context.load_verify_locations(cafile=endpoint.ca_file)
+            else:
+                context.load_default_certs()
+        except (ssl.SSLError, ValueError, IOError, OSError) as exc:
+            raise KubeError("%s: the certificate authority cannot be loaded: %s" % (endpoint.source, exc))
+    cert_data = cert_data or endpoint.cert_data
+    key_data = key_data or endpoint.key_data
+    if not (cert_data or endpoint.cert_file):
+        return context
+    private = tempfile.mkdtemp(prefix="cobaltcore-tls-") if cert_data or key_data else None
+    try:
+        cert_file = _private_file(private, "client.crt", cert_data) if cert_data else endpoint.cert_file
+        key_file = _private_file(private, "client.key", key_data) if key_data else endpoint.key_file
+        context.load_cert_chain(cert_file, key_file)
+    except (ssl.SSLError, ValueError, IOError, OSError) as exc:
+        raise KubeError("%s: the client certificate and key cannot be loaded: %s"
+                        % (endpoint.source, getattr(exc, "reason", None) or exc))
+    finally:
+        if private:
+            shutil.rmtree(private, ignore_errors=True)
+    return context
 
 
-def build_configuration(auth):
-    """A kubernetes.client.Configuration from kubernetes.core-style auth options."""
-    opts = dict((key, _env_value(key, auth.get(key))) for key in AUTH_ENV)
+def _private_file(directory, name, text):
+    path = os.path.join(directory, name)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text)
+    return path
+
+
+def pool_manager(endpoint, context):
+    """One urllib3 pool manager for the endpoint, through its proxy if it has one."""
+    options = dict(maxsize=POOL_SIZE, block=False)
+    if endpoint.is_https:
+        options.update(ssl_context=context, cert_reqs="CERT_REQUIRED" if endpoint.verify else "CERT_NONE")
+        if endpoint.tls_server_name:
+            options["server_hostname"] = endpoint.tls_server_name
+        if not endpoint.verify:
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+    if not endpoint.proxy:
+        return urllib3.PoolManager(**options)
+    headers = urllib3.util.make_headers(**endpoint.proxy_headers) if endpoint.proxy_headers else None
+    if endpoint.proxy.lower().startswith("socks"):
+        try:
+            from urllib3.contrib.socks import SOCKSProxyManager
+        except ImportError as exc:
+            raise KubeError("%s: the SOCKS proxy %s needs the Python package PySocks: %s"
+                            % (endpoint.source, endpoint.proxy, exc))
+        return SOCKSProxyManager(endpoint.proxy, headers=headers, **options)
+    return urllib3.ProxyManager(endpoint.proxy, proxy_headers=headers, **options)
+
+
+def legacy_auth_provider(endpoint):
+    """A function returning the Authorization header of an `auth-provider` user (OIDC, GCP).
+
+    Those plugins are deprecated in Kubernetes; the kubernetes package still implements them,
+    so it is imported here, for such users only.
+    """
+    name, document, context = endpoint.auth_provider
+    try:
+        from kubernetes import client as k8s_client
+        from kubernetes import config as k8s_config
+    except ImportError:
+        raise KubeError("%s: the user's auth-provider %s needs the Python package kubernetes, which is not "
+                        "installed (or use an exec credential plugin instead)" % (endpoint.source, name))
     configuration = k8s_client.Configuration()
-    kubeconfig, context = opts["kubeconfig"], opts["context"]
-    if isinstance(kubeconfig, dict):
-        k8s_config.load_kube_config_from_dict(kubeconfig, context=context, client_configuration=configuration)
-    elif kubeconfig or not opts["host"]:
-        path = os.path.expanduser(kubeconfig) if kubeconfig else None
-        k8s_config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
-    if opts["host"]:
-        configuration.host = opts["host"]
-    if opts["api_key"]:
-        configuration.api_key = {"authorization": "Bearer %s" % opts["api_key"]}
-    if opts["username"]:
-        configuration.username = opts["username"]
-        configuration.password = opts["password"]
-    for option, attribute in (("ca_cert", "ssl_ca_cert"), ("client_cert", "cert_file"), ("client_key", "key_file")):
-        if opts[option]:
-            setattr(configuration, attribute, os.path.expanduser(opts[option]))
-    if opts["validate_certs"] is not None:
-        configuration.verify_ssl = opts["validate_certs"]
-    if opts["proxy"]:
-        configuration.proxy = opts["proxy"]
-    if opts["no_proxy"]:
-        configuration.no_proxy = opts["no_proxy"]
-    proxy_headers = auth.get("proxy_headers") or {}
-    if any(proxy_headers.values()):
-        configuration.proxy_headers = urllib3.util.make_headers(
-            proxy_basic_auth=proxy_headers.get("proxy_basic_auth"),
-            basic_auth=proxy_headers.get("basic_auth"), user_agent=proxy_headers.get("user_agent"))
-    return configuration, opts
+    try:
+        k8s_config.load_kube_config_from_dict(document, context=context, client_configuration=configuration)
+    except Exception as exc:  # the loader raises several unrelated types
+        raise KubeError("%s: auth-provider %s: %s" % (endpoint.source, name, exc))
+
+    def headers():
+        found = {}
+        # auth_settings() also runs the provider's refresh hook.
+        for setting in configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                found[setting["key"]] = setting["value"]
+        return found
+    return headers
 
 
 class KubeClient:
     """Raw REST over one connection pool, with retries, request counts and lazy discovery."""
 
     def __init__(self, auth, retries=8, backoff=0.5, request_timeout=30, retry_budget=60):
-        if not HAS_KUBERNETES:
-            raise KubeError("the Python 'kubernetes' package is required: %s" % KUBERNETES_IMPORT_ERROR)
+        if not HAS_URLLIB3:
+            raise KubeError("the Python package urllib3 is required: %s" % URLLIB3_IMPORT_ERROR)
         try:
-            self.configuration, opts = build_configuration(auth)
-        except Exception as exc:  # the loader raises several unrelated types
+            self.endpoint = kubeconfig.resolve(auth)
+        except InputError as exc:
             raise KubeError("cannot load Kubernetes credentials: %s" % exc)
-        self.api_client = k8s_client.ApiClient(self.configuration)
-        self.pool = self.api_client.rest_client.pool_manager
-        self.headers = {"Accept": "application/json", "User-Agent": FIELD_MANAGER}
-        if opts["impersonate_user"]:
-            self.headers["Impersonate-User"] = opts["impersonate_user"]
-        if opts["impersonate_groups"]:
-            self.headers["Impersonate-Group"] = ",".join(opts["impersonate_groups"])
+        self.host = self.endpoint.host.rstrip("/")
+        self.headers = HTTPHeaderDict({"Accept": "application/json", "User-Agent": FIELD_MANAGER})
+        if self.endpoint.impersonate_user:
+            self.headers["Impersonate-User"] = self.endpoint.impersonate_user
+        for group in self.endpoint.impersonate_groups:
+            # One header per group: the API server does not split a comma-separated value.
+            self.headers.add("Impersonate-Group", group)
+        self._credential = None
+        self._legacy_headers = legacy_auth_provider(self.endpoint) if self.endpoint.auth_provider else None
+        self._auth_lock = threading.Lock()
+        self.pool = None
+        if self.endpoint.exec_plugin:
+            self._refresh_credential()
+        else:
+            self.pool = pool_manager(self.endpoint, ssl_context(self.endpoint) if self.endpoint.is_https else None)
         self.retries = retries
         self.backoff = backoff
         self.request_timeout = request_timeout
@@ -157,18 +215,45 @@ class KubeClient:
         self._lock = threading.Lock()
         self._discovery_lock = threading.Lock()
 
-    # -- requests ------------------------------------------------------------
+    # -- credentials ---------------------------------------------------------
+
+    def _refresh_credential(self, stale=None):
+        """Run the exec plugin (again); a new client certificate gets a new pool."""
+        with self._auth_lock:
+            if stale is not None and self._credential is not stale:
+                return  # another worker refreshed it already
+            try:
+                credential = self.endpoint.exec_plugin.run()
+            except InputError as exc:
+                raise KubeError("cannot load Kubernetes credentials: %s" % exc)
+            if self.pool is None or credential.cert_data:
+                context = None
+                if self.endpoint.is_https:
+                    context = ssl_context(self.endpoint, credential.cert_data, credential.key_data)
+                self.pool = pool_manager(self.endpoint, context)
+            self._credential = credential
 
     def _auth_headers(self):
+        credential = self._credential
+        if credential is not None and credential.expired(time.time()):
+            self._refresh_credential(credential)
+            credential = self._credential
         headers = {}
-        # auth_settings() also runs the refresh hook of exec and OIDC credentials.
-        for setting in self.configuration.auth_settings().values():
-            if setting.get("in") == "header" and setting.get("value"):
-                headers[setting["key"]] = setting["value"]
-        if self.configuration.username and self.configuration.password:
+        token = credential.token if credential is not None and credential.token else self.endpoint.token
+        if token:
+            headers["Authorization"] = "Bearer %s" % token
+        if self._legacy_headers is not None:
+            headers.update(self._legacy_headers())
+        if self.endpoint.username and self.endpoint.password:
             headers.update(urllib3.util.make_headers(
-                basic_auth="%s:%s" % (self.configuration.username, self.configuration.password)))
+                basic_auth="%s:%s" % (self.endpoint.username, self.endpoint.password)))
         return headers
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.clear()
+
+    # -- requests ------------------------------------------------------------
 
     def request(self, method, path, body=None, query=None, content_type="application/json", allow=()):
         """Send one request; returns (status, decoded body). Retries transient faults.
@@ -177,18 +262,22 @@ class KubeClient:
         """
         if self._unreachable is not None:
             raise self._unreachable
-        url = self.configuration.host.rstrip("/") + path
+        url = self.host + path
         if query:
             url += "?" + urlencode(query)
-        headers = dict(self.headers, **self._auth_headers())
         payload = None
         if body is not None:
-            headers["Content-Type"] = content_type
             payload = json.dumps(body)
         attempt = 0
+        reauthenticated = False
         deadline = time.time() + self.retry_budget
         while True:
             attempt += 1
+            credential = self._credential
+            headers = HTTPHeaderDict(self.headers)
+            headers.update(self._auth_headers())
+            if payload is not None:
+                headers["Content-Type"] = content_type
             with self._lock:
                 self.requests[method] = self.requests.get(method, 0) + 1
             try:
@@ -199,13 +288,17 @@ class KubeClient:
                     continue
                 # Later requests of this call (other objects, other workers) fail at once.
                 self._unreachable = KubeError("cannot reach the API server at %s after %d attempts: %s"
-                                              % (self.configuration.host, attempt, exc),
-                                              request=_describe(method, path))
+                                              % (self.host, attempt, exc), request=_describe(method, path))
                 raise self._unreachable
             status = response.status
             data = _decode(response.data)
             if status < 400 or status in allow:
                 return status, data
+            if status == 401 and self.endpoint.exec_plugin and not reauthenticated:
+                # As kubectl: a refused exec credential is fetched once more (it may have been revoked early).
+                reauthenticated = True
+                self._refresh_credential(credential)
+                continue
             if (status in RETRY_STATUSES and not _permanent(status, content_type, data) and attempt <= self.retries
                     and self._sleep(attempt, response.headers.get("Retry-After"), deadline)):
                 continue

@@ -20,12 +20,6 @@ try:
 except ImportError:  # the modules report it when they need it
     yaml = None
 
-try:
-    from cryptography import x509
-    HAS_CRYPTOGRAPHY = True
-except ImportError:
-    HAS_CRYPTOGRAPHY = False
-
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
@@ -271,9 +265,15 @@ def kubeconfig_facts(text):
     user = _current(data, "users", context.get("user"))
     expires = None
     certificate = user.get("client-certificate-data")
-    if certificate and HAS_CRYPTOGRAPHY:
+    cert = None
+    if certificate:
+        # Imported here: it costs every Gardener task ~20 ms at start-up, and only this reads certificates.
         try:
-            cert = x509.load_pem_x509_certificate(base64.b64decode(certificate))
+            from cryptography import x509
+        except ImportError:  # without it the expiry stays unknown
+            x509 = None
+        try:
+            cert = x509.load_pem_x509_certificate(base64.b64decode(certificate)) if x509 else None
         except ValueError:
             cert = None
         if cert is not None:

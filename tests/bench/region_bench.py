@@ -1,0 +1,150 @@
+"""Benchmark: a no-op run of playbooks/site.yml on the lab region, and what one task costs.
+
+Converges the region once (skipped with BENCH_NOOP_ONLY=1 when it is converged already), then
+runs site.yml again ROUNDS times and prints the median of:
+
+  region_noop_s      wall time of the whole ansible-playbook run
+  region_noop_tasks  tasks that ran on at least one host (tasks skipped everywhere excluded)
+  region_noop_cpu_s  CPU time of that run (ansible-playbook and every process it starts): on a shared
+                     machine the steadier figure
+  per_task_ms        median wall time of such a task (all its hosts together, as the JSON callback times it)
+
+and where the seconds go: the sum of task times by action, and the run's time outside tasks
+(ansible-playbook start-up, inventory, play set-up, facts). A run that changes anything fails the bench.
+Then, per module, what one more task costs in a play on localhost (wall and CPU time; BENCH_TASKS=0
+leaves it out).
+"""
+
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "lab"))
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+
+import regionlab  # noqa: E402
+from regionlab import config, processes  # noqa: E402
+from conftest import run_playbook  # noqa: E402
+from apply_bench import _timestamp  # noqa: E402
+
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+SITE = REPO / "playbooks" / "site.yml"
+TASKS_PER_MODULE = int(os.environ.get("BENCH_TASKS", "10"))
+
+
+def analyse(out):
+    """(tasks run, [task seconds], {action: seconds}, changed count) of a JSON-callback run.
+
+    Tasks skipped on every host count under the action "(skipped everywhere)".
+    """
+    durations, by_action, changed = [], {}, 0
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            span = task["task"]["duration"]
+            seconds = (_timestamp(span["end"]) - _timestamp(span["start"])).total_seconds()
+            ran = [r for r in task["hosts"].values() if not r.get("skipped")]
+            if not ran:
+                by_action["(skipped everywhere)"] = by_action.get("(skipped everywhere)", 0.0) + seconds
+                continue
+            changed += len([r for r in ran if r.get("changed")])
+            durations.append(seconds)
+            action = ran[0].get("action") or "?"
+            by_action[action] = by_action.get(action, 0.0) + seconds
+    return len(durations), durations, by_action, changed
+
+
+def site_run():
+    return timed_playbook(SITE)
+
+
+def cpu_seconds():
+    """User and system CPU time of this process's finished children (ansible-playbook, its forks, modules)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_playbook(path):
+    wall, cpu = time.monotonic(), cpu_seconds()
+    rc, out = run_playbook(path)
+    if rc != 0:
+        raise SystemExit("%s failed (rc %d): %s" % (path.name, rc, json.dumps(out)[-2000:]))
+    return time.monotonic() - wall, cpu_seconds() - cpu, out
+
+
+def localhost_tasks():
+    """{module: (wall ms, CPU ms)} that one more task of a module adds to a play on localhost.
+
+    Per module, a play of 1 task and one of 1 + TASKS_PER_MODULE tasks; the difference over
+    TASKS_PER_MODULE leaves ansible-playbook's start-up out. CPU time (of ansible-playbook and
+    everything it starts, not of the API server) hardly depends on what else the machine runs.
+    ansible.builtin.ping is the floor every module pays (fork, AnsiballZ, interpreter, AnsibleModule).
+    """
+    kubeconfig = str([c for c in config.clusters() if c.name == "management-cluster"][0].kubeconfig)
+    namespace = [{"api_version": "v1", "kind": "Namespace", "name": "default"}]
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bench-task", "namespace": "default"},
+                 "data": {"a": "b"}}
+    modules = {
+        "ansible.builtin.ping": {},
+        "c5c3.cobaltcore.wait": {"kubeconfig": kubeconfig, "resources": namespace},
+        # The first apply creates the ConfigMap; the measured ones are no-ops.
+        "c5c3.cobaltcore.apply": {"kubeconfig": kubeconfig, "definition": configmap},
+        "kubernetes.core.k8s_info": {"kubeconfig": kubeconfig, "kind": "Namespace", "name": "default"},
+    }
+    costs = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        for module, args in modules.items():
+            measured = []
+            for count in (1, 1 + TASKS_PER_MODULE):
+                path = Path(workdir) / ("tasks-%d.yml" % count)
+                tasks = [{"name": "%s %d" % (module, i), module: args} for i in range(count)]
+                path.write_text(json.dumps([{"name": "per task", "hosts": "localhost", "gather_facts": False,
+                                             "tasks": tasks}]))
+                measured.append(timed_playbook(path)[:2])
+            (wall_1, cpu_1), (wall_n, cpu_n) = measured
+            costs[module] = (1000 * (wall_n - wall_1) / TASKS_PER_MODULE, 1000 * (cpu_n - cpu_1) / TASKS_PER_MODULE)
+    return costs
+
+
+def main():
+    owned = not processes.running()
+    if not regionlab.is_up():
+        regionlab.up()
+    runs = []
+    try:
+        if os.environ.get("BENCH_NOOP_ONLY") != "1":
+            wall = site_run()[0]
+            print("converge %.1fs" % wall, flush=True)
+        for round_ in range(ROUNDS):
+            wall, cpu, out = site_run()
+            tasks, durations, by_action, changed = analyse(out)
+            if changed:
+                raise SystemExit("the no-op run changed %d task results: site.yml is not idempotent" % changed)
+            runs.append((wall, cpu, tasks, durations, by_action))
+            print("round %d region_noop %.1fs cpu %.1fs tasks %d per_task %.0fms" % (
+                round_ + 1, wall, cpu, tasks, 1000 * statistics.median(durations)), flush=True)
+        per_module = localhost_tasks() if TASKS_PER_MODULE else {}
+    finally:
+        if owned:
+            regionlab.down()
+    wall, cpu, tasks, durations, by_action = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
+    print("region_noop_s=%.1f" % wall)
+    print("region_noop_cpu_s=%.1f" % cpu)
+    print("region_noop_tasks=%d" % tasks)
+    print("per_task_ms=%.0f" % (1000 * statistics.median(durations)))
+    print("region_noop_outside_tasks_s=%.1f" % (wall - sum(by_action.values())))
+    for action, seconds in sorted(by_action.items(), key=lambda item: -item[1]):
+        print("region_noop_by_action %-45s %5.1fs" % (action, seconds))
+    floor = per_module.get("ansible.builtin.ping")
+    for module, (wall_ms, cpu_ms) in per_module.items():
+        print("localhost_task_ms %-26s wall %4.0f cpu %4.0f (above ping: wall %4.0f cpu %4.0f)" % (
+            module, wall_ms, cpu_ms, wall_ms - floor[0], cpu_ms - floor[1]))
+
+
+if __name__ == "__main__":
+    main()
