@@ -47,7 +47,6 @@ REGION_NAMESPACE = "openstack"
 CLAIM_NAME_MAX = DNS1123_LABEL_MAX - len(NAMESPACE_PREFIX)
 
 
-
 def tenant_namespace(name):
     """Namespace of an OpenStack cluster in the control-plane cluster."""
     return NAMESPACE_PREFIX + name
