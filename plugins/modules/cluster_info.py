@@ -1,0 +1,91 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: cluster_info
+short_description: A Kubernetes API server's version and the API groups it serves
+version_added: 0.4.0
+description:
+  - Asks the API server for its version (C(/version)) and the API groups and versions it serves
+    (C(/api), C(/apis)), with three requests and no full discovery of every resource.
+  - The preflight uses it to check that every cluster of the region is reachable, runs a supported
+    Kubernetes version and serves the API groups its phases need.
+  - Never writes; check mode behaves the same.
+author:
+  - CobaltCore team (@c5c3)
+extends_documentation_fragment:
+  - c5c3.cobaltcore.kube_connection
+attributes:
+  check_mode:
+    description: The module only reads, so check mode asks the same questions.
+    support: full
+  diff_mode:
+    description: Nothing changes, so there is no diff.
+    support: none
+options: {}
+"""
+
+EXAMPLES = r"""
+- name: Ask the API server for its version and API groups
+  c5c3.cobaltcore.cluster_info:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+  register: cluster
+
+- name: Show the server's version
+  ansible.builtin.debug:
+    msg: "{{ cluster.version.gitVersion }} serves {{ cluster.api_groups | length }} API groups"
+"""
+
+RETURN = r"""
+version:
+  description: The server's C(/version) answer.
+  returned: success
+  type: dict
+  sample: {"major": "1", "minor": "37", "gitVersion": "v1.37.2", "platform": "linux/amd64"}
+api_groups:
+  description: The API groups the server serves, sorted; the core group is C(core).
+  returned: success
+  type: list
+  elements: str
+  sample: ["apps", "core", "core.gardener.cloud"]
+api_versions:
+  description: Every served group version (C(v1) for the core group), sorted.
+  returned: success
+  type: list
+  elements: str
+  sample: ["apps/v1", "core.gardener.cloud/v1beta1", "v1"]
+requests:
+  description: API requests sent, by verb.
+  returned: always
+  type: dict
+  sample: {"GET": 3}
+"""
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+
+
+class ClusterInfoModule(KubeModule):
+    argument_spec = dict()
+
+    def run(self):
+        dummy, version = self.client.request("GET", "/version")
+        dummy, core = self.client.request("GET", "/api")
+        dummy, groups = self.client.request("GET", "/apis")
+        api_versions = set(core.get("versions") or [])
+        api_groups = set(["core"]) if api_versions else set()
+        for group in groups.get("groups") or []:
+            api_groups.add(group["name"])
+            api_versions.update(item["groupVersion"] for item in group.get("versions") or [])
+        self.results.update(version=version, api_groups=sorted(api_groups), api_versions=sorted(api_versions))
+
+
+def main():
+    ClusterInfoModule()()
+
+
+if __name__ == "__main__":
+    main()
