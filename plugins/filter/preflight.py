@@ -1,0 +1,31 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The preflight filter: a thin wrapper over module_utils.region.preflight.
+
+Its documentation is the YAML file of its name beside this one.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import preflight
+
+
+def preflight_problems_filter(checks):
+    try:
+        return preflight.problems(checks)
+    except InputError as error:
+        raise AnsibleFilterError("invalid preflight checks:\n%s" % "\n".join("- " + p for p in error.problems))
+
+
+class FilterModule(object):
+    """c5c3.cobaltcore preflight filter."""
+
+    def filters(self):
+        return {
+            "preflight_problems": preflight_problems_filter,
+        }
