@@ -289,7 +289,7 @@ def test_import_failure_message_adds_the_filter_to_other_failures():
 
 def test_render_template_mapping_becomes_yaml_with_values_inserted_verbatim():
     text = templating.render_template({"clouds": {"x": {"auth": {"password": "${password}", "port": 5}}}},
-                              {"password": "a: b #c"})
+                                      {"password": "a: b #c"})
     assert yaml.safe_load(text) == {"clouds": {"x": {"auth": {"password": "a: b #c", "port": 5}}}}
     assert templating.render_template("id=${id}", {"id": "42"}) == "id=42"
 
