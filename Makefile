@@ -50,8 +50,11 @@ lab-clean: lab-down ## stop the lab and remove its data (keeps built binaries)
 region: lab-up ## the main job: the whole region playbook against the lab
 	ansible-playbook -i inventories/lab playbooks/site.yml
 
+# Each pytest run ends with its 15 slowest tests.
+PYTEST_DURATIONS := --durations=15
+
 unit: setup ## unit tests (no lab)
-	pytest tests/unit
+	pytest $(PYTEST_DURATIONS) tests/unit
 
 lint: setup ## ansible-lint, production profile (ansible-doc of every plugin is a unit test)
 	ansible-lint
@@ -60,7 +63,7 @@ sanity: setup ## ansible-test sanity on a copy of the collection
 	tests/sanity.sh
 
 integration: lab-build ## integration tests against the lab (starts and stops it unless already up)
-	pytest tests/integration
+	pytest $(PYTEST_DURATIONS) tests/integration
 
 molecule: lab-build ## molecule scenarios on the lab (starts and stops it unless it runs already)
 	@started=0; $(LAB) running || started=1; \

@@ -1,13 +1,18 @@
-"""The lab for integration tests: reused when it is already up, else started and stopped here."""
+"""The lab for integration tests (reused when it is already up, else started and stopped here) and the
+region converged on it once per session (the `region` fixture) for every test that only reads it."""
 
+import base64
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "lab"))
@@ -124,3 +129,202 @@ def apiserver_writes(cluster_name, resource):
                 and not labels.get("dry_run"):
             total += int(float(line.rsplit(" ", 1)[1]))
     return total
+
+
+# ---------------------------------------------------------------------------
+# The region: playbooks/site.yml converged once per session, from an empty region.
+
+SITE = REPO / "playbooks" / "site.yml"
+PROJECT_NAMESPACE = "garden-cobaltcore"
+CLAIMS_NAMESPACE = "cobaltcore-servers"
+REGION_HOST = "lab-control-plane"
+REGION_NAMESPACE = "openstack"
+PRIVATE = config.STATE / "private" / "kubeconfig"
+# Writes the collection makes in phases 1-2, by cluster and resource (status updates are the stand-ins').
+WRITTEN = {"baremetal": ["bmcs", "bmcsecrets", "serverclaims", "secrets", "namespaces"], "garden": ["shoots"]}
+KORC_KINDS = {"Domain": 1, "Project": 2, "Role": 4, "Service": 6, "Endpoint": 12, "User": 5,
+              "ApplicationCredential": 5}
+KORC_RESOURCES = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS)
+# Short stand-in delays while the region is built (the lab's defaults are a few times longer).
+QUICK_DELAYS = {"bmc": 0.2, "discovery": 0.2, "power": 0.1, "shoot_step": 0.1}
+
+
+def lab_kubectl(cluster, *args, check=True):
+    """kubectl with the lab's own admin kubeconfig of a cluster."""
+    return kubectl(config.STATE / "kubeconfig" / ("%s.yaml" % cluster), *args, check=check)
+
+
+def objects(cluster, resource, namespace=None):
+    args = ["get", resource, "-o", "json"] + (["-n", namespace] if namespace else [])
+    return json.loads(lab_kubectl(cluster, *args).stdout)["items"]
+
+
+def writes():
+    """{(cluster, resource): writes} for what phases 1-2 write."""
+    return dict(((cluster, resource), apiserver_writes(cluster, resource))
+                for cluster, resources in WRITTEN.items() for resource in resources)
+
+
+def wait_until(check, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.5)
+
+
+def delete_namespace(kubeconfig, namespace, timeout=600):
+    """Delete a namespace and wait until it is gone; False when it is still there at the timeout."""
+    kubectl(kubeconfig, "delete", "namespace", namespace, "--ignore-not-found", "--wait=false")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if kubectl(kubeconfig, "get", "namespace", namespace, check=False).returncode != 0:
+            return True
+        time.sleep(2)
+    return False
+
+
+def remove_openstack_cluster(kubeconfig, namespace):
+    """An OpenStack cluster with its own Keystone: its Keystone goes with it, so K-ORC need not clean up."""
+    for name in kubectl(kubeconfig, "-n", namespace, "get", KORC_RESOURCES, "-o", "name", check=False).stdout.split():
+        kubectl(kubeconfig, "-n", namespace, "patch", name, "--type", "merge", "-p",
+                '{"metadata":{"finalizers":null}}', check=False)
+    return delete_namespace(kubeconfig, namespace)
+
+
+def empty_region():
+    """Remove what site.yml creates, as on a lab that was never driven: the Shoots, BMCs and claims of
+    phases 1-2, the fetched kubeconfigs, and the region's OpenStack cluster (phases 4-5)."""
+    for shoot in objects("garden", "shoots", PROJECT_NAMESPACE):
+        name = shoot["metadata"]["name"]
+        lab_kubectl("garden", "-n", PROJECT_NAMESPACE, "annotate", "--overwrite", "shoot", name,
+                    "confirmation.gardener.cloud/deletion=true")
+        lab_kubectl("garden", "-n", PROJECT_NAMESPACE, "delete", "shoot", name, "--wait=false")
+    lab_kubectl("baremetal", "delete", "namespace", CLAIMS_NAMESPACE, "--ignore-not-found", "--wait=false")
+    lab_kubectl("baremetal", "delete", "bmcs", "--all", "--wait=false")
+    lab_kubectl("baremetal", "delete", "bmcsecrets", "--all", "--wait=false")
+    assert remove_openstack_cluster(config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST), REGION_NAMESPACE)
+    wait_until(lambda: not objects("garden", "shoots", PROJECT_NAMESPACE), 60, "Shoots gone")
+    wait_until(lambda: not objects("baremetal", "servers") and not objects("baremetal", "bmcs"), 60, "Servers gone")
+    wait_until(lambda: lab_kubectl("baremetal", "get", "namespace", CLAIMS_NAMESPACE, check=False).returncode != 0,
+               60, "claims namespace gone")
+    shutil.rmtree(PRIVATE, ignore_errors=True)
+
+
+def failures(out):
+    """(task, host, msg) of every failed task of a JSON-callback run."""
+    return [(t["task"]["name"], host, r.get("msg")) for p in out["plays"] for t in p["tasks"]
+            for host, r in t["hosts"].items() if r.get("failed")]
+
+
+def run_verbose(playbook, *args, inventory=None):
+    """ansible-playbook -vvv with the JSON callback: (rc, parsed JSON, whole stdout + stderr)."""
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory or REPO / "inventories" / "lab"),
+           str(playbook), "-vvv"] + list(args)
+    proc = subprocess.run(cmd, cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)), capture_output=True,
+                          text=True, timeout=1200, check=False)
+    lines = proc.stdout.splitlines()
+    if "{" not in lines:
+        raise AssertionError("ansible-playbook printed no JSON (rc %d):\n%s\n%s"
+                             % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+    return proc.returncode, json.loads("\n".join(lines[lines.index("{"):])), proc.stdout + proc.stderr
+
+
+def kubeconfig_secrets():
+    """The client keys and certificates of the fetched kubeconfigs, whole and line by line."""
+    found = []
+    for path in PRIVATE.glob("*.yaml"):
+        user = yaml.safe_load(path.read_text())["users"][0]["user"]
+        for key in ("client-key-data", "client-certificate-data"):
+            found.append(user[key])
+            found.extend(line for line in base64.b64decode(user[key]).decode().splitlines()
+                         if len(line) > 40 and "-----" not in line)
+    return found
+
+
+def secrets_of(kubeconfig, namespace):
+    """{name: decoded data} of every Secret of a namespace."""
+    items = json.loads(kubectl(kubeconfig, "-n", namespace, "get", "secrets", "-o", "json").stdout)["items"]
+    return dict((item["metadata"]["name"], dict((k, base64.b64decode(v).decode())
+                                                for k, v in (item.get("data") or {}).items())) for item in items)
+
+
+def korc_ids(kubeconfig, namespace=REGION_NAMESPACE):
+    """{(kind, name): Keystone ID} of the K-ORC objects of an OpenStack cluster."""
+    items = json.loads(kubectl(kubeconfig, "-n", namespace, "get", KORC_RESOURCES, "-o", "json").stdout)["items"]
+    return dict(((o["kind"], o["metadata"]["name"]), (o.get("status") or {}).get("id")) for o in items)
+
+
+def secret_data(kubeconfig, name, namespace=REGION_NAMESPACE):
+    """The decoded data of a Secret, None when it does not exist."""
+    proc = kubectl(kubeconfig, "-n", namespace, "get", "secret", name, "-o", "json", check=False)
+    if proc.returncode != 0:
+        return None
+    return dict((k, base64.b64decode(v).decode()) for k, v in json.loads(proc.stdout).get("data", {}).items())
+
+
+class Run(object):
+    """One ansible-playbook run: rc, JSON output, seconds; text for -vvv runs; what was seen around it."""
+
+    def __init__(self, rc, out, seconds, text=None, **seen):
+        self.rc, self.out, self.seconds, self.text = rc, out, seconds, text
+        self.seen = seen
+
+    def failures(self):
+        return failures(self.out)
+
+
+class Region(object):
+    """The region as the session built it: `check` (site.yml --check --diff on the empty region), `first`
+    (the -vvv run that built it, with the fetched kubeconfigs' keys and the Secrets of the region's OpenStack
+    cluster it left), `second` (a plain re-run, to be a no-op), with the API server writes of phases 1-2
+    around each and, around the second, the K-ORC IDs and K-ORC's clouds.yaml Secret."""
+
+    def __init__(self, check, first, second):
+        self.check, self.first, self.second = check, first, second
+
+
+def _play(playbook, *args):
+    started = time.monotonic()
+    rc, out = run_playbook(playbook, *args, COBALTCORE_LAB_DIR=str(config.STATE))
+    return rc, out, time.monotonic() - started
+
+
+@pytest.fixture(scope="session")
+def region(lab):
+    """playbooks/site.yml converged once for the session, from an empty region.
+
+    Tests that only read the region use this fixture; a test that changes it works on its own objects
+    (a namespace, a copy of the inventory) or restores what it changed. The runs are kept for the tests
+    that judge them (check mode on an empty region, the first build, the no-op re-run).
+    """
+    saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
+    data = yaml.safe_load(saved or "{}") or {}
+    data["delays"] = dict(data.get("delays") or {}, **QUICK_DELAYS)
+    config.STANDINS.write_text(yaml.safe_dump(data))
+    time.sleep(1)  # the stand-ins re-read the file when it changes
+    control_plane = config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
+    try:
+        empty_region()
+        before = writes()
+        rc, out, seconds = _play(SITE, "--check", "--diff")
+        check = Run(rc, out, seconds, writes_before=before, writes_after=writes(), private_exists=PRIVATE.exists(),
+                    shoots=objects("garden", "shoots", PROJECT_NAMESPACE), bmcs=objects("baremetal", "bmcs"))
+        started = time.monotonic()
+        rc, out, text = run_verbose(SITE)
+        first = Run(rc, out, time.monotonic() - started, text=text, kubeconfig_secrets=kubeconfig_secrets(),
+                    secrets=secrets_of(control_plane, REGION_NAMESPACE))
+        assert rc == 0, "site.yml did not build the region: %s" % first.failures()
+        before = dict(writes=writes(), korc_ids=korc_ids(control_plane),
+                      korc_secret=secret_data(control_plane, "k-orc-clouds-yaml"))
+        rc, out, seconds = _play(SITE)
+        after = dict(writes=writes(), korc_ids=korc_ids(control_plane),
+                     korc_secret=secret_data(control_plane, "k-orc-clouds-yaml"))
+        second = Run(rc, out, seconds, before=before, after=after)
+    finally:
+        if saved is None:
+            config.STANDINS.unlink()
+        else:
+            config.STANDINS.write_text(saved)
+    print("\nregion: site.yml --check on the empty region %.1fs, first build (-vvv) %.1fs, no-op re-run %.1fs"
+          % (check.seconds, first.seconds, second.seconds))
+    return Region(check, first, second)

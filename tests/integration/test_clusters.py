@@ -1,8 +1,8 @@
-"""Phases 1-2 on the lab: IronCore bootstrap and Gardener Shoots, from a fresh region to a no-op re-run.
+"""Phases 1-2 on the lab: IronCore bootstrap and Gardener Shoots, from an empty region to a no-op re-run.
 
-The tests run in file order: the first one empties the region (no BMCs, claims or Shoots), the
-second builds it with site.yml, the later ones change it through copies of the lab inventory and
-restore it.
+The session's `region` fixture empties the region, runs site.yml in check mode, builds it (-vvv) and
+runs it again; the first tests judge those runs, the others read the built region. Tests that change
+it do so through copies of the lab inventory or objects of their own, and restore what they change.
 """
 
 import base64
@@ -16,35 +16,22 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, ansible_env, apiserver_writes, kubectl, run_playbook, task_results
+from conftest import (CLAIMS_NAMESPACE as CLAIMS, PRIVATE, PROJECT_NAMESPACE, QUICK_DELAYS, REPO, ansible_env,
+                      failures, kubeconfig_secrets, kubectl, lab_kubectl as kube, objects, run_playbook, task_results,
+                      writes)
 from regionlab import config
 
 SITE = REPO / "playbooks" / "site.yml"
 BAREMETAL = REPO / "playbooks" / "baremetal.yml"
 CLUSTERS = REPO / "playbooks" / "clusters.yml"
-PRIVATE = config.STATE / "private" / "kubeconfig"
 STANDINS = config.STATE / "standins.yaml"
-PROJECT_NAMESPACE = "garden-cobaltcore"
-CLAIMS = "cobaltcore-servers"
 POOLS = {"lab-control-plane": 1, "hv-pool-a": 2, "hv-pool-b": 1, "st-pool-a": 1, "st-pool-b": 1}
 SHOOTS = {"lab-cp": "lab-control-plane", "hv-pool-a": "hv-pool-a", "hv-pool-b": "hv-pool-b",
           "st-pool-a": "st-pool-a", "st-pool-b": "st-pool-b"}
-# Writes the collection makes in phases 1-2, by cluster and resource (status updates are the stand-ins').
-WRITTEN = {"baremetal": ["bmcs", "bmcsecrets", "serverclaims", "secrets", "namespaces"], "garden": ["shoots"]}
-
-
-def kube(cluster, *args, check=True):
-    return kubectl(config.STATE / "kubeconfig" / ("%s.yaml" % cluster), *args, check=check)
-
-
-def objects(cluster, resource, namespace=None):
-    args = ["get", resource, "-o", "json"] + (["-n", namespace] if namespace else [])
-    return json.loads(kube(cluster, *args).stdout)["items"]
-
-
-def writes():
-    return dict(((cluster, resource), apiserver_writes(cluster, resource))
-                for cluster, resources in WRITTEN.items() for resource in resources)
+BMCS = 8
+# site.yml limited to the hosts of phases 1-2 (and the preflight of those): phases 4-5 run on the
+# control-plane cluster only, and a re-run of them is a no-op that takes most of a site.yml run.
+PHASES_1_2 = "ironcore,gardener"
 
 
 def lab_inventory(tmp_path, change):
@@ -70,11 +57,6 @@ def play(playbook, *args, inventory=None):
     return rc, out, time.monotonic() - started
 
 
-def failures(out):
-    return [(t["task"]["name"], host, r.get("msg")) for p in out["plays"] for t in p["tasks"]
-            for host, r in t["hosts"].items() if r.get("failed")]
-
-
 def failed_message(out):
     found = failures(out)
     assert found, "nothing failed"
@@ -82,10 +64,10 @@ def failed_message(out):
 
 
 @pytest.fixture(scope="module")
-def quick_standins(lab):
-    """Short stand-in delays for the whole module; the previous settings come back afterwards."""
+def quick_standins(region):
+    """Short stand-in delays for this module's own runs; the previous settings come back afterwards."""
     before = STANDINS.read_text() if STANDINS.exists() else None
-    STANDINS.write_text(yaml.safe_dump({"delays": {"bmc": 0.2, "discovery": 0.2, "power": 0.1, "shoot_step": 0.1}}))
+    STANDINS.write_text(yaml.safe_dump({"delays": QUICK_DELAYS}))
     time.sleep(1)
     yield
     if before is None:
@@ -101,30 +83,6 @@ def configure_standins(**settings):
     time.sleep(1)  # the stand-ins re-read the file when it changes
 
 
-def wait_until(check, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.5)
-
-
-def empty_region():
-    """Remove what phases 1-2 create, as on a lab that was never driven."""
-    for shoot in objects("garden", "shoots", PROJECT_NAMESPACE):
-        name = shoot["metadata"]["name"]
-        kube("garden", "-n", PROJECT_NAMESPACE, "annotate", "--overwrite", "shoot", name,
-             "confirmation.gardener.cloud/deletion=true")
-        kube("garden", "-n", PROJECT_NAMESPACE, "delete", "shoot", name, "--wait=false")
-    kube("baremetal", "delete", "namespace", CLAIMS, "--ignore-not-found", "--wait=false")
-    kube("baremetal", "delete", "bmcs", "--all", "--wait=false")
-    kube("baremetal", "delete", "bmcsecrets", "--all", "--wait=false")
-    wait_until(lambda: not objects("garden", "shoots", PROJECT_NAMESPACE), 60, "Shoots gone")
-    wait_until(lambda: not objects("baremetal", "servers") and not objects("baremetal", "bmcs"), 60, "Servers gone")
-    wait_until(lambda: kube("baremetal", "get", "namespace", CLAIMS, check=False).returncode != 0, 60,
-               "claims namespace gone")
-    shutil.rmtree(PRIVATE, ignore_errors=True)
-
-
 def claims_by_pool():
     result = {}
     for claim in objects("baremetal", "serverclaims", CLAIMS):
@@ -133,27 +91,30 @@ def claims_by_pool():
     return result
 
 
-def test_check_mode_on_a_fresh_region_writes_nothing(quick_standins):
-    empty_region()
-    before = writes()
-    rc, out, unused = play(SITE, "--check", "--diff")
+def test_check_mode_on_a_fresh_region_writes_nothing(region):
+    rc, out = region.check.rc, region.check.out
     assert rc == 0, failures(out)
-    assert writes() == before
+    assert region.check.seen["writes_after"] == region.check.seen["writes_before"]
     assert out["stats"]["baremetal"]["changed"] > 0 and out["stats"]["garden"]["changed"] > 0
     bmc = task_results(out, "Register the BMCs and wait for their servers to be discovered")["baremetal"]
-    assert sum(1 for r in bmc["results"] if r["kind"] == "BMC" and r["result"] == "created") == 8
+    assert sum(1 for r in bmc["results"] if r["kind"] == "BMC" and r["result"] == "created") == BMCS
     claims = task_results(out, "Claim the servers of every pool")["baremetal"]
     assert dict((p["name"], len(p["create"])) for p in claims["pools"]) == POOLS
     shoots = task_results(out, "Create or update every Shoot and wait for all of them together")["garden"]
     assert sorted(s["name"] for s in shoots["shoots"] if s["result"] == "created") == sorted(SHOOTS)
-    assert not PRIVATE.exists()
-    assert objects("garden", "shoots", PROJECT_NAMESPACE) == [] and objects("baremetal", "bmcs") == []
+    assert not region.check.seen["private_exists"]
+    assert region.check.seen["shoots"] == [] and region.check.seen["bmcs"] == []
+    # The first build found nothing of it either: it created every BMC and Shoot.
+    created = task_results(region.first.out, "Register the BMCs and wait for their servers to be discovered")
+    assert sum(1 for r in created["baremetal"]["results"] if r["kind"] == "BMC" and r["result"] == "created") == BMCS
+    fetched = task_results(region.first.out, "Create or update every Shoot and wait for all of them together")
+    assert sorted(s["name"] for s in fetched["garden"]["shoots"] if s["result"] == "created") == sorted(SHOOTS)
 
 
-def test_site_builds_phases_1_and_2_and_a_second_run_changes_nothing(quick_standins):
-    rc, out, first = play(SITE)
-    assert rc == 0, failures(out)
+def test_site_builds_phases_1_and_2_and_a_second_run_changes_nothing(region):
+    assert region.first.rc == 0, region.first.failures()
     assert {b["status"]["state"] for b in objects("baremetal", "bmcs")} == {"Enabled"}
+    assert len(objects("baremetal", "bmcs")) == BMCS
     claims = claims_by_pool()
     assert dict((pool, len(c)) for pool, c in claims.items()) == POOLS
     servers = dict((s["metadata"]["name"], s) for s in objects("baremetal", "servers"))
@@ -161,21 +122,22 @@ def test_site_builds_phases_1_and_2_and_a_second_run_changes_nothing(quick_stand
     assert len(set(bound)) == len(bound) == sum(POOLS.values())
     for name in bound:
         assert servers[name]["status"]["state"] == "Reserved" and servers[name]["status"]["powerState"] == "On"
-    for shoot in objects("garden", "shoots", PROJECT_NAMESPACE):
+    shoots = objects("garden", "shoots", PROJECT_NAMESPACE)
+    assert sorted(shoot["metadata"]["name"] for shoot in shoots) == sorted(SHOOTS)
+    for shoot in shoots:
         status = shoot["status"]
         assert status["observedGeneration"] == shoot["metadata"]["generation"]
         assert status["lastOperation"]["state"] == "Succeeded"
-        assert all(c["status"] == "True" for c in status["conditions"])
-    before = writes()
-    rc, out, second = play(SITE)
-    assert rc == 0, failures(out)
-    assert all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
-    assert writes() == before
-    print("\nphases 1-2 on a fresh lab: %.1fs; no-op re-run: %.1fs" % (first, second))
+        assert status["conditions"] and all(c["status"] == "True" for c in status["conditions"])
+    second = region.second
+    assert second.rc == 0, second.failures()
+    assert all(s["changed"] == 0 for s in second.out["stats"].values()), second.out["stats"]
+    assert second.seen["after"]["writes"] == second.seen["before"]["writes"]
+    print("\nphases 0-5 on an empty region (-vvv): %.1fs; no-op re-run: %.1fs" % (region.first.seconds, second.seconds))
 
 
 @pytest.mark.parametrize("shoot, cluster", sorted(SHOOTS.items()))
-def test_each_pool_kubeconfig_reaches_its_own_cluster(lab, shoot, cluster):
+def test_each_pool_kubeconfig_reaches_its_own_cluster(lab, region, shoot, cluster):
     path = PRIVATE / ("%s.yaml" % cluster)
     assert path.stat().st_mode & 0o777 == 0o600
     assert path.parent.stat().st_mode & 0o777 == 0o700
@@ -187,27 +149,25 @@ def test_each_pool_kubeconfig_reaches_its_own_cluster(lab, shoot, cluster):
     assert path.read_text() != (config.STATE / "kubeconfig" / ("%s.yaml" % cluster)).read_text()
 
 
-def _secrets_of_kubeconfigs():
-    found = []
-    for path in PRIVATE.glob("*.yaml"):
-        user = yaml.safe_load(path.read_text())["users"][0]["user"]
-        for key in ("client-key-data", "client-certificate-data"):
-            found.append(user[key])
-            found.extend(line for line in base64.b64decode(user[key]).decode().splitlines()
-                         if len(line) > 40 and "-----" not in line)
-    return found
-
-
-def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(quick_standins):
+def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(region, quick_standins):
     password = (config.STATE / "secrets" / "bmc-lab-rack-1").read_text().strip()
-    old = _secrets_of_kubeconfigs()
-    # renew_before just under the lifetime: every kubeconfig is fetched again during this run.
+    # The build from an empty region (-vvv) registered the BMCs with it.
+    assert "ESTABLISH LOCAL CONNECTION" in region.first.text
+    assert password not in region.first.text
+    assert base64.b64encode(password.encode()).decode() not in region.first.text
+    fetched = region.first.seen["kubeconfig_secrets"]
+    assert len(fetched) > len(SHOOTS)
+    for secret in fetched:
+        assert secret not in region.first.text
+    old = kubeconfig_secrets()
+    # renew_before just under the lifetime: every kubeconfig is fetched again during this run. Phases 1-2
+    # on the built region: the BMCs (with their password) and the Shoots; phases 4-5 handle neither.
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-vvv", "-i", str(REPO / "inventories" / "lab"), str(SITE),
-           "-e", "gardener_clusters_kubeconfig_renew_before=21599"]
+           "--limit", PHASES_1_2, "-e", "gardener_clusters_kubeconfig_renew_before=21599"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
                           env=ansible_env(ANSIBLE_STDOUT_CALLBACK="default", COBALTCORE_LAB_DIR=str(config.STATE)))
     assert proc.returncode == 0, proc.stdout[-3000:]
-    new = _secrets_of_kubeconfigs()
+    new = kubeconfig_secrets()
     assert set(new) != set(old), "the kubeconfigs were not renewed"
     output = proc.stdout + proc.stderr
     assert len(output) > 10000
@@ -217,7 +177,7 @@ def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(quick_standins):
         assert secret not in output
 
 
-def test_too_few_servers_fail_before_any_claim_is_created(quick_standins, tmp_path):
+def test_too_few_servers_fail_before_any_claim_is_created(region, quick_standins, tmp_path):
     inventory = lab_inventory(tmp_path, set_pool("workers", 6, "hv-pool-a"))
     before = claims_by_pool()
     started = writes()
@@ -232,31 +192,37 @@ def test_too_few_servers_fail_before_any_claim_is_created(quick_standins, tmp_pa
     assert writes()[("baremetal", "serverclaims")] == started[("baremetal", "serverclaims")]
 
 
-def test_growing_a_pool_updates_its_shoot_and_claims_only_the_new_server(quick_standins, tmp_path):
+def test_growing_a_pool_updates_its_shoot_and_claims_only_the_new_server(region, quick_standins, tmp_path):
     before = claims_by_pool()
     inventory = lab_inventory(tmp_path, set_pool("workers", 2, "hv-pool-b"))
-    rc, out, unused = play(SITE, inventory=inventory)
-    assert rc == 0, failures(out)
-    after = claims_by_pool()
-    assert after["hv-pool-b"]["hv-pool-b-1"] == before["hv-pool-b"]["hv-pool-b-1"]
-    assert len(after["hv-pool-b"]) == 2 and after["hv-pool-b"]["hv-pool-b-2"]
-    assert dict((p, c) for p, c in after.items() if p != "hv-pool-b") == dict(
-        (p, c) for p, c in before.items() if p != "hv-pool-b")
-    shoots = task_results(out, "Create or update every Shoot and wait for all of them together")["garden"]["shoots"]
-    assert dict((s["name"], s["result"]) for s in shoots) == dict(
-        (name, "configured" if name == "hv-pool-b" else "unchanged") for name in SHOOTS)
-    shoot = json.loads(kube("garden", "-n", PROJECT_NAMESPACE, "get", "shoot", "hv-pool-b", "-o", "json").stdout)
-    assert shoot["spec"]["provider"]["workers"][0]["maximum"] == 2
-    assert shoot["status"]["lastOperation"]["type"] == "Reconcile"
-    # Back to the inventory's size: the surplus claim is only released when asked to.
-    rc, out, unused = play(BAREMETAL)
-    assert rc == 0 and len(claims_by_pool()["hv-pool-b"]) == 2
-    rc, out, unused = play(SITE, "-e", "baremetal_bootstrap_release_surplus=true")
-    assert rc == 0, failures(out)
-    assert claims_by_pool() == before
+    restored = False
+    try:
+        rc, out, unused = play(SITE, "--limit", PHASES_1_2, inventory=inventory)
+        assert rc == 0, failures(out)
+        after = claims_by_pool()
+        assert after["hv-pool-b"]["hv-pool-b-1"] == before["hv-pool-b"]["hv-pool-b-1"]
+        assert len(after["hv-pool-b"]) == 2 and after["hv-pool-b"]["hv-pool-b-2"]
+        assert dict((p, c) for p, c in after.items() if p != "hv-pool-b") == dict(
+            (p, c) for p, c in before.items() if p != "hv-pool-b")
+        shoots = task_results(out, "Create or update every Shoot and wait for all of them together")["garden"]["shoots"]
+        assert dict((s["name"], s["result"]) for s in shoots) == dict(
+            (name, "configured" if name == "hv-pool-b" else "unchanged") for name in SHOOTS)
+        shoot = json.loads(kube("garden", "-n", PROJECT_NAMESPACE, "get", "shoot", "hv-pool-b", "-o", "json").stdout)
+        assert shoot["spec"]["provider"]["workers"][0]["maximum"] == 2
+        assert shoot["status"]["lastOperation"]["type"] == "Reconcile"
+        # Back to the inventory's size: the surplus claim is only released when asked to.
+        rc, out, unused = play(BAREMETAL)
+        assert rc == 0 and len(claims_by_pool()["hv-pool-b"]) == 2
+        rc, out, unused = play(SITE, "--limit", PHASES_1_2, "-e", "baremetal_bootstrap_release_surplus=true")
+        restored = rc == 0
+        assert rc == 0, failures(out)
+        assert claims_by_pool() == before
+    finally:
+        if not restored:  # the region is shared: put it back even when an assertion failed
+            play(SITE, "--limit", PHASES_1_2, "-e", "baremetal_bootstrap_release_surplus=true")
 
 
-def test_an_immutable_shoot_change_is_refused_before_any_write(quick_standins):
+def test_an_immutable_shoot_change_is_refused_before_any_write(region, quick_standins):
     settings = yaml.safe_load((REPO / "inventories/lab/host_vars/garden/gardener.yml").read_text())["cobaltcore_gardener"]
     settings["networking"]["type"] = "cilium"
     settings["kubernetes_version"] = "1.31"
@@ -270,7 +236,7 @@ def test_an_immutable_shoot_change_is_refused_before_any_write(quick_standins):
     assert writes() == before
 
 
-def test_a_failing_shoot_fails_the_play_at_once_with_gardeners_last_errors(quick_standins, tmp_path):
+def test_a_failing_shoot_fails_the_play_at_once_with_gardeners_last_errors(region, quick_standins, tmp_path):
     def add_pool(host_vars):
         (host_vars / "hv-pool-x").mkdir()
         (host_vars / "hv-pool-x" / "pool.yml").write_text(yaml.safe_dump({"cobaltcore_pool": {
@@ -304,7 +270,7 @@ def test_a_failing_shoot_fails_the_play_at_once_with_gardeners_last_errors(quick
             if s["metadata"]["name"] == "hv-pool-x"] == []
 
 
-def test_server_info_lists_the_claimed_servers(quick_standins, tmp_path):
+def test_server_info_lists_the_claimed_servers(region, quick_standins, tmp_path):
     path = tmp_path / "info.yml"
     path.write_text(yaml.safe_dump([{"name": "info", "hosts": "baremetal", "gather_facts": False, "tasks": [{
         "name": "Servers", "register": "found", "c5c3.cobaltcore.ironcore_server_info": {

@@ -2,38 +2,33 @@
 
 The region's OpenStack cluster lives in namespace `openstack` of lab-control-plane: its ControlPlane
 makes the c5c3-operator stand-in create the Keystone CR, the keystone-operator stand-in runs a real
-Keystone for it, and the role bootstraps it and registers the catalog through K-ORC. The first
-keystone.yml run is a -vvv run (its output is grepped for every secret afterwards); the tests after
-it check K-ORC, Keystone, the credentials, a second run, check mode, the failure cases and a
-tenant's separate Keystone; the last one removes the K-ORC objects and checks what stays in
-Keystone. Everything the tests create is removed at the end.
+Keystone for it, and the role bootstraps it and registers the catalog through K-ORC. The session's
+`region` fixture builds it with site.yml from an empty region in a -vvv run (its output is grepped
+for every secret) and runs site.yml again; the tests read K-ORC, Keystone and the credentials it
+left, judge those runs, and run check mode and the failure cases. Tests that change something work
+in namespaces of their own (a tenant's separate Keystone among them) and remove them, or, like the
+broken credential, leave the region as site.yml would.
 """
 
 import base64
 import json
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import openstack
 import pytest
 import yaml
 
-from conftest import REPO, ansible_env, kubectl, run_playbook, run_tasks
+from conftest import (KORC_KINDS, KORC_RESOURCES, REGION_HOST as HOST, REGION_NAMESPACE as NAMESPACE, REPO,
+                      delete_namespace as _delete_namespace, kubectl, remove_openstack_cluster as _remove_cluster,
+                      run_playbook, run_tasks)
 from regionlab import config
 from regionlab import keystone as lab_keystone
 
 PLAYBOOK = REPO / "playbooks" / "keystone.yml"
-CONTROL_PLANE_PLAYBOOK = REPO / "playbooks" / "control_plane.yml"
-NAMESPACE = "openstack"
 TENANT = "lab-tenant-a"
 TENANT_NAMESPACE = "openstack-" + TENANT
 BAD_IMPORT_NAMESPACE = "openstack-badimport"
-HOST = "lab-control-plane"
 SERVICES = ["glance", "placement", "nova", "neutron", "cinder"]
-KORC_KINDS = {"Domain": 1, "Project": 2, "Role": 4, "Service": 6, "Endpoint": 12, "User": 5,
-              "ApplicationCredential": 5}
 IMPORT_NOT_FOUND = "Waiting for OpenStack resource to be created externally"
 
 
@@ -67,19 +62,6 @@ def _vars(kubeconfig, **extra):
     return ["-e", json.dumps(values)]
 
 
-def _run_verbose(*args):
-    """ansible-playbook -vvv with the JSON callback: (rc, parsed JSON, whole stdout + stderr, seconds)."""
-    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
-           str(PLAYBOOK), "-vvv"] + list(args)
-    started = time.time()
-    proc = subprocess.run(cmd, cwd=REPO, env=ansible_env(), capture_output=True, text=True, timeout=900,
-                          check=False)
-    elapsed = time.time() - started
-    lines = proc.stdout.splitlines()
-    start = lines.index("{")
-    return proc.returncode, json.loads("\n".join(lines[start:])), proc.stdout + proc.stderr, elapsed
-
-
 def _failed_task(out):
     for play in out["plays"]:
         for task in play["tasks"]:
@@ -90,8 +72,7 @@ def _failed_task(out):
 
 
 def _korc_objects(kubeconfig, namespace=NAMESPACE):
-    kinds = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS)
-    return json.loads(kubectl(kubeconfig, "-n", namespace, "get", kinds, "-o", "json").stdout)["items"]
+    return json.loads(kubectl(kubeconfig, "-n", namespace, "get", KORC_RESOURCES, "-o", "json").stdout)["items"]
 
 
 def _secret(kubeconfig, name, namespace=NAMESPACE):
@@ -101,28 +82,9 @@ def _secret(kubeconfig, name, namespace=NAMESPACE):
     return dict((k, base64.b64decode(v).decode()) for k, v in json.loads(proc.stdout).get("data", {}).items())
 
 
-def _remove_cluster(kubeconfig, namespace):
-    """An OpenStack cluster with its own Keystone: its Keystone goes with it, so K-ORC need not clean up."""
-    kinds = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS)
-    for name in kubectl(kubeconfig, "-n", namespace, "get", kinds, "-o", "name", check=False).stdout.split():
-        kubectl(kubeconfig, "-n", namespace, "patch", name, "--type", "merge", "-p",
-                '{"metadata":{"finalizers":null}}', check=False)
-    return _delete_namespace(kubeconfig, namespace)
-
-
-def _delete_namespace(kubeconfig, namespace, timeout=600):
-    kubectl(kubeconfig, "delete", "namespace", namespace, "--ignore-not-found", "--wait=false")
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if kubectl(kubeconfig, "get", "namespace", namespace, check=False).returncode != 0:
-            return True
-        time.sleep(2)
-    return False
-
-
 def _force_cleanup(kubeconfig, namespace, admin):
     """When K-ORC cannot finish (a test broke its credentials): drop its finalizers, clean Keystone here."""
-    kinds = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS) + ",secrets"
+    kinds = KORC_RESOURCES + ",secrets"
     names = kubectl(kubeconfig, "-n", namespace, "get", kinds, "-o", "name", check=False).stdout.split()
     for name in names:
         kubectl(kubeconfig, "-n", namespace, "patch", name, "--type", "merge", "-p",
@@ -154,15 +116,11 @@ def cp_kubeconfig(kubeconfigs):
 
 
 @pytest.fixture(scope="module")
-def first_run(cp_kubeconfig):
-    """The region's OpenStack cluster from scratch (ControlPlane, then a -vvv keystone.yml run)."""
-    assert _remove_cluster(cp_kubeconfig, NAMESPACE)
-    rc, out = run_playbook(CONTROL_PLANE_PLAYBOOK)
-    assert rc == 0, out["stats"]
-    rc, out, text, elapsed = _run_verbose(*_vars(cp_kubeconfig))
-    print("first run of playbooks/keystone.yml (Keystone bootstrap included): %.1fs" % elapsed)
-    yield {"rc": rc, "out": out, "text": text, "elapsed": elapsed}
-    _remove_cluster(cp_kubeconfig, NAMESPACE)
+def first_run(region):
+    """The region's OpenStack cluster from scratch: the session's -vvv site.yml run on an empty region."""
+    print("first run of playbooks/site.yml (-vvv, Keystone bootstrap included): %.1fs" % region.first.seconds)
+    return {"rc": region.first.rc, "out": region.first.out, "text": region.first.text,
+            "elapsed": region.first.seconds}
 
 
 @pytest.fixture(scope="module")
@@ -254,17 +212,18 @@ def test_each_application_credential_secret_issues_a_token(first_run, cp_kubecon
     assert credential.unrestricted is False and credential.name.startswith("k-orc-openstack-")
 
 
-def test_verbose_output_contains_no_secret(first_run, cp_kubeconfig):
+def test_verbose_output_contains_no_secret(first_run, region):
     assert first_run["rc"] == 0
     text = first_run["text"]
-    secrets = {"admin password": _secret(cp_kubeconfig, "keystone-admin-credentials")["password"]}
-    korc = _secret(cp_kubeconfig, "k-orc-clouds-yaml")
+    left = region.first.seen["secrets"]  # as the run left them (a later test replaces K-ORC's credential)
+    secrets = {"admin password": left["keystone-admin-credentials"]["password"]}
+    korc = left["k-orc-clouds-yaml"]
     secrets["K-ORC clouds.yaml"] = korc["clouds.yaml"]
     secrets["K-ORC credential secret"] = yaml.safe_load(korc["clouds.yaml"])["clouds"]["openstack"]["auth"][
         "application_credential_secret"]
     for name in SERVICES:
-        user = _secret(cp_kubeconfig, "%s-keystone-user" % name)
-        credentials = _secret(cp_kubeconfig, "%s-keystone-credentials" % name)
+        user = left["%s-keystone-user" % name]
+        credentials = left["%s-keystone-credentials" % name]
         secrets["%s password" % name] = user["password"]
         secrets["%s clouds.yaml (user)" % name] = user["clouds.yaml"]
         secrets["%s credential secret" % name] = credentials["value"]
@@ -280,21 +239,18 @@ def test_verbose_output_contains_no_secret(first_run, cp_kubeconfig):
                     assert line.strip() not in text, "a line of %s appears in the -vvv output" % what
 
 
-def test_second_run_changes_nothing_and_keystone_ids_stay(first_run, cp_kubeconfig):
+def test_second_run_changes_nothing_and_keystone_ids_stay(first_run, region):
+    """The session's second site.yml run (phases 4 and 5 included) on the region the first one built."""
     assert first_run["rc"] == 0
-    before = dict(((o["kind"], o["metadata"]["name"]), o["status"]["id"]) for o in _korc_objects(cp_kubeconfig))
-    korc_before = _secret(cp_kubeconfig, "k-orc-clouds-yaml")
-    rc, out = run_playbook(CONTROL_PLANE_PLAYBOOK)
-    assert rc == 0 and out["stats"][HOST]["changed"] == 0
-    started = time.time()
-    rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig))
-    print("second run of playbooks/keystone.yml: %.1fs" % (time.time() - started))
-    assert rc == 0
-    assert out["stats"][HOST]["changed"] == 0, [
-        t["task"]["name"] for p in out["plays"] for t in p["tasks"] if t["hosts"].get(HOST, {}).get("changed")]
-    after = dict(((o["kind"], o["metadata"]["name"]), o["status"]["id"]) for o in _korc_objects(cp_kubeconfig))
-    assert after == before
-    assert _secret(cp_kubeconfig, "k-orc-clouds-yaml") == korc_before
+    second = region.second
+    print("second run of playbooks/site.yml: %.1fs" % second.seconds)
+    assert second.rc == 0, second.failures()
+    assert second.out["stats"][HOST]["changed"] == 0, [
+        t["task"]["name"] for p in second.out["plays"] for t in p["tasks"] if t["hosts"].get(HOST, {}).get("changed")]
+    before, after = second.seen["before"], second.seen["after"]
+    assert len(before["korc_ids"]) == sum(KORC_KINDS.values()) and all(before["korc_ids"].values())
+    assert after["korc_ids"] == before["korc_ids"]
+    assert before["korc_secret"] and after["korc_secret"] == before["korc_secret"]
 
 
 def test_check_mode_reports_no_change(first_run, cp_kubeconfig):
@@ -525,7 +481,23 @@ def _token_status(auth_url, clouds_yaml, cloud):
         return error.code
 
 
-def test_tenant_cluster_gets_its_own_keystone_catalog_and_credentials(first_run, cp_kubeconfig, admin, tmp_path):
+def _removing_the_korc_objects_leaves_what_the_bootstrap_created(kubeconfig, namespace, admin, endpoint):
+    """K-ORC deletes what it manages, never the bootstrap's resources or the service project."""
+    kubectl(kubeconfig, "-n", namespace, "delete", KORC_RESOURCES, "--all", "--timeout=300s")
+    assert [u.name for u in admin.identity.users(domain_id="default")] == ["admin"]
+    assert sorted((s.name, s.type) for s in admin.identity.services()) == [("keystone", "identity")]
+    identity = sorted((e.interface, e.url) for e in admin.identity.endpoints())
+    assert identity == sorted((i, endpoint) for i in ("admin", "internal", "public"))
+    assert admin.identity.find_project("service", domain_id="default", ignore_missing=True) is not None
+    assert {"admin", "member", "reader", "service"} <= set(r.name for r in admin.identity.roles())
+
+
+def test_tenant_cluster_has_its_own_keystone_and_keeps_the_bootstrap_when_korc_lets_go(
+        first_run, cp_kubeconfig, admin, tmp_path):
+    """A tenant's OpenStack cluster: its own Keystone, catalog and credentials; then its K-ORC objects go.
+
+    The removal runs on the tenant's cluster, not on the region's, which the other tests share.
+    """
     assert first_run["rc"] == 0
     services = ["keystone", "glance", "placement"]
     play = tmp_path / "tenant.yml"
@@ -557,19 +529,7 @@ def test_tenant_cluster_gets_its_own_keystone_catalog_and_credentials(first_run,
         for obj in _korc_objects(cp_kubeconfig, TENANT_NAMESPACE):
             korc_secret = obj["spec"].get("cloudCredentialsRef", {}).get("secretName")
             assert korc_secret in ("k-orc-clouds-yaml", "glance-keystone-user", "placement-keystone-user"), obj
+        _removing_the_korc_objects_leaves_what_the_bootstrap_created(cp_kubeconfig, TENANT_NAMESPACE, tenant_admin,
+                                                                     tenant_url)
     finally:
         assert _remove_cluster(cp_kubeconfig, TENANT_NAMESPACE)
-
-
-def test_zz_removing_the_korc_objects_leaves_what_the_bootstrap_created(first_run, cp_kubeconfig, admin):
-    """Last: K-ORC deletes what it manages, never the bootstrap's resources or the service project."""
-    assert first_run["rc"] == 0
-    endpoint = _endpoint(cp_kubeconfig)
-    kinds = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS)
-    kubectl(cp_kubeconfig, "-n", NAMESPACE, "delete", kinds, "--all", "--timeout=300s")
-    assert [u.name for u in admin.identity.users(domain_id="default")] == ["admin"]
-    assert sorted((s.name, s.type) for s in admin.identity.services()) == [("keystone", "identity")]
-    identity = sorted((e.interface, e.url) for e in admin.identity.endpoints())
-    assert identity == sorted((i, endpoint) for i in ("admin", "internal", "public"))
-    assert admin.identity.find_project("service", domain_id="default", ignore_missing=True) is not None
-    assert {"admin", "member", "reader", "service"} <= set(r.name for r in admin.identity.roles())

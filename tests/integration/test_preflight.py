@@ -9,7 +9,7 @@ REPORT = "Report the problems of this cluster"
 COLLECT = "Collect the problems of this cluster"
 
 
-def test_preflight_passes_on_every_lab_cluster(lab):
+def test_preflight_passes_on_every_lab_cluster(lab, region):
     rc, out = run_playbook(PREFLIGHT)
     assert rc == 0, json.dumps([t["hosts"] for p in out["plays"] for t in p["tasks"]
                                 if any(h.get("failed") for h in t["hosts"].values())])[:3000]
@@ -17,11 +17,12 @@ def test_preflight_passes_on_every_lab_cluster(lab):
     assert all(s["failures"] == 0 and s["changed"] == 0 for s in out["stats"].values())
     facts = task_results(out, COLLECT)
     found = task_results(out, "Look for the cluster's kubeconfig")
+    # On the built region every Shoot's kubeconfig has been fetched: each cluster is reached with its own.
+    assert set(facts) == set(found) == set(lab["clusters"])
+    assert all(result["stat"]["exists"] for result in found.values()), found
     for host, result in facts.items():
         assert result["ansible_facts"]["preflight_problems"] == []
-        # A Shoot's kubeconfig only exists once phase 2 has fetched it.
-        expected = lab["clusters"][host]["version"] if found[host]["stat"]["exists"] else ""
-        assert result["ansible_facts"]["preflight_server_version"] == expected
+        assert result["ansible_facts"]["preflight_server_version"] == lab["clusters"][host]["version"]
 
 
 def _problems(out, host):
@@ -58,7 +59,8 @@ def test_a_shoot_without_its_kubeconfig_yet_is_no_problem(lab, tmp_path):
     missing = tmp_path / "nope.yaml"
     rc, out = run_playbook(PREFLIGHT, "--limit", "hv-pool-a", "-e", "cobaltcore_kubeconfig=%s" % missing)
     assert rc == 0
-    assert task_results(out, COLLECT)["hv-pool-a"]["ansible_facts"]["preflight_problems"] == []
+    facts = task_results(out, COLLECT)["hv-pool-a"]["ansible_facts"]
+    assert facts["preflight_problems"] == [] and facts["preflight_server_version"] == ""
 
 
 def test_preflight_reports_an_unreachable_api_server(lab, tmp_path, kubeconfigs):

@@ -42,9 +42,6 @@ KORC_SOURCE_CLUSTER = "lab-control-plane"
 CRD_API = "apiextensions.k8s.io/v1"
 DELETING = "metadata.deletionTimestamp is set: the object is being deleted"
 
-# Checks that fail because the readiness rule is wrong against the real API server (reported,
-# not fixed here): strict, so the fix turns them into failures that ask for this mark to go.
-
 
 # ---------------------------------------------------------------------------
 # Where each kind is served: the lab's CRD placement, built-in kinds on the management cluster.

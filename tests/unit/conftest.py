@@ -11,8 +11,11 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import glob
+import json
 import os
+import subprocess
 import sys
+import tempfile
 
 import pytest
 import yaml
@@ -44,6 +47,67 @@ INVENTORIES = os.path.join(REPO, "inventories")
 
 # Hypothesis keeps its example database and caches under the git-ignored .cache.
 set_hypothesis_home_dir(os.path.join(REPO, ".cache", "hypothesis"))
+
+# .ci/run sets it: under CI a test that lacks what it needs fails instead of skipping.
+CI_VARIABLE = "COBALTCORE_CI"
+
+
+def in_ci():
+    return os.environ.get(CI_VARIABLE, "") not in ("", "0")
+
+
+def _go_escape(path):
+    """A module path as the module cache spells it (an upper-case letter becomes '!' + lower case)."""
+    return "".join("!" + c.lower() if c.isupper() else c for c in path)
+
+
+def _go_download(module, version):
+    """The module's directory after `go mod download` (outside any go.mod, so nothing is edited)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = subprocess.run(["go", "mod", "download", "-json", "%s@%s" % (module, version)], cwd=scratch,
+                             capture_output=True, text=True, timeout=900, check=False)
+    try:
+        found = json.loads(out.stdout)
+    except ValueError:
+        found = {}
+    if out.returncode != 0 or not found.get("Dir"):
+        raise RuntimeError(found.get("Error") or out.stderr.strip() or "go mod download exited %d" % out.returncode)
+    return found["Dir"]
+
+
+def go_module_dir(module, version):
+    """The extracted directory of a Go module that the lab pins (lab/crds/upstream.json).
+
+    Read from the Go module cache, which `make lab-up` fills. When the module is not
+    there the test skips, saying so; under CI (COBALTCORE_CI=1) it is downloaded instead, and a
+    failed download fails the test: CI must never pass a schema check it did not run.
+    """
+    try:
+        cache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True,
+                               timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        cache = os.environ.get("GOMODCACHE") or os.path.expanduser("~/go/pkg/mod")
+    path = os.path.join(cache, "%s@%s" % (_go_escape(module), _go_escape(version)))
+    if os.path.isdir(path):
+        return path
+    if not in_ci():
+        pytest.skip("%s@%s is not in the Go module cache %s (`make lab-up` fetches it; with %s=1, as under "
+                    "CI, the test downloads it and fails when it cannot)" % (module, version, cache, CI_VARIABLE))
+    try:
+        return _go_download(module, version)
+    except (OSError, subprocess.SubprocessError, RuntimeError) as error:
+        pytest.fail("%s=1: %s@%s is not in the Go module cache and cannot be downloaded: %s"
+                    % (CI_VARIABLE, module, version, error))
+
+
+def lab_upstream_crds(name):
+    """(entry of lab/crds/upstream.json, [paths of its CRD files]) of the upstream CRD set `name`."""
+    with open(os.path.join(REPO, "lab", "crds", "upstream.json")) as handle:
+        (entry,) = [e for e in json.load(handle) if e["name"] == name]
+    root = go_module_dir(entry["module"], entry["version"])
+    paths = sorted(path for pattern in entry["files"] for path in glob.glob(os.path.join(root, pattern)))
+    assert paths, "%s@%s has none of %s" % (entry["module"], entry["version"], entry["files"])
+    return entry, paths
 
 
 def load_inventory(region_dir):

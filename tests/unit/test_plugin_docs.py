@@ -11,8 +11,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from conftest import REPO, _ROOT
 
 BIN = os.path.dirname(sys.executable)
@@ -53,8 +51,7 @@ def test_every_filter_in_code_has_a_doc_file():
 
 def test_every_module_is_documented():
     names = _names("plugins/modules/*.py")
-    if not names:
-        pytest.skip("the collection has no modules yet")
+    assert names, "no modules found"
     docs = _ansible_doc("module", names)
     for name in names:
         entry = docs["c5c3.cobaltcore.%s" % name]

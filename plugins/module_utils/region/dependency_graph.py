@@ -6,7 +6,8 @@
 PHASES is the seed's "Deployment Dependency Graph". DEPENDS joins what the seed
 states per component: the graph's "depends:" notes, each service CR's
 dependsOn, and the infrastructure table ("OpenStack Service Dependencies").
-The ControlPlane's health is aggregated phase by phase in this order.
+Only data and an ordering over it: nothing in the collection reads it yet (no
+role, filter or module orders, waits or judges health by it).
 """
 
 from __future__ import (absolute_import, division, print_function)

@@ -4,14 +4,12 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import glob
 import json
-import os
-import subprocess
 
 import pytest
 import yaml
 
+from conftest import lab_upstream_crds
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import templating
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog as kc
@@ -219,15 +217,10 @@ def test_secret_specs_generate_and_render_but_hold_no_value():
 
 
 def _korc_crds():
-    try:
-        modcache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True,
-                                  check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        modcache = os.path.expanduser("~/go/pkg/mod")
-    pattern = os.path.join(modcache, "github.com/k-orc/openstack-resource-controller/v2@v2.6.0",
-                           "config/crd/bases/*.yaml")
+    """{kind: schema} of the K-ORC CRDs the lab installs (lab/crds/upstream.json)."""
+    unused, paths = lab_upstream_crds("k-orc")
     crds = {}
-    for path in glob.glob(pattern):
+    for path in paths:
         with open(path) as handle:
             crd = yaml.safe_load(handle)
         crds[crd["spec"]["names"]["kind"]] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
@@ -236,8 +229,6 @@ def _korc_crds():
 
 def test_manifests_match_the_k_orc_v2_6_0_crds():
     crds = _korc_crds()
-    if not crds:
-        pytest.skip("K-ORC v2.6.0 is not in the Go module cache")
     result = plan(services=list(region_services.SERVICES))
     manifests = result["imports"] + result["catalog"] + result["users"] + result["application_credentials"]
     for manifest in manifests:

@@ -4,15 +4,10 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import glob
-import json
-import os
-import subprocess
-
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import lab_upstream_crds
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import openbao
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import validate
@@ -235,32 +230,22 @@ def test_labels_and_annotations_must_be_mappings():
 # --- the manifests against the external-secrets CRDs the lab installs (v0.16.2) ---------------------
 
 def _lab_crd_schemas():
-    """{(apiVersion, kind): spec schema} of the lab's external-secrets CRDs (lab/crds/upstream.json), if cached."""
-    with open(os.path.join(REPO, "lab", "crds", "upstream.json")) as handle:
-        (entry,) = [e for e in json.load(handle) if e["module"] == "github.com/external-secrets/external-secrets"]
-    try:
-        modcache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True,
-                                  check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        modcache = os.path.expanduser("~/go/pkg/mod")
-    root = os.path.join(modcache, "%s@%s" % (entry["module"], entry["version"]))
+    """{(apiVersion, kind): spec schema} of the lab's external-secrets CRDs (lab/crds/upstream.json)."""
+    unused, paths = lab_upstream_crds("external-secrets")
     schemas = {}
-    for pattern in entry["files"]:
-        for path in glob.glob(os.path.join(root, pattern)):
-            with open(path) as handle:
-                crd = yaml.safe_load(handle)
-            for version in crd["spec"]["versions"]:
-                if version.get("served"):
-                    key = ("%s/%s" % (crd["spec"]["group"], version["name"]), crd["spec"]["names"]["kind"])
-                    schemas[key] = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    return entry["version"], schemas
+    for path in paths:
+        with open(path) as handle:
+            crd = yaml.safe_load(handle)
+        for version in crd["spec"]["versions"]:
+            if version.get("served"):
+                key = ("%s/%s" % (crd["spec"]["group"], version["name"]), crd["spec"]["names"]["kind"])
+                schemas[key] = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    return schemas
 
 
 @pytest.mark.parametrize("namespace", ["openstack", "openstack-customer-a"])
 def test_manifests_match_the_lab_external_secrets_crds(namespace):
-    version, schemas = _lab_crd_schemas()
-    if not schemas:
-        pytest.skip("external-secrets %s is not in the Go module cache" % version)
+    schemas = _lab_crd_schemas()
     settings = {"namespace": namespace, "store_kind": "SecretStore", "push_refresh_interval": "10m"}
     for manifest in openbao.korc_credential_sync(settings):
         schema = schemas[(manifest["apiVersion"], manifest["kind"])]

@@ -1,0 +1,27 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The preflight filter: a thin wrapper over module_utils.region.preflight.
+
+Its documentation is the YAML file of its name beside this one.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import preflight
+from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
+
+
+@fails_on_input_error("invalid preflight checks")
+def preflight_problems_filter(checks):
+    return preflight.problems(checks)
+
+
+class FilterModule(object):
+    """c5c3.cobaltcore preflight filter."""
+
+    def filters(self):
+        return {
+            "preflight_problems": preflight_problems_filter,
+        }
