@@ -36,9 +36,8 @@ AUTH_CREDENTIAL_KEY = re.compile(r"password|secret|token|passcode|key")
 MIN_LINE = 8
 
 
-def leaves(value):
-    """The strings Ansible masks for a no_log option: every non-empty string and number, at any depth."""
-    found = set()
+def _scalars(value):
+    """Every scalar at any depth of value (dicts' values, list items)."""
     stack = [value]
     while stack:
         node = stack.pop()
@@ -46,28 +45,22 @@ def leaves(value):
             stack.extend(node.values())
         elif isinstance(node, (list, tuple, set)):
             stack.extend(node)
-        elif isinstance(node, bool) or node is None:
-            continue
-        elif isinstance(node, (int, float)):
-            found.add(str(node))
-        elif isinstance(node, str) and node:
-            found.add(node)
-    return found
+        else:
+            yield node
+
+
+def _is_number(node):
+    return isinstance(node, (int, float)) and not isinstance(node, bool)
+
+
+def leaves(value):
+    """The strings Ansible masks for a no_log option: every non-empty string and number, at any depth."""
+    return set(str(node) for node in _scalars(value) if _is_number(node) or (isinstance(node, str) and node))
 
 
 def numbers(value):
     """The numbers at any depth of value, as the strings Ansible masks for them."""
-    found = set()
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple, set)):
-            stack.extend(node)
-        elif isinstance(node, (int, float)) and not isinstance(node, bool):
-            found.add(str(node))
-    return found
+    return set(str(node) for node in _scalars(value) if _is_number(node))
 
 
 def _forms(value, encoded):

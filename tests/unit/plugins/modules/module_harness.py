@@ -32,12 +32,25 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import connection
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError, ResourceType, api_error
+from ansible_collections.c5c3.cobaltcore.plugins.modules import (
+    keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments, keystone_verify, korc_credentials)
 
 SECRET = "s3cr3t-Passw0rd-never-shown"
 SECRET_B64 = base64.b64encode(SECRET.encode()).decode()
 TOKEN = "kube-token-0123456789-never-shown"
 CLIENT_KEY_DATA = base64.b64encode(b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIKEYKEYKEY\n-----END EC PRIVATE KEY-----\n").decode()
 
+
+# Each Keystone module with the least it needs to run.
+KEYSTONE_MODULES = {
+    keystone_bootstrap_check: {},
+    keystone_endpoint_regions: {"region": "RegionOne", "endpoints": [
+        {"service": "keystone", "type": "identity", "interface": "public", "url": "http://k/v3"}]},
+    keystone_role_assignments: {"assignments": [{"user": "admin", "project": "admin", "roles": ["admin"]}]},
+    keystone_verify: {"namespace": "openstack", "region": "RegionOne", "services": [
+        {"name": "keystone", "type": "identity", "public_url": "http://k/v3", "internal_url": "http://k/v3"}]},
+    korc_credentials: {"namespace": "openstack"},
+}
 
 def kubeconfig(cluster="c", user="u", token=TOKEN, server="https://127.0.0.1:6443"):
     """An in-memory kubeconfig whose public strings are short on purpose (a cluster named c, v1)."""

@@ -19,21 +19,10 @@ from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     ironcore_server_info, keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments,
     keystone_verify, korc_credentials, wait)
 
-from module_harness import SECRET_B64, run_module
+from module_harness import KEYSTONE_MODULES, SECRET_B64, run_module
 from module_harness import keystone, kube  # noqa: F401  # pylint: disable=unused-import
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-
-# Each Keystone module with the least it needs to run.
-KEYSTONE_MODULES = {
-    keystone_bootstrap_check: {},
-    keystone_endpoint_regions: {"region": "RegionOne", "endpoints": [
-        {"service": "keystone", "type": "identity", "interface": "public", "url": "http://k/v3"}]},
-    keystone_role_assignments: {"assignments": [{"user": "admin", "project": "admin", "roles": ["admin"]}]},
-    keystone_verify: {"namespace": "openstack", "region": "RegionOne", "services": [
-        {"name": "keystone", "type": "identity", "public_url": "http://k/v3", "internal_url": "http://k/v3"}]},
-    korc_credentials: {"namespace": "openstack"},
-}
 
 KUBE_MODULES = {
     apply: {"definition": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n"}}},

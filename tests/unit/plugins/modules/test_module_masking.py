@@ -22,7 +22,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     ironcore_server_info, keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments,
     keystone_verify, korc_credentials, wait)
 
-from module_harness import CLIENT_KEY_DATA, SECRET, TOKEN, assert_hidden, kubeconfig, run_module
+from module_harness import KEYSTONE_MODULES, CLIENT_KEY_DATA, SECRET, TOKEN, assert_hidden, kubeconfig, run_module
 from module_harness import keystone, kube  # noqa: F401  # pylint: disable=unused-import
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAsecretkeymaterial0123456789\n-----END RSA PRIVATE KEY-----"
@@ -178,15 +178,6 @@ def test_gardener_kubeconfig_hides_the_fetched_credentials_not_the_server(kube, 
 
 # -- Keystone modules ----------------------------------------------------------
 
-KEYSTONE_MODULES = {
-    keystone_bootstrap_check: {},
-    keystone_endpoint_regions: {"region": "RegionOne", "endpoints": [
-        {"service": "keystone", "type": "identity", "interface": "public", "url": "http://k/v3"}]},
-    keystone_role_assignments: {"assignments": [{"user": "admin", "project": "admin", "roles": ["admin"]}]},
-    keystone_verify: {"namespace": "openstack", "region": "RegionOne", "services": [
-        {"name": "keystone", "type": "identity", "public_url": "http://k/v3", "internal_url": "http://k/v3"}]},
-    korc_credentials: {"namespace": "openstack"},
-}
 
 
 def _ids(module):
