@@ -15,9 +15,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.connection imp
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule, MaskingAnsibleModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import KeystoneModule
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
-    apply, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
-    ironcore_server_info, keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments,
-    keystone_verify, korc_credentials, wait)
+    apply, cluster_info, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
+    ironcore_server_info, wait)
 
 from module_harness import KEYSTONE_MODULES, SECRET_B64, run_module
 from module_harness import keystone, kube  # noqa: F401  # pylint: disable=unused-import
@@ -33,6 +32,7 @@ KUBE_MODULES = {
     ironcore_bmc: {},
     ironcore_server_claim: {"namespace": "n", "pools": []},
     ironcore_server_info: {},
+    cluster_info: {},
 }
 
 # Keystone's own TLS, timeout and interface settings, none of which may reach the Kubernetes client.

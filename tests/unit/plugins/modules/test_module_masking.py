@@ -18,9 +18,8 @@ import yaml
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import api_error
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
-    apply, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
-    ironcore_server_info, keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments,
-    keystone_verify, korc_credentials, wait)
+    apply, cluster_info, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
+    ironcore_server_info, wait)
 
 from module_harness import KEYSTONE_MODULES, CLIENT_KEY_DATA, SECRET, TOKEN, assert_hidden, kubeconfig, run_module
 from module_harness import keystone, kube  # noqa: F401  # pylint: disable=unused-import
@@ -79,6 +78,7 @@ KUBE_CASES = {
     "ironcore_bmc": (ironcore_bmc, _bmc_args, ("PATCH", "BMCSecret")),
     "ironcore_server_claim": (ironcore_server_claim, _claim_args, ("GET", "Server")),
     "ironcore_server_info": (ironcore_server_info, lambda: {}, ("GET", "Server")),
+    "cluster_info": (cluster_info, lambda: {}, ("GET", "/version")),
 }
 
 
