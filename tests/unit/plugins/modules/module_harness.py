@@ -52,6 +52,7 @@ KEYSTONE_MODULES = {
     korc_credentials: {"namespace": "openstack"},
 }
 
+
 def kubeconfig(cluster="c", user="u", token=TOKEN, server="https://127.0.0.1:6443"):
     """An in-memory kubeconfig whose public strings are short on purpose (a cluster named c, v1)."""
     return {"apiVersion": "v1", "kind": "Config", "current-context": "ctx",

@@ -179,7 +179,6 @@ def test_gardener_kubeconfig_hides_the_fetched_credentials_not_the_server(kube, 
 # -- Keystone modules ----------------------------------------------------------
 
 
-
 def _ids(module):
     return module.__name__.rsplit(".", 1)[-1]
 
