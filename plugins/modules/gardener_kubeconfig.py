@@ -230,9 +230,14 @@ class GardenerKubeconfigModule(KubeModule):
         status, answer = self.client.request(
             "POST", self.rtype.path(namespace, shoot["name"], "adminkubeconfig"),
             body=gardener.admin_kubeconfig_request(self.params["expiration_seconds"]))
-        text, expires = gardener.admin_kubeconfig_from(answer)
-        self.protect(text)
-        after = gardener.kubeconfig_facts(text)
+        try:
+            text, expires = gardener.admin_kubeconfig_from(answer)
+            self.protect(text)
+            after = gardener.kubeconfig_facts(text)
+        except InputError as error:
+            # The server's answer, not the task's input, is bad; earlier Shoots' files may be written already.
+            raise KubeError("Shoot %s/%s: the adminkubeconfig answer is unusable: %s"
+                            % (namespace, shoot["name"], "; ".join(error.problems)))
         entry.update(server=after["server"], expires=after["expires"].isoformat() if after["expires"] else expires)
         if shoot["path"]:
             write_private(shoot["path"], text)

@@ -316,6 +316,15 @@ def test_gardener_kubeconfig_return_content_needs_no_log(garden):
     assert writes(garden) == [] and "kubeconfigs" not in result
 
 
+def test_gardener_kubeconfig_an_unusable_answer_is_the_servers_fault_not_the_input(garden, tmp_path):
+    garden.on_request = lambda method, path, body, query: (201, {"status": {}})
+    path = tmp_path / "x.yaml"
+    result, _text = run_module(gardener_kubeconfig.main, {"namespace": "garden-p", "shoots": [{"name": "x", "path": str(path)}]})
+    assert result["failed"] and not result["msg"].startswith("invalid input"), result["msg"]
+    assert "Shoot garden-p/x: the adminkubeconfig answer is unusable: status.kubeconfig" in result["msg"]
+    assert not path.exists()
+
+
 def test_gardener_kubeconfig_writes_a_private_file_and_keeps_it_while_valid(garden, tmp_path):
     path = tmp_path / "kube" / "x.yaml"
     args = {"namespace": "garden-p", "shoots": [{"name": "x", "path": str(path)}]}
