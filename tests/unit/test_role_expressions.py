@@ -27,12 +27,10 @@ def _waits(node):
             if key in ("c5c3.cobaltcore.wait", "wait") and isinstance(value, dict):
                 yield value
             else:
-                for found in _waits(value):
-                    yield found
+                yield from _waits(value)
     elif isinstance(node, list):
         for item in node:
-            for found in _waits(item):
-                yield found
+            yield from _waits(item)
 
 
 def _expressions():
