@@ -14,6 +14,8 @@ description:
     (C(/api), C(/apis)), with three requests and no full discovery of every resource.
   - The preflight uses it to check that every cluster of the region is reachable, runs a supported
     Kubernetes version and serves the API groups its phases need.
+  - An unreachable API server fails after three attempts within about ten seconds (the preflight
+    retries the task itself), not after the minute of retries other modules allow.
   - Never writes; check mode behaves the same.
 author:
   - CobaltCore team (@c5c3)
@@ -70,6 +72,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import 
 
 class ClusterInfoModule(KubeModule):
     argument_spec = dict()
+    # It answers "is the server reachable": a dead server is reported, not waited for.
+    client_options = dict(retries=2, retry_budget=10)
 
     def run(self):
         dummy, version = self.client.request("GET", "/version")

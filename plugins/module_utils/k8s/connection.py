@@ -53,6 +53,8 @@ class KubeConnection(object):
     """
 
     kube_options = dict((name, name) for name in KUBE_CONNECTION_SPEC)
+    # KubeClient's retry policy (retries, retry_budget, ...); a module that reports reachability sets a short one.
+    client_options = {}
     _client = None
 
     @classmethod
@@ -66,7 +68,7 @@ class KubeConnection(object):
     @property
     def client(self):
         if self._client is None:
-            self._client = KubeClient(self.kube_auth())
+            self._client = KubeClient(self.kube_auth(), **self.client_options)
         return self._client
 
     def applier(self, **options):

@@ -124,6 +124,7 @@ class FakeKube(object):
         self.kinds = dict(KINDS)
         self.objects = {}
         self.clients = []        # the auth options of every client built
+        self.client_options = []  # and its retry policy
         self.calls = []          # (method, kind, name, namespace, dry_run)
         self.failures = {}       # (method, kind) -> KubeError raised instead
         self.on_request = None   # callable(method, path, body, query) -> (status, body) for client.request
@@ -142,8 +143,9 @@ class FakeKube(object):
     def find(self, api_version, kind, name, namespace=None):
         return self.objects.get((api_version, kind, namespace, name))
 
-    def client(self, auth):
+    def client(self, auth, **options):
         self.clients.append(dict(auth))
+        self.client_options.append(options)
         return _Client(self)
 
 

@@ -5,6 +5,9 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import socket
+import time
+
 from ansible_collections.c5c3.cobaltcore.plugins.modules import cluster_info
 
 from module_harness import kubeconfig, run_module
@@ -32,6 +35,7 @@ def test_version_groups_and_versions(kube):
     assert result["api_versions"] == ["apps/v1", "core.gardener.cloud/v1beta1", "v1"]
     assert [call[:2] for call in kube.calls] == [("GET", "/version"), ("GET", "/api"), ("GET", "/apis")]
     assert result["requests"] == {"GET": 3}
+    assert kube.client_options == [{"retries": 2, "retry_budget": 10}]
 
 
 def test_refused_credentials_fail_with_the_servers_answer(kube):
@@ -39,3 +43,16 @@ def test_refused_credentials_fail_with_the_servers_answer(kube):
     result, text = run_module(cluster_info.main, {"kubeconfig": kubeconfig()})
     assert result["failed"] and "401" in result["msg"] and "Unauthorized" in result["msg"]
     assert "version" not in result
+
+
+def test_an_unreachable_server_is_reported_within_seconds():
+    # A real client against a port nobody listens on: refused at once, retried twice, then reported.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.time()
+    config = kubeconfig(server="https://127.0.0.1:%d" % port)
+    del config["users"][0]["user"]["client-key-data"]
+    result, dummy = run_module(cluster_info.main, {"kubeconfig": config})
+    assert result["failed"] and "cannot reach the API server" in result["msg"] and "after 3 attempts" in result["msg"]
+    assert time.time() - started < 10
