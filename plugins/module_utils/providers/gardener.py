@@ -22,6 +22,7 @@ except ImportError:  # the modules report it when they need it
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 
 API_VERSION = "core.gardener.cloud/v1beta1"
@@ -67,6 +68,8 @@ def settings_problems(settings):
     image = settings.get("machine_image") or {}
     if image and not image.get("name"):
         problems.append(problem("gardener.machine_image.name", "is required"))
+    if settings.get("flux") not in (None, False) and not isinstance(settings.get("flux"), dict):
+        problems.append(problem("gardener.flux", "must be a mapping (version, registry, namespace) or false"))
     if settings.get("kubernetes_version") and not _VERSION.match(str(settings["kubernetes_version"])):
         problems.append(problem("gardener.kubernetes_version", "%r is not <major>.<minor>[.<patch>]"
                                 % (settings["kubernetes_version"],)))
@@ -105,6 +108,11 @@ def shoot_spec(pool, settings, region_name):
         value = own.get(key) or settings.get(key)
         if value:
             spec["provider"]["infrastructureConfig" if key == "infrastructure_config" else "controlPlaneConfig"] = value
+    # Flux arrives with the Shoot (phase 3 installs the operators through it); flux: false opts out.
+    extensions = [] if settings.get("flux") is False else [flux.shoot_flux_extension(settings.get("flux"))]
+    extensions += copy.deepcopy(settings.get("extensions") or []) + copy.deepcopy(own.get("extensions") or [])
+    if extensions:
+        spec["extensions"] = extensions
     return spec
 
 

@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The operator table of phase 3 (providers/flux.py): validation, selection, order and manifests."""
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux, gardener
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+DEFAULTS = yaml.safe_load(open(os.path.join(ROOT, "roles", "infra_operators", "defaults", "main.yml")))
+TABLE = DEFAULTS["infra_operators_table"]
+REPOSITORIES = DEFAULTS["infra_operators_repositories"]
+REPOS = {"r": {"url": "https://charts.example.org"}}
+
+
+def entry(name, **fields):
+    base = {"name": name, "chart": name, "version": "1.0.0", "repository": "r", "namespace": "ns", "groups": ["g"]}
+    base.update(fields)
+    return base
+
+
+def problems_of(table, overrides=None, repositories=REPOS):
+    with pytest.raises(InputError) as caught:
+        flux.validated_table(table, overrides or {}, repositories)
+    return caught.value.problems
+
+
+def test_the_shipped_table_is_valid_exact_and_covers_every_cluster_kind():
+    table = flux.validated_table(TABLE, {}, REPOSITORIES)
+    for item in table:
+        assert flux.is_exact_version(item["version"]), item["name"]
+    names = dict((g, [e["name"] for e in flux.releases_for(table, [g])])
+                 for g in ("management", "control_plane", "hypervisor_pools", "storage_pools"))
+    for name in ("cert-manager", "external-secrets", "mariadb-operator", "rabbitmq-cluster-operator",
+                 "rabbitmq-messaging-topology-operator", "valkey-operator", "memcached-operator",
+                 "openstack-resource-controller", "c5c3-operator", "keystone-operator", "ovn-operator"):
+        assert name in names["control_plane"]
+    assert {"rook-ceph", "external-arbiter-operator", "prysm"} <= set(names["storage_pools"])
+    assert {"openstack-hypervisor-operator", "labels-injector", "ovn-agents"} <= set(names["hypervisor_pools"])
+    assert "external-secrets" in names["management"]
+
+
+def test_every_bad_entry_is_named_together():
+    table = [entry("a", depends_on=["ghost"]), entry("a"), entry("b", version=""), entry("c", repository="nope"),
+             entry("d", crds="Always"), entry("e", version="latest"), entry("Bad_Name"), entry("f", colour="red")]
+    found = problems_of(table)
+    assert "operators.a: is defined 2 times" in found
+    assert "operators.a.depends_on: 'ghost' is not an enabled release of the table" in found
+    assert "operators.b.version: is required: pin the chart version" in found
+    assert any(p.startswith("operators.c.repository: 'nope' is not a repository") for p in found)
+    assert any(p.startswith("operators.d.crds: 'Always' is not one of") for p in found)
+    assert "operators.e.version: 'latest' is neither a version nor a semver range" in found
+    assert any(p.startswith("operators.Bad_Name.name:") for p in found)
+    assert any(p.startswith("operators.f.colour: is not a field") for p in found)
+
+
+def test_cycles_and_dependencies_on_other_clusters_are_refused():
+    found = problems_of([entry("a", depends_on=["b"]), entry("b", depends_on=["a"])])
+    assert found == ["operators.a.depends_on: forms a cycle: a -> b -> a"]
+    found = problems_of([entry("a", depends_on=["b"], groups=["g", "h"]), entry("b")])
+    assert found == ["operators.a.depends_on: 'b' is not installed on h, where a is"]
+    found = problems_of([entry("a", depends_on=["b"]), entry("b", enabled=False)])
+    assert found == ["operators.a.depends_on: 'b' is not an enabled release of the table"]
+
+
+def test_repositories_are_checked():
+    found = problems_of([entry("a")], repositories={"r": {"url": "ftp://x"}, "o": {"url": "oci://x"},
+                                                     "p": {"url": "https://x", "type": "oci"}})
+    assert "helm_repositories.r.url: 'ftp://x' is not an http(s):// or oci:// URL" in found
+    assert "helm_repositories.o.type: must be oci exactly when the url is oci://" in found
+    assert "helm_repositories.p.type: must be oci exactly when the url is oci://" in found
+
+
+@pytest.mark.parametrize("version", ["1.2.3", "v1.17.9", ">=0.1.0", ">=1.0.0 <2.0.0", "~1.2", "^1.2.3", "1.x",
+                                     ">=1.0.0, <2.0.0", "1.2.3-rc.1", "1.0.0 - 1.4.0", "<1.0.0 || >=2.0.0"])
+def test_versions_and_ranges_are_accepted(version):
+    assert flux.validated_table([entry("a", version=version)], {}, REPOS)[0]["version"] == version
+
+
+def test_overrides_merge_by_name_disable_and_add():
+    table = [entry("a", values={"x": {"y": 1, "z": 2}}), entry("b")]
+    merged = flux.validated_table(table, {"a": {"version": "1.1.0", "values": {"x": {"z": 3}}},
+                                          "b": {"enabled": False}, "c": entry("c")}, REPOS)
+    assert [(e["name"], e["version"]) for e in merged] == [("a", "1.1.0"), ("c", "1.0.0")]
+    assert merged[0]["values"] == {"x": {"y": 1, "z": 3}}
+    assert table[0]["version"] == "1.0.0"  # the shipped table is left alone
+
+
+def test_releases_for_a_cluster_come_in_dependency_order():
+    table = flux.validated_table([entry("app", depends_on=["crds", "db"]), entry("db", depends_on=["crds"]),
+                                  entry("crds"), entry("other", groups=["h"])], {}, REPOS)
+    assert [e["name"] for e in flux.releases_for(table, ["g"])] == ["crds", "db", "app"]
+    assert [e["name"] for e in flux.releases_for(table, ["h"])] == ["other"]
+
+
+def test_manifests_follow_the_seed():
+    table = flux.validated_table([entry("crds", namespace="ops"), entry("app", depends_on=["crds"],
+                                                                         values={"replicas": 2})], {}, REPOS)
+    objects = flux.manifests(flux.releases_for(table, ["g"]), REPOS, helm_wait=False)
+    kinds = [(o["kind"], o["metadata"]["name"]) for o in objects]
+    assert kinds == [("Namespace", "ns"), ("Namespace", "ops"), ("HelmRepository", "r"),
+                     ("HelmRelease", "crds"), ("HelmRelease", "app")]
+    repo, release = objects[2], objects[4]
+    assert repo["metadata"]["namespace"] == "flux-system" and repo["spec"]["url"] == "https://charts.example.org"
+    assert release["apiVersion"] == "helm.toolkit.fluxcd.io/v2"
+    assert release["spec"]["chart"]["spec"] == {"chart": "app", "version": "1.0.0", "sourceRef": {
+        "kind": "HelmRepository", "name": "r", "namespace": "flux-system"}}
+    assert release["spec"]["dependsOn"] == [{"name": "crds", "namespace": "ops"}]
+    assert release["spec"]["install"] == {"crds": "CreateReplace", "disableWait": True}
+    assert release["spec"]["upgrade"] == {"crds": "CreateReplace", "disableWait": True}
+    assert release["spec"]["values"] == {"replicas": 2}
+    waiting = flux.manifests(flux.releases_for(table, ["g"]), REPOS)[-1]
+    assert "disableWait" not in waiting["spec"]["install"]
+
+
+def test_version_changes_and_what_waits_behind_a_release():
+    table = flux.validated_table([entry("crds"), entry("app", depends_on=["crds"]), entry("top", depends_on=["app"])],
+                                 {}, REPOS)
+    releases = [o for o in flux.manifests(table, REPOS) if o["kind"] == "HelmRelease"]
+    live = {("ns", "crds"): {"spec": {"chart": {"spec": {"version": "0.9.0"}}},
+                             "status": {"history": [{"chartVersion": "0.9.0"}]}},
+            ("ns", "app"): {"spec": {"chart": {"spec": {"version": "1.0.0"}}}}}
+    assert flux.version_changes(releases, live) == [{"name": "crds", "namespace": "ns", "chart": "crds",
+                                                     "from": "0.9.0", "to": "1.0.0", "installed": "0.9.0"}]
+    assert flux.waiting_behind(releases[0], releases) == ["app", "top"]
+    assert flux.waiting_behind(releases[2], releases) == []
+    assert flux.helm_chart_name(releases[1]) == ("flux-system", "ns-app")
+
+
+def test_shoots_declare_the_shoot_flux_extension():
+    settings = {"project": "p", "cloud_profile": "cp", "credentials_binding": "cb", "provider_type": "lab",
+                "machine_image": {"name": "gardenlinux"}}
+    region = {"name": "r", "control_planes": [{"name": "cp1", "ironcore": {"machine_class": "m"}}]}
+    spec = gardener.shoots(region, settings)[0]["spec"]
+    assert spec["extensions"] == [{"type": "shoot-flux", "providerConfig": {
+        "apiVersion": "flux.extensions.gardener.cloud/v1alpha1", "kind": "FluxConfig",
+        "flux": {"namespace": "flux-system"}}}]
+    pinned = gardener.shoots(region, dict(settings, flux={"version": "v2.7.3"}))[0]["spec"]
+    assert pinned["extensions"][0]["providerConfig"]["flux"] == {"namespace": "flux-system", "version": "v2.7.3"}
+    assert "extensions" not in gardener.shoots(region, dict(settings, flux=False))[0]["spec"]
+    with pytest.raises(InputError) as caught:
+        gardener.shoots(region, dict(settings, flux="yes"))
+    assert caught.value.problems == ["gardener.flux: must be a mapping (version, registry, namespace) or false"]
+
+
+def test_exact_version_pattern():
+    assert all(flux.is_exact_version(v) for v in ("1.0.0", "v1.17.9", "0.1.0-lab.1"))
+    assert not any(flux.is_exact_version(v) for v in (">=0.1.0", "1.x", "1.0", "latest"))
