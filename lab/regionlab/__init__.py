@@ -81,7 +81,8 @@ def status():
         }
     info["keystone"] = {"url": keystone.URL, "ready": keystone.ready(), "clouds_yaml": str(keystone.CLOUDS),
                         "cloud": keystone.CLOUD_NAME}
-    info["korc"] = {"ready": korc.ready(), "watches": korc.control_plane(clusters).name}
+    info["korc"] = {"ready": korc.ready(), "watches": korc.control_plane(clusters).name,
+                    "installed": korc.wanted(clusters)}
     info["standins"] = standins.status(clusters)
     info["keystones"] = standins.keystone_instances()
     return info
@@ -90,5 +91,5 @@ def status():
 def is_up():
     info = status()
     return (all(c["ready"] for c in info["clusters"].values())
-            and info["keystone"]["ready"] and info["korc"]["ready"]
+            and info["keystone"]["ready"] and (info["korc"]["ready"] or not info["korc"]["installed"])
             and all(s["ready"] for s in info["standins"].values()))

@@ -23,27 +23,14 @@ KUBERNETES_VERSION = "v1.37.2"
 # connection (an API server's to etcd, say) just before the lab binds it.
 PORT_BASE = int(os.environ.get("COBALTCORE_LAB_PORT_BASE", "26400"))
 
-# Where the hand-written CRDs (lab/crds/<file>.yaml) go, by inventory group or host;
-# upstream CRD sets say so themselves in lab/crds/upstream.json ("clusters"). In a real
-# region the operators of phase 3 bring these CRDs; the lab has them from the start.
+# Where the hand-written CRDs (lab/crds/<file>.yaml) go at lab start, by inventory group or host:
+# only what exists before phase 3 (Gardener's kinds). The operators' CRDs, hand-written or
+# upstream, arrive with their charts in phase 3 (lab/charts), as in a real region.
 LOCAL_CRD_CLUSTERS = {
     "core.gardener.cloud": ["gardener"],
-    # ControlPlane lives on the control plane; the OpenStackCluster claims of the same
-    # group are kept on the management cluster.
-    "c5c3.io": ["control_plane", "management"],
-    "keystone.openstack.c5c3.io": ["control_plane"],
-    "glance.openstack.c5c3.io": ["control_plane"],
-    "placement.openstack.c5c3.io": ["control_plane"],
-    "nova.openstack.c5c3.io": ["control_plane"],
-    "neutron.openstack.c5c3.io": ["control_plane"],
-    "cinder.openstack.c5c3.io": ["control_plane"],
-    "tempest.openstack.c5c3.io": ["control_plane"],
-    "cortex.c5c3.io": ["control_plane"],
-    "memcached.c5c3.io": ["control_plane"],
-    "cache.cs.sap.com": ["control_plane"],
-    "ovn.c5c3.io": ["control_plane", "hypervisor_pools"],
-    "kvm.cloud.sap": ["hypervisor_pools"],
-    "ceph.cobaltcore.sap.com": ["storage_pools"],
+    # The tenants' OpenStackCluster claims on the management cluster: Crossplane makes that CRD from
+    # the XRD, and no Crossplane pod runs here (its chart is installed in phase 3, nothing more).
+    "c5c3.io": ["management"],
 }
 
 

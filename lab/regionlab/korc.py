@@ -1,8 +1,12 @@
-"""The real K-ORC manager, watching the lab's control-plane API server."""
+"""The real K-ORC manager, watching the lab's control-plane API server.
+
+It runs once its CRDs are there: phase 3 installs them with the openstack-resource-controller chart,
+and the gardenlet stand-in then starts the manager, as the chart's Deployment would start its pod.
+"""
 
 import requests
 
-from . import config, processes
+from . import config, kube, processes
 
 NAME = "korc-manager"
 
@@ -31,6 +35,25 @@ def ready():
         return False
 
 
+API_GROUP_PATH = "/apis/openstack.k-orc.cloud/v1alpha1"
+
+
+def installed(cluster):
+    """K-ORC's CRDs are served (the manager fails at start without them)."""
+    try:
+        return kube._session(cluster).get(cluster.server + API_GROUP_PATH, timeout=5).ok
+    except (requests.RequestException, OSError):
+        return False
+
+
+def wanted(clusters):
+    return installed(control_plane(clusters))
+
+
 def up(clusters):
+    """Start the manager when its CRDs are installed, and wait for it; else nothing to run yet."""
+    if not wanted(clusters):
+        return False
     start(control_plane(clusters))
     processes.wait_until(ready, 60, "K-ORC manager", NAME)
+    return True

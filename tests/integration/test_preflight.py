@@ -36,7 +36,7 @@ def test_preflight_names_every_problem_of_a_cluster(lab):
     extra = {
         "preflight_kubernetes_max_version": "1.30",
         "preflight_kubernetes_min_version": "1.29",
-        "preflight_api_groups_by_group": {"control_plane": ["c5c3.io", "missing.example.com"]},
+        "preflight_api_groups_by_group": {"control_plane": ["apps", "missing.example.com"]},
         "preflight_keystone_cloud": "no-such-cloud",
     }
     rc, out = run_playbook(PREFLIGHT, "--limit", "lab-control-plane", "-e", json.dumps(extra))

@@ -66,7 +66,13 @@ class Kube:
         return payload
 
     def list(self, url_path):
-        return self.request("GET", url_path).get("items", [])
+        """The items; none while the kind is not served (its operator's chart comes in phase 3)."""
+        try:
+            return self.request("GET", url_path).get("items", [])
+        except ApiError as exc:
+            if exc.code == 404:
+                return []
+            raise
 
     def get(self, url_path):
         try:
@@ -135,6 +141,9 @@ class Waker:
         while True:
             try:
                 listed = session.get(base, params={"limit": "1"}, timeout=10)
+                if listed.status_code == 404:  # not served yet: phase 3 installs the CRD
+                    time.sleep(2)
+                    continue
                 listed.raise_for_status()
                 version = listed.json()["metadata"]["resourceVersion"]
                 self.event.set()

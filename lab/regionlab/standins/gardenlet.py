@@ -17,7 +17,7 @@ manager writes.
 import copy
 import hashlib
 
-from .. import config
+from .. import config, flux, korc, processes, shoot_cluster
 from . import loop
 from .client import Kube, Waker, object_path, path
 
@@ -31,6 +31,8 @@ IDENTITY = {"id": "lab-gardenlet", "name": "gardenlet", "version": GARDENER_VERS
 FINALIZER = "gardener"
 OPERATION = "gardener.cloud/operation"
 CLUSTER_LABEL = "c5c3.io/cluster"
+# Gardener's extension that installs Flux in the Shoot (stackitcloud/gardener-extension-shoot-flux).
+SHOOT_FLUX = "shoot-flux"
 GARDEN_ROLE = "gardener.cloud/role"
 PROJECT_NAME = "project.gardener.cloud/name"
 NAMESPACE_PROJECT = "namespace.gardener.cloud/project"
@@ -82,6 +84,11 @@ HEALTHY = {
 INITIALIZED = ("Unknown", "ConditionInitialized",
                "The condition has been initialized but its semantic check has not been performed yet.")
 NOT_CREATED = "Shoot control plane has not been fully created yet."
+
+
+def _has_flux(shoot):
+    return any(e.get("type") == SHOOT_FLUX and not e.get("disabled")
+               for e in (shoot.get("spec") or {}).get("extensions") or [])
 
 
 def _has_workers(shoot):
@@ -139,6 +146,9 @@ class Gardenlet(loop.Controller):
         self.clusters = {c.name: c for c in clusters}
         self.flows = {}
         Waker(garden, [path(GV, "shoots"), path(GV, "projects"), path("v1", "namespaces")], self.wake, loop.log)
+        # K-ORC starts once phase 3 installed its CRDs on the control plane.
+        self.control_plane = korc.control_plane(clusters)
+        Waker(self.control_plane, ["/apis/apiextensions.k8s.io/v1/customresourcedefinitions"], self.wake, loop.log)
 
     def reconcile(self):
         projects = self.projects_kube.list(path(GV, "projects"))
@@ -162,6 +172,22 @@ class Gardenlet(loop.Controller):
         for uid in [u for u in self.flows if u not in live]:
             del self.flows[uid]
         self.prune(live)
+        self.run_workloads(shoots)
+
+    # What runs in the Shoots for real ---------------------------------------------
+
+    def run_workloads(self, shoots):
+        """Flux in every reconciled Shoot that declares shoot-flux (again after a lab restart), and
+        the K-ORC manager once its chart installed its CRDs (as its Deployment's pod would start)."""
+        for shoot in shoots:
+            last = (shoot.get("status") or {}).get("lastOperation") or {}
+            cluster = self.lab_cluster(shoot)
+            if (cluster is not None and _has_flux(shoot) and not shoot["metadata"].get("deletionTimestamp")
+                    and last.get("type") in ("Create", "Reconcile", "Restore") and last.get("state") == "Succeeded"):
+                flux.start(cluster)
+        if not processes.pid_of(korc.NAME) and korc.installed(self.control_plane):
+            self.log("K-ORC's CRDs are installed: starting the K-ORC manager")
+            korc.start(self.control_plane)
 
     # Project (gardener-controller-manager) -------------------------------------
 
@@ -380,6 +406,11 @@ class Gardenlet(loop.Controller):
             if self._patch_status(shoot, patch):
                 flow["step"] = step + 1
             return
+        cluster = self.lab_cluster(shoot)
+        if cluster is not None and op_type != "Delete" and _has_flux(shoot):
+            flux.start(cluster)  # the shoot-flux extension, before the Shoot counts as reconciled
+        if cluster is not None and op_type == "Delete":
+            shoot_cluster.reset(cluster)  # the Shoot's cluster is gone
         self.succeed(shoot, op_type, now)
         del self.flows[uid]
 
