@@ -126,7 +126,7 @@ def apiserver_writes(cluster_name, resource):
             continue
         labels = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}")[0]))
         if labels.get("resource") == resource and labels.get("verb") in ("POST", "PUT", "PATCH", "APPLY") \
-                and not labels.get("dry_run"):
+                and not labels.get("dry_run") and labels.get("subresource") != "status":
             total += int(float(line.rsplit(" ", 1)[1]))
     return total
 
@@ -140,8 +140,11 @@ CLAIMS_NAMESPACE = "cobaltcore-servers"
 REGION_HOST = "lab-control-plane"
 REGION_NAMESPACE = "openstack"
 PRIVATE = config.STATE / "private" / "kubeconfig"
-# Writes the collection makes in phases 1-2, by cluster and resource (status updates are the stand-ins').
+# Writes the collection makes in phases 1-3, by cluster and resource (status updates are the stand-ins').
 WRITTEN = {"baremetal": ["bmcs", "bmcsecrets", "serverclaims", "secrets", "namespaces"], "garden": ["shoots"]}
+# and in phase 3, on every cluster that runs Flux (status updates are Flux's own).
+WRITTEN.update((c.name, ["helmreleases", "helmrepositories"]) for c in config.clusters()
+               if set(c.groups) & {"management", "control_plane", "hypervisor_pools", "storage_pools"})
 KORC_KINDS = {"Domain": 1, "Project": 2, "Role": 4, "Service": 6, "Endpoint": 12, "User": 5,
               "ApplicationCredential": 5}
 KORC_RESOURCES = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS)

@@ -1,0 +1,149 @@
+"""Phase 3 on the lab: the real Flux controllers install the operators from real upstream charts.
+
+The session's `region` fixture built the region with site.yml (phase 3 included) and re-ran it; these
+tests judge those runs and then drive playbooks/operators.yml on single clusters, restoring what they
+change.
+"""
+
+import json
+import time
+
+import pytest
+import yaml
+
+from conftest import REPO, failures, lab_kubectl, run_playbook, task_results
+from regionlab import config
+
+OPERATORS = REPO / "playbooks" / "operators.yml"
+TASK = "Install the cluster's operators with Flux and wait for every release"
+DEFAULTS = yaml.safe_load((REPO / "roles" / "infra_operators" / "defaults" / "main.yml").read_text())
+TABLE = DEFAULTS["infra_operators_table"]
+FLUX_CLUSTERS = [c for c in config.clusters() if set(c.groups) & {"management", "control_plane", "hypervisor_pools",
+                                                                      "storage_pools"}]
+# CRDs the later phases need, by cluster: they come from the charts now, not from the lab.
+NEEDED_CRDS = {
+    "lab-control-plane": ["mariadbs.k8s.mariadb.com", "rabbitmqclusters.rabbitmq.com", "valkeys.cache.cs.sap.com",
+                          "controlplanes.c5c3.io", "keystones.keystone.openstack.c5c3.io",
+                          "domains.openstack.k-orc.cloud", "externalsecrets.external-secrets.io",
+                          "certificates.cert-manager.io", "ovnclusters.ovn.c5c3.io"],
+    "st-pool-a": ["cephclusters.ceph.rook.io", "cephblockpools.ceph.rook.io", "cephclients.ceph.rook.io"],
+    "st-pool-b": ["cephclusters.ceph.rook.io"],
+    "hv-pool-a": ["hypervisors.kvm.cloud.sap"],
+    "management-cluster": ["externalsecrets.external-secrets.io", "helmreleases.helm.toolkit.fluxcd.io"],
+}
+PROBE_HOST = "st-pool-b"
+PROBE_RELEASE = "prysm"
+
+
+def expected_releases(cluster):
+    return sorted(e["name"] for e in TABLE if set(e["groups"]) & set(cluster.groups))
+
+
+def everything(cluster, resource, *args):
+    return json.loads(lab_kubectl(cluster, "get", resource, "-A", "-o", "json", *args).stdout)["items"]
+
+
+def helm_records(cluster):
+    """{(namespace, release): [revision, ...]} of Helm's own release records in the cluster."""
+    found = {}
+    for secret in everything(cluster, "secrets", "--field-selector", "type=helm.sh/release.v1"):
+        labels = secret["metadata"]["labels"]
+        found.setdefault((secret["metadata"]["namespace"], labels["name"]), []).append(int(labels["version"]))
+    return dict((key, sorted(revisions)) for key, revisions in found.items())
+
+
+def ready(release):
+    status = release.get("status") or {}
+    return (status.get("observedGeneration") == release["metadata"]["generation"]
+            and any(c["type"] == "Ready" and c["status"] == "True"
+                    and c.get("observedGeneration") == release["metadata"]["generation"]
+                    for c in status.get("conditions") or []))
+
+
+def play(*args):
+    started = time.monotonic()
+    rc, out = run_playbook(OPERATORS, *args, COBALTCORE_LAB_DIR=str(config.STATE))
+    return rc, out, time.monotonic() - started
+
+
+def with_probe(**fields):
+    """Extra vars: the lab's overrides with the probe release changed."""
+    change = json.dumps({PROBE_RELEASE: fields})
+    return json.dumps({"infra_operators_overrides":
+                       "{{ cobaltcore_operator_overrides | default({}) | combine(%s, recursive=true) }}" % change})
+
+
+@pytest.mark.parametrize("cluster", FLUX_CLUSTERS, ids=lambda c: c.name)
+def test_phase_3_installed_every_release_with_the_real_helm_controller(region, cluster):
+    assert region.first.rc == 0, region.first.failures()
+    releases = dict((r["metadata"]["name"], r) for r in everything(cluster.name, "helmreleases.helm.toolkit.fluxcd.io"))
+    assert sorted(releases) == expected_releases(cluster)
+    records = helm_records(cluster.name)
+    for name, release in releases.items():
+        assert ready(release), (name, release.get("status"))
+        pinned = release["spec"]["chart"]["spec"]["version"]
+        assert release["status"]["history"][0]["chartVersion"] == pinned.lstrip("v") or \
+            release["status"]["history"][0]["chartVersion"] == pinned
+        # Helm's own record of the release, written by helm-controller into the target cluster.
+        assert records.get((release["metadata"]["namespace"], name)), name
+    crds = set(c["metadata"]["name"] for c in everything(cluster.name, "customresourcedefinitions"))
+    missing = [crd for crd in NEEDED_CRDS.get(cluster.name, []) if crd not in crds]
+    assert not missing, missing
+    # The first build installed them all (the region was empty), the re-run left them alone.
+    first = task_results(region.first.out, TASK)[cluster.name]
+    assert sorted(r["name"] for r in first["releases"] if r["result"] == "created") == expected_releases(cluster)
+    second = task_results(region.second.out, TASK)[cluster.name]
+    assert not second["changed"] and {r["result"] for r in second["releases"]} == {"unchanged"}
+
+
+def test_check_mode_on_a_fresh_region_plans_the_management_releases_and_writes_nothing(region):
+    planned = task_results(region.check.out, TASK)["management-cluster"]
+    assert planned["changed"]
+    assert region.check.seen["writes_after"] == region.check.seen["writes_before"]
+
+
+def test_a_chart_version_that_does_not_exist_fails_fast_and_a_fixed_pin_converges(region):
+    before = helm_records(PROBE_HOST)
+    rc, out, seconds = play("--limit", PROBE_HOST, "-e", with_probe(version="9.9.9"))
+    assert rc != 0
+    (task, host, msg), = failures(out)
+    assert host == PROBE_HOST and seconds < 60, (seconds, msg)
+    assert msg.startswith("st-pool-b: HelmRelease prysm/prysm (chart prysm 9.9.9) failed: HelmChart flux-system/prysm-prysm: ")
+    assert "9.9.9" in msg.split("HelmChart", 1)[1]
+    rc, out, seconds = play("--limit", PROBE_HOST)
+    assert rc == 0, failures(out)
+    assert helm_records(PROBE_HOST) == before  # nothing was installed or upgraded on the way
+
+
+def test_a_version_bump_is_shown_first_and_upgrades_exactly_that_release(region):
+    before = helm_records(PROBE_HOST)
+    bump = with_probe(version="0.1.1")
+    rc, out, _seconds = play("--limit", PROBE_HOST, "--check", "--diff", "-e", bump)
+    assert rc == 0, failures(out)
+    planned = task_results(out, TASK)[PROBE_HOST]
+    assert planned["version_changes"] == [{"name": "prysm", "namespace": "prysm", "chart": "prysm", "from": "0.1.0",
+                                           "to": "0.1.1", "installed": "0.1.0"}]
+    assert any("0.1.1" in json.dumps(d.get("after")) for d in planned["diff"])
+    assert helm_records(PROBE_HOST) == before
+    try:
+        rc, out, _seconds = play("--limit", PROBE_HOST, "-e", bump)
+        assert rc == 0, failures(out)
+        after = helm_records(PROBE_HOST)
+        key = ("prysm", "prysm")
+        assert after[key][-1] == before[key][-1] + 1
+        assert dict((k, v[-1]) for k, v in after.items() if k != key) == \
+            dict((k, v[-1]) for k, v in before.items() if k != key)
+        reported = task_results(out, "Report the releases whose chart version changes")[PROBE_HOST]
+        assert "chart prysm 0.1.0 -> 0.1.1" in json.dumps(reported)
+    finally:
+        rc, out, _seconds = play("--limit", PROBE_HOST)
+        assert rc == 0, failures(out)
+
+
+def test_a_cluster_without_flux_is_reported_before_any_write(region):
+    rc, out, seconds = play("--limit", "management-cluster", "-e", "infra_operators_flux_namespace=flux-absent")
+    assert rc != 0
+    (task, host, msg), = failures(out)
+    assert msg.startswith("management-cluster: Flux does not run: Lease flux-absent/source-controller-leader-election "
+                          "does not exist (the controller does not run)")
+    assert seconds < 30
