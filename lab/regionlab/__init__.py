@@ -9,7 +9,7 @@ import string
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import build, config, keystone, korc, kube, pki, processes, standins
+from . import build, charts, config, keystone, korc, kube, pki, processes, standins
 
 
 def up(log=print):
@@ -19,6 +19,8 @@ def up(log=print):
     clusters = config.clusters()
     bmc_passwords()
     kube.up(clusters, log)
+    # The Helm repository Flux pulls the region's charts from (phase 3).
+    charts.up(log)
     standins.up(clusters)
     keystone.up()
     korc.up(clusters)
@@ -83,6 +85,7 @@ def status():
                         "cloud": keystone.CLOUD_NAME}
     info["korc"] = {"ready": korc.ready(), "watches": korc.control_plane(clusters).name,
                     "installed": korc.wanted(clusters)}
+    info["charts"] = {"url": charts.URL, "ready": charts.ready()}
     info["standins"] = standins.status(clusters)
     info["keystones"] = standins.keystone_instances()
     return info
@@ -92,4 +95,5 @@ def is_up():
     info = status()
     return (all(c["ready"] for c in info["clusters"].values())
             and info["keystone"]["ready"] and (info["korc"]["ready"] or not info["korc"]["installed"])
+            and info["charts"]["ready"]
             and all(s["ready"] for s in info["standins"].values()))

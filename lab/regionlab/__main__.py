@@ -16,6 +16,7 @@ def _print_status(info):
         "keystone", ks["url"], "up" if ks["ready"] else "down", ks["clouds_yaml"], ks["cloud"]))
     print("%-20s %-26s %s" % ("k-orc", "watches " + info["korc"]["watches"],
                               "up" if info["korc"]["ready"] else "down"))
+    print("%-20s %-26s %s" % ("charts", info["charts"]["url"], "up" if info["charts"]["ready"] else "down"))
     for name, standin in info["standins"].items():
         print("%-20s %-26s %s" % (name, standin.get("url", ""), "up" if standin["ready"] else "down"))
     for ks in info.get("keystones") or []:

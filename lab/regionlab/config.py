@@ -16,6 +16,8 @@ INVENTORY = REPO / "inventories" / "lab"
 STATE = Path(os.environ.get("COBALTCORE_LAB_DIR", REPO / ".lab"))
 BIN = Path(os.environ.get("COBALTCORE_LAB_BIN", REPO / ".cache" / "lab-bin"))
 CRDS = REPO / "lab" / "crds"
+# Sources of the chart repository (real.json, lab-values.yaml, the lab-made charts).
+CHARTS = REPO / "lab" / "charts"
 GO_MODULES = REPO / "lab" / "go"
 
 KUBERNETES_VERSION = "v1.37.2"
@@ -113,6 +115,9 @@ KORC_HEALTH_PORT = PORT_BASE + 3
 ETCD_METRICS_PORT = PORT_BASE + 4
 # The Gardener front (shoots/adminkubeconfig); the garden's kubeconfig points here.
 GARDEN_FRONT_PORT = PORT_BASE + 5
+# The lab's Helm chart repository (charts.py): http://127.0.0.1:<port>/index.yaml, for Flux's
+# HelmRepositories in phase 3 (real upstream charts from pinned Go modules, lab-made where none).
+CHARTS_PORT = PORT_BASE + 6
 # The Keystones of Keystone CRs (keystone-operator stand-in): one loopback port each, taken from
 # this range (base+100 .. base+199) and kept while the CR exists (STATE/keystones/ports.json).
 KEYSTONE_CR_PORTS = range(PORT_BASE + 100, PORT_BASE + 200)

@@ -23,7 +23,8 @@ from regionlab import config, kube, processes  # noqa: E402
 
 def _lab_ports():
     clusters = config.clusters()
-    ports = [config.ETCD_CLIENT_PORT, config.ETCD_PEER_PORT, config.KEYSTONE_PORT, config.KORC_HEALTH_PORT]
+    ports = [config.ETCD_CLIENT_PORT, config.ETCD_PEER_PORT, config.KEYSTONE_PORT, config.KORC_HEALTH_PORT,
+             config.CHARTS_PORT]
     return ports + [c.port for c in clusters]
 
 
