@@ -18,7 +18,8 @@ this module builds and serves.
   the same bytes, hence the same digests in index.yaml, and a stamp over the inputs skips the
   rebuild when nothing changed.
 - The values the lab passes to the real charts (no webhooks, no hook Jobs, CRDs from the chart)
-  are in lab/charts/lab-values.yaml (`lab_values()`).
+  are in the lab inventory's operator overrides, inventories/lab/group_vars/all/operators.yml
+  (`lab_values()`).
 """
 
 import gzip
@@ -45,7 +46,8 @@ STAMP = config.STATE / "charts.stamp"
 SOURCES = config.CHARTS
 REAL = SOURCES / "real.json"
 MADE = SOURCES / "made.yaml"
-LAB_VALUES = SOURCES / "lab-values.yaml"
+# The lab inventory's operator overrides: the values the lab passes to the real charts.
+LAB_VALUES = config.INVENTORY / "group_vars" / "all" / "operators.yml"
 SHARED_TEMPLATES = SOURCES / "_shared" / "templates"
 PROCESS = "chart-repository"
 URL = "http://127.0.0.1:%d/" % config.CHARTS_PORT
@@ -283,8 +285,9 @@ def made_entries():
 
 
 def lab_values():
-    """chart name -> the values the lab passes to its HelmRelease (lab/charts/lab-values.yaml)."""
-    return yaml.safe_load(LAB_VALUES.read_text()) or {}
+    """release name -> the values the lab passes to its HelmRelease (the lab inventory's overrides)."""
+    overrides = (yaml.safe_load(LAB_VALUES.read_text()) or {}).get("cobaltcore_operator_overrides") or {}
+    return dict((name, entry.get("values") or {}) for name, entry in overrides.items())
 
 
 def module(path, version):

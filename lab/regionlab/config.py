@@ -16,7 +16,7 @@ INVENTORY = REPO / "inventories" / "lab"
 STATE = Path(os.environ.get("COBALTCORE_LAB_DIR", REPO / ".lab"))
 BIN = Path(os.environ.get("COBALTCORE_LAB_BIN", REPO / ".cache" / "lab-bin"))
 CRDS = REPO / "lab" / "crds"
-# Sources of the chart repository (real.json, lab-values.yaml, the lab-made charts).
+# Sources of the chart repository (real.json, the lab-made charts).
 CHARTS = REPO / "lab" / "charts"
 GO_MODULES = REPO / "lab" / "go"
 
