@@ -2,7 +2,9 @@
 
 lab/go/kube builds kube-apiserver, kube-controller-manager, kubectl and etcd
 from k8s.io/kubernetes and go.etcd.io/etcd/server/v3; lab/go/korc builds the
-K-ORC manager in a module of its own. A stamp next to the binaries records the
+K-ORC manager in a module of its own, lab/go/flux-source and lab/go/flux-helm
+the Flux source-controller and helm-controller (one module each: their
+dependency pins differ). A stamp next to the binaries records the
 hash of each module's go.mod and go.sum and the build flags.
 """
 
@@ -21,6 +23,8 @@ KUBE_PACKAGES = {
     "etcd": "go.etcd.io/etcd/server/v3",
 }
 KORC_PACKAGES = {"korc-manager": "github.com/k-orc/openstack-resource-controller/v2/cmd/manager"}
+FLUX_SOURCE_PACKAGES = {"source-controller": "github.com/fluxcd/source-controller"}
+FLUX_HELM_PACKAGES = {"helm-controller": "github.com/fluxcd/helm-controller"}
 
 
 def _version_ldflags():
@@ -36,6 +40,8 @@ def _version_ldflags():
 MODULES = {
     "kube": (KUBE_PACKAGES, _version_ldflags),
     "korc": (KORC_PACKAGES, lambda: []),
+    "flux-source": (FLUX_SOURCE_PACKAGES, lambda: []),
+    "flux-helm": (FLUX_HELM_PACKAGES, lambda: []),
 }
 
 
