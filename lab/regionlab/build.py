@@ -5,14 +5,17 @@ from k8s.io/kubernetes and go.etcd.io/etcd/server/v3; lab/go/korc builds the
 K-ORC manager in a module of its own, lab/go/flux-source and lab/go/flux-helm
 the Flux source-controller and helm-controller (one module each: their
 dependency pins differ). A stamp next to the binaries records the
-hash of each module's go.mod and go.sum and the build flags.
+hash of each module's go.mod and go.sum, the build flags and source patches.
 """
 
 import hashlib
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 from . import config
 
@@ -45,13 +48,25 @@ MODULES = {
 }
 
 
+# Source patches of dependencies: module -> [(Go module, file, old, new)].
+# Flux's managers set no leader election namespace, so controller-runtime reads it from the
+# pod's service-account mount and, outside a pod, fails: "unable to find leader election
+# namespace: not running in-cluster". The path made relative is the same file in a pod (cwd /);
+# in the lab it is under the controller's working directory, where flux.py writes it.
+_LEADER_ELECTION_NAMESPACE = (
+    "sigs.k8s.io/controller-runtime", "pkg/leaderelection/leader_election.go",
+    'inClusterNamespacePath = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"',
+    'inClusterNamespacePath = "var/run/secrets/kubernetes.io/serviceaccount/namespace"')
+PATCHES = {"flux-source": [_LEADER_ELECTION_NAMESPACE], "flux-helm": [_LEADER_ELECTION_NAMESPACE]}
+
+
 def _stamp(module):
     directory = config.GO_MODULES / module
     digest = hashlib.sha256()
     for name in ("go.mod", "go.sum"):
         digest.update((directory / name).read_bytes())
     packages, ldflags = MODULES[module]
-    digest.update(json.dumps([packages, ldflags()]).encode())
+    digest.update(json.dumps([packages, ldflags(), PATCHES.get(module, [])]).encode())
     return digest.hexdigest()
 
 
@@ -74,14 +89,41 @@ def build(module, log=print):
     config.BIN.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-buildvcs=false")
-    for name, package in packages.items():
-        log("building %s from %s" % (name, package))
-        subprocess.run(
-            ["go", "build", "-trimpath", "-ldflags", " ".join(["-s", "-w"] + ldflags()),
-             "-o", str(config.BIN / name), package],
-            cwd=config.GO_MODULES / module, env=env, check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        flags = _patched(module, Path(tmp), env)
+        for name, package in packages.items():
+            log("building %s from %s" % (name, package))
+            subprocess.run(
+                ["go", "build", "-trimpath", "-ldflags", " ".join(["-s", "-w"] + ldflags())] + flags
+                + ["-o", str(config.BIN / name), package],
+                cwd=config.GO_MODULES / module, env=env, check=True)
     _stamp_file(module).write_text(_stamp(module))
     return time.monotonic() - started
+
+
+def _patched(module, tmp, env):
+    """Flags that build with the module's PATCHES applied (none: no flags): a patched copy of each
+    dependency, replaced in a copy of go.mod (-modfile). Not -overlay: go refuses to overlay files
+    of the module cache."""
+    directory = config.GO_MODULES / module
+    replaces = []
+    for dependency, path, old, new in PATCHES.get(module, []):
+        out = subprocess.run(["go", "mod", "download", "-json", dependency], cwd=directory,
+                             env=env, check=True, capture_output=True, text=True)
+        copy = tmp / dependency.replace("/", "_")
+        shutil.copytree(json.loads(out.stdout)["Dir"], copy)
+        target = copy / path
+        text = target.read_text()
+        if text.count(old) != 1:  # a new version moved the code: the patch needs a look
+            raise RuntimeError("patch of %s/%s: %r not found once" % (dependency, path, old))
+        target.chmod(0o644)  # the module cache's files are read-only
+        target.write_text(text.replace(old, new))
+        replaces.append("replace %s => %s\n" % (dependency, copy))
+    if not replaces:
+        return []
+    (tmp / "go.mod").write_text((directory / "go.mod").read_text() + "".join(replaces))
+    shutil.copy(directory / "go.sum", tmp / "go.sum")
+    return ["-modfile", str(tmp / "go.mod")]
 
 
 def build_all(log=print):
