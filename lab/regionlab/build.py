@@ -66,7 +66,8 @@ def _stamp(module):
     for name in ("go.mod", "go.sum"):
         digest.update((directory / name).read_bytes())
     packages, ldflags = MODULES[module]
-    digest.update(json.dumps([packages, ldflags(), PATCHES.get(module, [])]).encode())
+    # Patches only where there are: other worktrees share config.BIN and the stamps of the rest.
+    digest.update(json.dumps([packages, ldflags()] + ([PATCHES[module]] if module in PATCHES else [])).encode())
     return digest.hexdigest()
 
 
