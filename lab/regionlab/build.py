@@ -13,9 +13,7 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
 from . import config
 
@@ -90,41 +88,46 @@ def build(module, log=print):
     config.BIN.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-buildvcs=false")
-    with tempfile.TemporaryDirectory() as tmp:
-        flags = _patched(module, Path(tmp), env)
-        for name, package in packages.items():
-            log("building %s from %s" % (name, package))
-            subprocess.run(
-                ["go", "build", "-trimpath", "-ldflags", " ".join(["-s", "-w"] + ldflags())] + flags
-                + ["-o", str(config.BIN / name), package],
-                cwd=config.GO_MODULES / module, env=env, check=True)
+    flags = _patched(module, env)
+    for name, package in packages.items():
+        log("building %s from %s" % (name, package))
+        subprocess.run(
+            ["go", "build", "-trimpath", "-ldflags", " ".join(["-s", "-w"] + ldflags())] + flags
+            + ["-o", str(config.BIN / name), package],
+            cwd=config.GO_MODULES / module, env=env, check=True)
     _stamp_file(module).write_text(_stamp(module))
     return time.monotonic() - started
 
 
-def _patched(module, tmp, env):
+def _patched(module, env):
     """Flags that build with the module's PATCHES applied (none: no flags): a patched copy of each
     dependency, replaced in a copy of go.mod (-modfile). Not -overlay: go refuses to overlay files
     of the module cache."""
+    if module not in PATCHES:
+        return []
     directory = config.GO_MODULES / module
+    # A fixed place, the same for every worktree sharing BIN: the copy's path is part of the
+    # binary's build info, and an unchanged binary is then left as it is, not replaced under the
+    # processes running it (processes.pid_of would no longer know them).
+    work = config.BIN.resolve() / ".patched" / module
+    shutil.rmtree(work, ignore_errors=True)
     replaces = []
-    for dependency, path, old, new in PATCHES.get(module, []):
+    for dependency, path, old, new in PATCHES[module]:
         out = subprocess.run(["go", "mod", "download", "-json", dependency], cwd=directory,
                              env=env, check=True, capture_output=True, text=True)
-        copy = tmp / dependency.replace("/", "_")
+        copy = work / dependency.replace("/", "_")
         shutil.copytree(json.loads(out.stdout)["Dir"], copy)
+        for item in [copy, *copy.rglob("*")]:  # the module cache's files are read-only
+            item.chmod(item.stat().st_mode | 0o200)
         target = copy / path
         text = target.read_text()
         if text.count(old) != 1:  # a new version moved the code: the patch needs a look
             raise RuntimeError("patch of %s/%s: %r not found once" % (dependency, path, old))
-        target.chmod(0o644)  # the module cache's files are read-only
         target.write_text(text.replace(old, new))
         replaces.append("replace %s => %s\n" % (dependency, copy))
-    if not replaces:
-        return []
-    (tmp / "go.mod").write_text((directory / "go.mod").read_text() + "".join(replaces))
-    shutil.copy(directory / "go.sum", tmp / "go.sum")
-    return ["-modfile", str(tmp / "go.mod")]
+    (work / "go.mod").write_text((directory / "go.mod").read_text() + "".join(replaces))
+    shutil.copy(directory / "go.sum", work / "go.sum")
+    return ["-modfile", str(work / "go.mod")]
 
 
 def build_all(log=print):
