@@ -17,8 +17,9 @@ LEASES = ("source-controller-leader-election", "helm-controller-leader-election"
 # lab/crds/upstream.json entry -> the Go module building its controller (same version, checked).
 CRD_SETS = {"flux-source-controller": "flux-source", "flux-helm-controller": "flux-helm",
             "flux-kustomize-controller": None}
-# Idle, each controller's heap is a few MiB; a soft limit keeps Helm's peaks during installs from
-# becoming each process's resident high-water mark (eight clusters share a 4 GiB budget).
+# Each controller's live heap measured 10-30 MiB (its ~70-90 MiB resident is mostly the binary);
+# a soft limit keeps Helm's peaks during big installs from becoming the resident high-water mark
+# (the lab's clusters share a 4 GiB budget).
 ENV = {"GOMEMLIMIT": "100MiB", "RUNTIME_NAMESPACE": NAMESPACE}
 # helm-controller re-checks a dependsOn target that is not Ready (or a chart not ready yet) every
 # --requeue-dependency, 30 s upstream; it does not watch the target. A dependent's first install
