@@ -32,7 +32,7 @@ $(COLLECTION_LINK):
 
 setup: $(VENV_STAMP) $(COLLECTION_LINK) ## venv, Python packages, collection path
 
-lab-build: setup ## build kube-apiserver, etcd, kubectl, K-ORC from Go modules (only when pins change)
+lab-build: setup ## build kube-apiserver, etcd, kubectl, K-ORC, Flux from Go modules (only when pins change)
 	$(LAB) build
 
 lab-up: setup ## start the local region (idempotent)

@@ -2,13 +2,16 @@
 
 lab/go/kube builds kube-apiserver, kube-controller-manager, kubectl and etcd
 from k8s.io/kubernetes and go.etcd.io/etcd/server/v3; lab/go/korc builds the
-K-ORC manager in a module of its own. A stamp next to the binaries records the
-hash of each module's go.mod and go.sum and the build flags.
+K-ORC manager in a module of its own, lab/go/flux-source and lab/go/flux-helm
+the Flux source-controller and helm-controller (one module each: their
+dependency pins differ). A stamp next to the binaries records the
+hash of each module's go.mod and go.sum, the build flags and source patches.
 """
 
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import time
 
@@ -21,6 +24,8 @@ KUBE_PACKAGES = {
     "etcd": "go.etcd.io/etcd/server/v3",
 }
 KORC_PACKAGES = {"korc-manager": "github.com/k-orc/openstack-resource-controller/v2/cmd/manager"}
+FLUX_SOURCE_PACKAGES = {"source-controller": "github.com/fluxcd/source-controller"}
+FLUX_HELM_PACKAGES = {"helm-controller": "github.com/fluxcd/helm-controller"}
 
 
 def _version_ldflags():
@@ -36,7 +41,21 @@ def _version_ldflags():
 MODULES = {
     "kube": (KUBE_PACKAGES, _version_ldflags),
     "korc": (KORC_PACKAGES, lambda: []),
+    "flux-source": (FLUX_SOURCE_PACKAGES, lambda: []),
+    "flux-helm": (FLUX_HELM_PACKAGES, lambda: []),
 }
+
+
+# Source patches of dependencies: module -> [(Go module, file, old, new)].
+# Flux's managers set no leader election namespace, so controller-runtime reads it from the
+# pod's service-account mount and, outside a pod, fails: "unable to find leader election
+# namespace: not running in-cluster". The path made relative is the same file in a pod (cwd /);
+# in the lab it is under the controller's working directory, where flux.py writes it.
+_LEADER_ELECTION_NAMESPACE = (
+    "sigs.k8s.io/controller-runtime", "pkg/leaderelection/leader_election.go",
+    'inClusterNamespacePath = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"',
+    'inClusterNamespacePath = "var/run/secrets/kubernetes.io/serviceaccount/namespace"')
+PATCHES = {"flux-source": [_LEADER_ELECTION_NAMESPACE], "flux-helm": [_LEADER_ELECTION_NAMESPACE]}
 
 
 def _stamp(module):
@@ -45,7 +64,8 @@ def _stamp(module):
     for name in ("go.mod", "go.sum"):
         digest.update((directory / name).read_bytes())
     packages, ldflags = MODULES[module]
-    digest.update(json.dumps([packages, ldflags()]).encode())
+    # Patches only where there are: other worktrees share config.BIN and the stamps of the rest.
+    digest.update(json.dumps([packages, ldflags()] + ([PATCHES[module]] if module in PATCHES else [])).encode())
     return digest.hexdigest()
 
 
@@ -68,14 +88,46 @@ def build(module, log=print):
     config.BIN.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-buildvcs=false")
+    flags = _patched(module, env)
     for name, package in packages.items():
         log("building %s from %s" % (name, package))
         subprocess.run(
-            ["go", "build", "-trimpath", "-ldflags", " ".join(["-s", "-w"] + ldflags()),
-             "-o", str(config.BIN / name), package],
+            ["go", "build", "-trimpath", "-ldflags", " ".join(["-s", "-w"] + ldflags())] + flags
+            + ["-o", str(config.BIN / name), package],
             cwd=config.GO_MODULES / module, env=env, check=True)
     _stamp_file(module).write_text(_stamp(module))
     return time.monotonic() - started
+
+
+def _patched(module, env):
+    """Flags that build with the module's PATCHES applied (none: no flags): a patched copy of each
+    dependency, replaced in a copy of go.mod (-modfile). Not -overlay: go refuses to overlay files
+    of the module cache."""
+    if module not in PATCHES:
+        return []
+    directory = config.GO_MODULES / module
+    # A fixed place, the same for every worktree sharing BIN: the copy's path is part of the
+    # binary's build info, and an unchanged binary is then left as it is, not replaced under the
+    # processes running it (processes.pid_of would no longer know them).
+    work = config.BIN.resolve() / ".patched" / module
+    shutil.rmtree(work, ignore_errors=True)
+    replaces = []
+    for dependency, path, old, new in PATCHES[module]:
+        out = subprocess.run(["go", "mod", "download", "-json", dependency], cwd=directory,
+                             env=env, check=True, capture_output=True, text=True)
+        copy = work / dependency.replace("/", "_")
+        shutil.copytree(json.loads(out.stdout)["Dir"], copy)
+        for item in [copy, *copy.rglob("*")]:  # the module cache's files are read-only
+            item.chmod(item.stat().st_mode | 0o200)
+        target = copy / path
+        text = target.read_text()
+        if text.count(old) != 1:  # a new version moved the code: the patch needs a look
+            raise RuntimeError("patch of %s/%s: %r not found once" % (dependency, path, old))
+        target.write_text(text.replace(old, new))
+        replaces.append("replace %s => %s\n" % (dependency, copy))
+    (work / "go.mod").write_text((directory / "go.mod").read_text() + "".join(replaces))
+    shutil.copy(directory / "go.sum", work / "go.sum")
+    return ["-modfile", str(work / "go.mod")]
 
 
 def build_all(log=print):

@@ -118,6 +118,18 @@ GARDEN_FRONT_PORT = PORT_BASE + 5
 # The lab's Helm chart repository (charts.py): http://127.0.0.1:<port>/index.yaml, for Flux's
 # HelmRepositories in phase 3 (real upstream charts from pinned Go modules, lab-made where none).
 CHARTS_PORT = PORT_BASE + 6
+# The Flux controllers of a cluster that has Flux (flux.py): FLUX_PORTS loopback ports per
+# cluster, from base+20 + FLUX_PORTS*index; base+20 .. base+99 leaves room for 16 clusters.
+FLUX_PORTS = 5
+
+
+def flux_port(cluster, k):
+    """The k-th (0 .. FLUX_PORTS-1) Flux port of a cluster."""
+    if not 0 <= k < FLUX_PORTS or cluster.index >= 16:
+        raise ValueError("no Flux port %d for cluster %s (index %d)" % (k, cluster.name, cluster.index))
+    return PORT_BASE + 20 + FLUX_PORTS * cluster.index + k
+
+
 # The Keystones of Keystone CRs (keystone-operator stand-in): one loopback port each, taken from
 # this range (base+100 .. base+199) and kept while the CR exists (STATE/keystones/ports.json).
 KEYSTONE_CR_PORTS = range(PORT_BASE + 100, PORT_BASE + 200)

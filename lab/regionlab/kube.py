@@ -146,7 +146,7 @@ def start_controller_manager(cluster):
 
 # CRDs ------------------------------------------------------------------------
 
-def _upstream_entries():
+def upstream_entries():
     path = config.CRDS / "upstream.json"
     return json.loads(path.read_text()) if path.exists() else []
 
@@ -156,7 +156,7 @@ def crd_files(cluster):
     wanted = set(cluster.groups) | {cluster.name}
     files = [config.CRDS / ("%s.yaml" % name) for name, targets in config.LOCAL_CRD_CLUSTERS.items()
              if wanted & set(targets)]
-    for entry in _upstream_entries():
+    for entry in upstream_entries():
         if not wanted & set(entry["clusters"]):
             continue
         root = Path(build.module_dir(entry["module"], entry["version"]))
@@ -179,7 +179,7 @@ def install_crds(cluster, files):
         return False
     apply_files(cluster, files)
     # Not `kubectl wait`: it fails at once on a CRD whose status has no conditions yet.
-    processes.wait_until(lambda: not _crds_not_established(cluster), 120,
+    processes.wait_until(lambda: not crds_not_established(cluster), 120,
                          "CRDs of %s Established" % cluster.name)
     marker.write_text(digest.hexdigest())
     return True
@@ -194,7 +194,7 @@ def apply_files(cluster, files):
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
 
 
-def _crds_not_established(cluster):
+def crds_not_established(cluster):
     url = cluster.server + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     items = _session(cluster).get(url, timeout=10).json().get("items", [])
     return [crd["metadata"]["name"] for crd in items
