@@ -9,7 +9,7 @@ import string
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import build, charts, config, keystone, korc, kube, pki, processes, standins
+from . import build, charts, config, flux, keystone, korc, kube, pki, processes, standins
 
 
 def up(log=print):
@@ -21,6 +21,8 @@ def up(log=print):
     kube.up(clusters, log)
     # The Helm repository Flux pulls the region's charts from (phase 3).
     charts.up(log)
+    # The management cluster runs Flux before the region; a Shoot gets it with the Shoot (gardenlet stand-in).
+    flux.up(management(clusters))
     standins.up(clusters)
     keystone.up()
     korc.up(clusters)
@@ -28,6 +30,10 @@ def up(log=print):
     info["seconds"] = round(time.monotonic() - started, 1)
     info["build_seconds"] = built
     return info
+
+
+def management(clusters):
+    return [c for c in clusters if "management" in c.groups]
 
 
 def bmc_passwords():
@@ -86,6 +92,7 @@ def status():
     info["korc"] = {"ready": korc.ready(), "watches": korc.control_plane(clusters).name,
                     "installed": korc.wanted(clusters)}
     info["charts"] = {"url": charts.URL, "ready": charts.ready()}
+    info["flux"] = dict((c.name, flux.ready(c)) for c in clusters if flux.running(c))
     info["standins"] = standins.status(clusters)
     info["keystones"] = standins.keystone_instances()
     return info
@@ -95,5 +102,5 @@ def is_up():
     info = status()
     return (all(c["ready"] for c in info["clusters"].values())
             and info["keystone"]["ready"] and (info["korc"]["ready"] or not info["korc"]["installed"])
-            and info["charts"]["ready"]
+            and info["charts"]["ready"] and all(flux.ready(c) for c in management(config.clusters()))
             and all(s["ready"] for s in info["standins"].values()))

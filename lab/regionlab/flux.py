@@ -93,6 +93,10 @@ def start(cluster):
         ], env=env, cwd=home)
 
 
+def running(cluster):
+    return any(processes.pid_of(name) for name in _names(cluster))
+
+
 def _ok(url):
     try:
         return requests.get(url, timeout=2).ok

@@ -16,9 +16,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import f
 
 # A lease renewed within its duration, give or take this much clock skew between hosts.
 LEASE_SKEW = 30
-# HelmChart reasons (source-controller) that mean the pinned chart version cannot be had from the
-# repository as it is now: retried by Flux for ever, final for a run that pins the version.
-CHART_UNAVAILABLE_REASONS = ("InvalidChartReference",)
+
 
 
 def now():
@@ -91,24 +89,18 @@ def live_releases(client, releases):
     return found
 
 
-def _ready_condition(obj):
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Ready":
-            return cond
-    return None
-
-
-def _chart_unavailable(chart, version):
-    """The HelmChart's own words when it reports, for its current spec, that the version cannot be had."""
+def _chart_stalled(chart, version):
+    """source-controller's words when it gave up on the release's chart for the pinned version (Stalled:
+    e.g. InvalidChartReference, no such version in the index); helm-controller itself keeps retrying."""
     if chart is None or (chart.get("spec") or {}).get("version") != version:
         return None
-    status = chart.get("status") or {}
-    cond = _ready_condition(chart)
-    if (cond is None or cond.get("status") != "False" or cond.get("reason") not in CHART_UNAVAILABLE_REASONS
-            or status.get("observedGeneration") != chart["metadata"].get("generation")):
+    if (chart.get("status") or {}).get("observedGeneration") != chart["metadata"].get("generation"):
         return None
-    return "HelmChart %s/%s: %s: %s" % (chart["metadata"]["namespace"], chart["metadata"]["name"],
-                                        cond.get("reason"), cond.get("message"))
+    for cond in (chart.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Stalled" and cond.get("status") == "True":
+            return "HelmChart %s/%s: %s: %s" % (chart["metadata"]["namespace"], chart["metadata"]["name"],
+                                                cond.get("reason"), cond.get("message"))
+    return None
 
 
 def release_failure(client, flux_namespace, releases, states):
@@ -124,7 +116,7 @@ def release_failure(client, flux_namespace, releases, states):
         if charts is None:
             items = client.list(client.resource(flux.SOURCE_API_VERSION, "HelmChart"), flux_namespace)
             charts = dict(((c["metadata"]["namespace"], c["metadata"]["name"]), c) for c in items)
-        text = _chart_unavailable(charts.get(flux.helm_chart_name(release)),
+        text = _chart_stalled(charts.get(flux.helm_chart_name(release)),
                                   release["spec"]["chart"]["spec"]["version"])
         if text:
             return release, text

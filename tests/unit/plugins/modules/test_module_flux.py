@@ -62,9 +62,11 @@ def settle(kube, failing=None, chart_failure=None):
             cond = dict(cond, status="False", reason="ArtifactFailed", message="HelmChart 'flux-system/ops-%s' is not ready" % name)
             kube.add({"apiVersion": SOURCE, "kind": "HelmChart",
                       "metadata": {"name": "%s-%s" % (namespace, name), "namespace": "flux-system", "generation": 2},
-                      "spec": {"version": version}, "status": {"observedGeneration": 2, "conditions": [{
-                          "type": "Ready", "status": "False", "reason": "InvalidChartReference",
-                          "message": "invalid chart reference: no '%s' chart with version matching '%s' found" % (name, version)}]}})
+                      "spec": {"version": version}, "status": {"observedGeneration": 2, "conditions": [dict(
+                          type=kind, status=status, reason="InvalidChartReference",
+                          message="invalid chart reference: failed to get chart version for remote reference: "
+                          "no '%s' chart with version matching '%s' found" % (name, version))
+                          for kind, status in (("Stalled", "True"), ("Ready", "False"), ("FetchFailed", "True"))]}})
         obj["status"] = {"observedGeneration": generation, "conditions": [cond],
                          "history": [{"chartVersion": version, "version": 1}]}
 
