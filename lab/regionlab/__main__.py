@@ -14,8 +14,11 @@ def _print_status(info):
     ks = info["keystone"]
     print("%-20s %-26s %-8s %s (cloud %s)" % (
         "keystone", ks["url"], "up" if ks["ready"] else "down", ks["clouds_yaml"], ks["cloud"]))
-    print("%-20s %-26s %s" % ("k-orc", "watches " + info["korc"]["watches"],
-                              "up" if info["korc"]["ready"] else "down"))
+    korc = info["korc"]
+    print("%-20s %-26s %s" % ("k-orc", "watches " + korc["watches"], "up" if korc["ready"] else
+                              "down" if korc["installed"] else "not installed (phase 3 brings its CRDs)"))
+    for name, ready in sorted(info.get("flux", {}).items()):
+        print("%-20s %-26s %s" % ("flux", name, "up" if ready else "down"))
     print("%-20s %-26s %s" % ("charts", info["charts"]["url"], "up" if info["charts"]["ready"] else "down"))
     for name, standin in info["standins"].items():
         print("%-20s %-26s %s" % (name, standin.get("url", ""), "up" if standin["ready"] else "down"))

@@ -20,7 +20,7 @@ CRD_SETS = {"flux-source-controller": "flux-source", "flux-helm-controller": "fl
 # Each controller's live heap measured 10-30 MiB (its ~70-90 MiB resident is mostly the binary);
 # a soft limit keeps Helm's peaks during big installs from becoming the resident high-water mark
 # (the lab's clusters share a 4 GiB budget).
-ENV = {"GOMEMLIMIT": "100MiB", "RUNTIME_NAMESPACE": NAMESPACE}
+ENV = {"GOMEMLIMIT": "100MiB", "GOGC": "50", "RUNTIME_NAMESPACE": NAMESPACE}
 # helm-controller re-checks a dependsOn target that is not Ready (or a chart not ready yet) every
 # --requeue-dependency, 30 s upstream; it does not watch the target. A dependent's first install
 # then starts up to 30 s after its dependency is Ready, where an install takes about a second.

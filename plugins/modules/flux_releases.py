@@ -203,7 +203,7 @@ class FluxReleasesModule(KubeModule):
         releases = [o for o in objects if o["kind"] == "HelmRelease"]
         live = flux_api.live_releases(self.client, releases)
         self.results["version_changes"] = flux.version_changes(releases, live)
-        results = self.record(self.applier().apply(objects))
+        results = self.record(self.applier(field_manager=flux.FIELD_MANAGER).apply(objects))
         self.results["results"] = results
         by_ref = dict(((r["kind"], r.get("namespace"), r["name"]), r["result"]) for r in results)
         self.results["releases"] = [

@@ -11,6 +11,12 @@ runs site.yml again ROUNDS times and prints the median of:
 
 and where the seconds go: the sum of task times by action, and the run's time outside tasks
 (ansible-playbook start-up, inventory, play set-up, facts). A run that changes anything fails the bench.
+Phase 3 alone (playbooks/operators.yml):
+
+  operators_first_s  every release of every cluster uninstalled by the real helm-controller first
+                     (their HelmReleases deleted), then installed again by one run
+  operators_noop_s   median of ROUNDS no-op runs right after
+
 Then, per module, what one more task costs in a play on localhost (wall and CPU time; BENCH_TASKS=0
 leaves it out).
 """
@@ -19,6 +25,7 @@ import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +42,9 @@ from apply_bench import _timestamp  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 SITE = REPO / "playbooks" / "site.yml"
+OPERATORS = REPO / "playbooks" / "operators.yml"
+# The collection's label on what phase 3 applies (providers/flux.py).
+MANAGED = "app.kubernetes.io/managed-by=c5c3.cobaltcore"
 TASKS_PER_MODULE = int(os.environ.get("BENCH_TASKS", "10"))
 
 
@@ -75,6 +85,31 @@ def timed_playbook(path):
     if rc != 0:
         raise SystemExit("%s failed (rc %d): %s" % (path.name, rc, json.dumps(out)[-2000:]))
     return time.monotonic() - wall, cpu_seconds() - cpu, out
+
+
+def uninstall_operators():
+    """Delete every HelmRelease phase 3 made, on every cluster with Flux, and wait until helm-controller
+    has uninstalled them (the CRDs stay: Helm never deletes a chart's crds/, Rook's and cert-manager's
+    are kept by policy)."""
+    for cluster in config.clusters():
+        if set(cluster.groups) & {"management", "control_plane", "hypervisor_pools", "storage_pools"}:
+            subprocess.run([str(config.BIN / "kubectl"), "--kubeconfig", str(cluster.kubeconfig), "delete",
+                            "helmreleases.helm.toolkit.fluxcd.io", "-A", "-l", MANAGED, "--wait=true",
+                            "--timeout=600s"], check=True, capture_output=True)
+
+
+def operators_runs():
+    uninstall_operators()
+    first, _cpu, out = timed_playbook(OPERATORS)
+    if not analyse(out)[3]:
+        raise SystemExit("operators.yml changed nothing after the uninstall")
+    noop = []
+    for _round in range(ROUNDS):
+        wall, _cpu, out = timed_playbook(OPERATORS)
+        if analyse(out)[3]:
+            raise SystemExit("the no-op operators.yml changed %d task results" % analyse(out)[3])
+        noop.append(wall)
+    return first, statistics.median(noop)
 
 
 def localhost_tasks():
@@ -128,6 +163,7 @@ def main():
             runs.append((wall, cpu, tasks, durations, by_action))
             print("round %d region_noop %.1fs cpu %.1fs tasks %d per_task %.0fms" % (
                 round_ + 1, wall, cpu, tasks, 1000 * statistics.median(durations)), flush=True)
+        operators_first, operators_noop = operators_runs()
         per_module = localhost_tasks() if TASKS_PER_MODULE else {}
     finally:
         if owned:
@@ -138,6 +174,9 @@ def main():
     print("region_noop_tasks=%d" % tasks)
     print("per_task_ms=%.0f" % (1000 * statistics.median(durations)))
     print("region_noop_outside_tasks_s=%.1f" % (wall - sum(by_action.values())))
+    print("operators_first_s=%.1f" % operators_first)
+    print("operators_noop_s=%.1f" % operators_noop)
+    print("operators_first_vs_noop=%.1f" % (operators_first / operators_noop))
     for action, seconds in sorted(by_action.items(), key=lambda item: -item[1]):
         print("region_noop_by_action %-45s %5.1fs" % (action, seconds))
     floor = per_module.get("ansible.builtin.ping")

@@ -23,6 +23,10 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import nami
 SOURCE_API_VERSION = "source.toolkit.fluxcd.io/v1"
 HELM_API_VERSION = "helm.toolkit.fluxcd.io/v2"
 FLUX_NAMESPACE = "flux-system"
+# Phase 3 applies under a field manager of its own: an operator's namespace can be another phase's
+# too (the service operators run in "openstack", the region's OpenStack cluster), and one manager
+# applying two different sets of its labels would take the other's away on every run.
+FIELD_MANAGER = "c5c3.cobaltcore-operators"
 # helm-controller's CRD policies (HelmRelease spec.install.crds / spec.upgrade.crds).
 CRD_POLICIES = ("Skip", "Create", "CreateReplace")
 DEFAULT_CRD_POLICY = "CreateReplace"
