@@ -1,7 +1,7 @@
 """The real K-ORC manager, watching the lab's control-plane API server.
 
-It runs once its CRDs are there: phase 3 installs them with the openstack-resource-controller chart,
-and the gardenlet stand-in then starts the manager, as the chart's Deployment would start its pod.
+It runs once phase 3 installed its chart (openstack-resource-controller: the CRDs, then the
+Deployment); the gardenlet stand-in then starts the manager, as the Deployment would start its pod.
 """
 
 import requests
@@ -35,14 +35,19 @@ def ready():
         return False
 
 
-API_GROUP_PATH = "/apis/openstack.k-orc.cloud/v1alpha1"
+# The Deployment of K-ORC's chart (phase 3): Helm creates it after the chart's CRDs are established,
+# so the manager (which fails at start without all of them) starts when it exists, as its pod would.
+DEPLOYMENTS = "/apis/apps/v1/deployments"
+CHART_SELECTOR = "app.kubernetes.io/name=openstack-resource-controller"
 
 
 def installed(cluster):
-    """K-ORC's CRDs are served (the manager fails at start without them)."""
+    """K-ORC's chart put its Deployment on the cluster."""
     try:
-        return kube._session(cluster).get(cluster.server + API_GROUP_PATH, timeout=5).ok
-    except (requests.RequestException, OSError):
+        resp = kube._session(cluster).get(cluster.server + DEPLOYMENTS, params={"labelSelector": CHART_SELECTOR},
+                                          timeout=5)
+        return resp.ok and bool(resp.json().get("items"))
+    except (requests.RequestException, OSError, ValueError):
         return False
 
 

@@ -40,19 +40,29 @@ def reset(cluster, timeout=120):
     session = kube._session(cluster)
     base = cluster.server
     crds = session.get(base + CRDS, timeout=30).json().get("items", [])
-    # Nothing runs that would remove its finalizers (the controllers are stopped, the cluster goes).
+    # Nothing runs that would remove their finalizers (the controllers are stopped, the cluster goes).
+    # The custom resources go before their CRDs: the API server keeps a deleted CRD's objects in
+    # etcd, and they would come back with the CRD when the next Shoot's phase 3 installs it.
     for crd in crds:
         spec = crd["spec"]
         url = "%s/apis/%s/%s/%s" % (base, spec["group"], _served_version(crd), spec["names"]["plural"])
-        resp = session.get(url, timeout=30)
-        for item in resp.json().get("items", []) if resp.ok else []:
-            if item["metadata"].get("finalizers"):
-                meta = item["metadata"]
-                ns = "/namespaces/%s" % meta["namespace"] if meta.get("namespace") else ""
-                session.patch("%s/apis/%s/%s%s/%s/%s" % (base, spec["group"], _served_version(crd), ns,
+        for item in _items(session, url):
+            meta = item["metadata"]
+            if meta.get("finalizers"):
+                ns = "namespaces/%s/" % meta["namespace"] if meta.get("namespace") else ""
+                session.patch("%s/apis/%s/%s/%s%s/%s" % (base, spec["group"], _served_version(crd), ns,
                                                          spec["names"]["plural"], meta["name"]),
                               json={"metadata": {"finalizers": None}},
                               headers={"Content-Type": "application/merge-patch+json"}, timeout=30)
+        if crd["spec"]["scope"] == "Namespaced":
+            for namespace in set(i["metadata"]["namespace"] for i in _items(session, url)):
+                session.delete("%s/apis/%s/%s/namespaces/%s/%s" % (base, spec["group"], _served_version(crd),
+                                                                    namespace, spec["names"]["plural"]), timeout=60)
+        else:
+            session.delete(url, timeout=60)
+    _wait(lambda: not any(_items(session, "%s/apis/%s/%s/%s" % (base, c["spec"]["group"], _served_version(c),
+                                                                 c["spec"]["names"]["plural"])) for c in crds),
+          timeout, "custom resources of %s deleted" % cluster.name)
     session.delete(base + CRDS, timeout=60)
     for api_version, plural in HELM_CLUSTER_KINDS:
         session.delete("%s%s/%s" % (base, _api(api_version), plural),
@@ -61,12 +71,19 @@ def reset(cluster, timeout=120):
     for name in namespaces:
         if name not in SYSTEM_NAMESPACES:
             session.delete("%s/api/v1/namespaces/%s" % (base, name), timeout=30)
+    _wait(lambda: not session.get(base + CRDS, timeout=30).json().get("items") and not [
+        n for n in session.get(base + "/api/v1/namespaces", timeout=30).json()["items"]
+        if n["metadata"]["name"] not in SYSTEM_NAMESPACES], timeout, "lab cluster %s empty" % cluster.name)
+
+
+def _items(session, url):
+    resp = session.get(url, timeout=30)
+    return resp.json().get("items", []) if resp.ok else []
+
+
+def _wait(check, timeout, what):
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        left_crds = session.get(base + CRDS, timeout=30).json().get("items", [])
-        left_ns = [n for n in session.get(base + "/api/v1/namespaces", timeout=30).json()["items"]
-                   if n["metadata"]["name"] not in SYSTEM_NAMESPACES]
-        if not left_crds and not left_ns:
-            return
+    while not check():
+        if time.monotonic() > deadline:
+            raise RuntimeError("%s: not after %ss" % (what, timeout))
         time.sleep(0.5)
-    raise RuntimeError("lab cluster %s not empty after %ss" % (cluster.name, timeout))

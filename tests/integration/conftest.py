@@ -197,12 +197,17 @@ def remove_openstack_cluster(kubeconfig, namespace):
 
 def empty_region():
     """Remove what site.yml creates, as on a lab that was never driven: the Shoots, BMCs and claims of
-    phases 1-2, the fetched kubeconfigs, and the region's OpenStack cluster (phases 4-5)."""
+    phases 1-2 (with the Shoots their clusters' content), the fetched kubeconfigs, phase 3 on the
+    management cluster, and the region's OpenStack cluster (phases 4-5)."""
     for shoot in objects("garden", "shoots", PROJECT_NAMESPACE):
         name = shoot["metadata"]["name"]
         lab_kubectl("garden", "-n", PROJECT_NAMESPACE, "annotate", "--overwrite", "shoot", name,
                     "confirmation.gardener.cloud/deletion=true")
         lab_kubectl("garden", "-n", PROJECT_NAMESPACE, "delete", "shoot", name, "--wait=false")
+    # Phase 3 on the management cluster (a Shoot's cluster is emptied when its Shoot goes): helm-controller
+    # uninstalls what it installed.
+    lab_kubectl("management-cluster", "delete", "helmreleases.helm.toolkit.fluxcd.io,helmrepositories.source.toolkit.fluxcd.io",
+                "-A", "-l", "app.kubernetes.io/managed-by=c5c3.cobaltcore", "--wait=true", "--timeout=300s")
     lab_kubectl("baremetal", "delete", "namespace", CLAIMS_NAMESPACE, "--ignore-not-found", "--wait=false")
     lab_kubectl("baremetal", "delete", "bmcs", "--all", "--wait=false")
     lab_kubectl("baremetal", "delete", "bmcsecrets", "--all", "--wait=false")

@@ -111,7 +111,7 @@ def _app_credential_connection(clouds_yaml, cloud):
 
 
 @pytest.fixture(scope="module")
-def cp_kubeconfig(kubeconfigs):
+def cp_kubeconfig(kubeconfigs, region):  # the operators' CRDs come from phase 3
     return kubeconfigs[HOST]
 
 

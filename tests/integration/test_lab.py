@@ -101,7 +101,7 @@ def test_keystone_issues_a_token_via_openstack_cloud(lab):
     assert keystone.admin_password() not in json.dumps(out)
 
 
-def test_korc_imports_the_default_domain(lab, kubeconfigs):
+def test_korc_imports_the_default_domain(lab, kubeconfigs, region):  # K-ORC runs once phase 3 installed it
     control_plane = kubeconfigs["lab-control-plane"]
     namespace = "korc-import-%d" % int(time.time())
     clouds = keystone.CLOUDS.read_text()

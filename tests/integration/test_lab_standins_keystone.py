@@ -128,7 +128,7 @@ def update_settings(**changes):
 
 
 @pytest.fixture(scope="module")
-def env(lab):
+def env(lab, region):  # the Keystone CRD comes from phase 3
     saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
     update_settings(delays=DELAYS)
     api = Api()

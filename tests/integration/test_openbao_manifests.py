@@ -18,7 +18,7 @@ LABELS = {"app.kubernetes.io/managed-by": "c5c3.cobaltcore"}
 
 
 @pytest.fixture
-def namespace(kubeconfigs):
+def namespace(kubeconfigs, region):  # the ExternalSecret CRDs come from phase 3
     name = "openstack-obao-%s" % uuid.uuid4().hex[:8]
     yield name
     kubectl(kubeconfigs[HOST], "delete", "namespace", name, "--wait=false", "--ignore-not-found")

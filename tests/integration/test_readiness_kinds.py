@@ -137,7 +137,7 @@ class Lab:
 
 
 @pytest.fixture(scope="module")
-def lab_env(kubeconfigs):
+def lab_env(kubeconfigs, region):  # the operators' CRDs come from phase 3
     env = Lab(kubeconfigs)
     yield env
     env.cleanup()

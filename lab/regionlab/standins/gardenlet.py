@@ -146,14 +146,15 @@ class Gardenlet(loop.Controller):
         self.clusters = {c.name: c for c in clusters}
         self.flows = {}
         Waker(garden, [path(GV, "shoots"), path(GV, "projects"), path("v1", "namespaces")], self.wake, loop.log)
-        # K-ORC starts once phase 3 installed its CRDs on the control plane.
+        # K-ORC starts once phase 3 installed its chart on the control plane.
         self.control_plane = korc.control_plane(clusters)
-        Waker(self.control_plane, ["/apis/apiextensions.k8s.io/v1/customresourcedefinitions"], self.wake, loop.log)
+        Waker(self.control_plane, [korc.DEPLOYMENTS], self.wake, loop.log)
 
     def reconcile(self):
         projects = self.projects_kube.list(path(GV, "projects"))
         self.namespaces = {o["metadata"]["name"]: o for o in self.kube.list(path("v1", "namespaces"))}
         shoots = self.kube.list(path(GV, "shoots"))
+        self.shoots = shoots
         self.shoots_by_namespace = {}
         for shoot in shoots:
             self.shoots_by_namespace.setdefault(shoot["metadata"]["namespace"], []).append(shoot)
@@ -178,7 +179,7 @@ class Gardenlet(loop.Controller):
 
     def run_workloads(self, shoots):
         """Flux in every reconciled Shoot that declares shoot-flux (again after a lab restart), and
-        the K-ORC manager once its chart installed its CRDs (as its Deployment's pod would start)."""
+        the K-ORC manager once its chart is installed (as its Deployment's pod would start)."""
         for shoot in shoots:
             last = (shoot.get("status") or {}).get("lastOperation") or {}
             cluster = self.lab_cluster(shoot)
@@ -186,7 +187,7 @@ class Gardenlet(loop.Controller):
                     and last.get("type") in ("Create", "Reconcile", "Restore") and last.get("state") == "Succeeded"):
                 flux.start(cluster)
         if not processes.pid_of(korc.NAME) and korc.installed(self.control_plane):
-            self.log("K-ORC's CRDs are installed: starting the K-ORC manager")
+            self.log("K-ORC's chart is installed: starting the K-ORC manager")
             korc.start(self.control_plane)
 
     # Project (gardener-controller-manager) -------------------------------------
@@ -276,6 +277,11 @@ class Gardenlet(loop.Controller):
         meta = shoot["metadata"]
         label = (meta.get("labels") or {}).get(CLUSTER_LABEL)
         return self.clusters.get(label) if label else self.clusters.get(meta["name"])
+
+    def others_played_by(self, cluster, shoot):
+        """Other Shoots (not being deleted) that the same lab cluster plays: it stays as it is for them."""
+        return [o for o in getattr(self, "shoots", []) if o["metadata"]["uid"] != shoot["metadata"]["uid"]
+                and not o["metadata"].get("deletionTimestamp") and self.lab_cluster(o) is cluster]
 
     def _patch_status(self, shoot, status):
         return self.kube.patch(object_path(GV, "shoots", shoot), shoot, {"status": status}, "status")
@@ -409,7 +415,7 @@ class Gardenlet(loop.Controller):
         cluster = self.lab_cluster(shoot)
         if cluster is not None and op_type != "Delete" and _has_flux(shoot):
             flux.start(cluster)  # the shoot-flux extension, before the Shoot counts as reconciled
-        if cluster is not None and op_type == "Delete":
+        if cluster is not None and op_type == "Delete" and not self.others_played_by(cluster, shoot):
             shoot_cluster.reset(cluster)  # the Shoot's cluster is gone
         self.succeed(shoot, op_type, now)
         del self.flows[uid]
