@@ -10,6 +10,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
@@ -92,6 +93,12 @@ def ironcore_bmc_secrets_filter(credentials):
     return ironcore.bmc_secrets_from_inventory(credentials or {})
 
 
+@fails_on_input_error("invalid operator table")
+def operator_releases_filter(operators, group_names, overrides=None, repositories=None):
+    table = flux.validated_table(operators, overrides or {}, repositories or {})
+    return flux.releases_for(table, group_names)
+
+
 class FilterModule(object):
     """c5c3.cobaltcore filters."""
 
@@ -110,4 +117,5 @@ class FilterModule(object):
             "ironcore_claim_pools": ironcore_claim_pools_filter,
             "ironcore_bmcs": ironcore_bmcs_filter,
             "ironcore_bmc_secrets": ironcore_bmc_secrets_filter,
+            "operator_releases": operator_releases_filter,
         }

@@ -152,3 +152,15 @@ def test_shoots_declare_the_shoot_flux_extension():
 def test_exact_version_pattern():
     assert all(flux.is_exact_version(v) for v in ("1.0.0", "v1.17.9", "0.1.0-lab.1"))
     assert not any(flux.is_exact_version(v) for v in (">=0.1.0", "1.x", "1.0", "latest"))
+
+
+def test_the_operator_releases_filter_is_the_modules_selection():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.c5c3.cobaltcore.plugins.filter.cobaltcore import FilterModule
+    select = FilterModule().filters()["operator_releases"]
+    names = [e["name"] for e in select(TABLE, ["storage_pools"], repositories=REPOSITORIES,
+                                       overrides={"prysm": {"enabled": False}})]
+    assert names == ["rook-ceph", "external-arbiter-operator"]
+    with pytest.raises(AnsibleFilterError) as caught:
+        select(TABLE, ["storage_pools"], repositories=REPOSITORIES, overrides={"prysm": {"version": ""}})
+    assert "operators.prysm.version: is required" in str(caught.value)
