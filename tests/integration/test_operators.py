@@ -18,8 +18,8 @@ OPERATORS = REPO / "playbooks" / "operators.yml"
 TASK = "Install the cluster's operators with Flux and wait for every release"
 DEFAULTS = yaml.safe_load((REPO / "roles" / "infra_operators" / "defaults" / "main.yml").read_text())
 TABLE = DEFAULTS["infra_operators_table"]
-FLUX_CLUSTERS = [c for c in config.clusters() if set(c.groups) & {"management", "control_plane", "hypervisor_pools",
-                                                                      "storage_pools"}]
+FLUX_GROUPS = {"management", "control_plane", "hypervisor_pools", "storage_pools"}
+FLUX_CLUSTERS = [c for c in config.clusters() if set(c.groups) & FLUX_GROUPS]
 # CRDs the later phases need, by cluster: they come from the charts now, not from the lab.
 NEEDED_CRDS = {
     "lab-control-plane": ["mariadbs.k8s.mariadb.com", "rabbitmqclusters.rabbitmq.com", "valkeys.cache.cs.sap.com",

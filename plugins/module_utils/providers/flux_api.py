@@ -18,7 +18,6 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import f
 LEASE_SKEW = 30
 
 
-
 def now():
     return time.time()
 
@@ -39,8 +38,8 @@ def _lease_problem(lease, name, namespace):
     if not spec.get("holderIdentity") or renewed is None:
         return "Lease %s/%s has no holder" % (namespace, name)
     if renewed + duration + LEASE_SKEW < now():
-        return "Lease %s/%s was last renewed at %s by %s" % (namespace, name, spec.get("renewTime"),
-                                                              spec.get("holderIdentity"))
+        return "Lease %s/%s was last renewed at %s by %s" % (
+            namespace, name, spec.get("renewTime"), spec.get("holderIdentity"))
     return None
 
 
@@ -116,8 +115,7 @@ def release_failure(client, flux_namespace, releases, states):
         if charts is None:
             items = client.list(client.resource(flux.SOURCE_API_VERSION, "HelmChart"), flux_namespace)
             charts = dict(((c["metadata"]["namespace"], c["metadata"]["name"]), c) for c in items)
-        text = _chart_stalled(charts.get(flux.helm_chart_name(release)),
-                                  release["spec"]["chart"]["spec"]["version"])
+        text = _chart_stalled(charts.get(flux.helm_chart_name(release)), release["spec"]["chart"]["spec"]["version"])
         if text:
             return release, text
     return None

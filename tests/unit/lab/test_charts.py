@@ -120,12 +120,12 @@ def test_packaging_is_deterministic_and_shaped_like_helm_package(tmp_path, monke
     assert gzip.decompress(data)  # plain gzip
     assert data[4:8] == b"\0\0\0\0"  # no gzip timestamp
     entries = members(data)
-    names = [m.name for m, _ in entries]
+    names = [m.name for m, _data in entries]
     assert names[0] == "keystone-operator/Chart.yaml"
     assert names[1:] == sorted(names[1:])
     assert all(n.startswith("keystone-operator/") for n in names)
     assert all(m.isfile() and m.mode == 0o644 and m.mtime == charts.EPOCH.timestamp() and m.uid == 0
-               for m, _ in entries)
+               for m, _data in entries)
     assert "keystone-operator/crds/keystones.keystone.openstack.c5c3.io.yaml" in names
     assert "keystone-operator/templates/deployment.yaml" in names
     chart_yaml = yaml.safe_load(dict((m.name, d) for m, d in entries)["keystone-operator/Chart.yaml"])
@@ -259,7 +259,7 @@ def test_the_whole_repository(tmp_path):
         assert [v["version"] for v in entries[entry["name"]]] == [entry["chart_version"]]
     for name in charts.made_entries():
         assert [v["version"] for v in entries[name]] == ["0.1.1", "0.1.0"]
-    names = {m.name for m, _ in members((tmp_path / "a" / "rook-ceph-v1.17.9.tgz").read_bytes())}
+    names = {m.name for m, _data in members((tmp_path / "a" / "rook-ceph-v1.17.9.tgz").read_bytes())}
     assert "rook-ceph/charts/library/Chart.yaml" in names
     mariadb = dict((m.name, d) for m, d in members((tmp_path / "a" / "mariadb-operator-0.38.1.tgz").read_bytes()))
     assert "mariadb-operator/charts/mariadb-operator-crds/templates/crds.yaml" in mariadb

@@ -25,9 +25,9 @@ def entry(name, **fields):
     return base
 
 
-def problems_of(table, overrides=None, repositories=REPOS):
+def problems_of(table, overrides=None, repositories=None):
     with pytest.raises(InputError) as caught:
-        flux.validated_table(table, overrides or {}, repositories)
+        flux.validated_table(table, overrides or {}, REPOS if repositories is None else repositories)
     return caught.value.problems
 
 
@@ -70,8 +70,8 @@ def test_cycles_and_dependencies_on_other_clusters_are_refused():
 
 
 def test_repositories_are_checked():
-    found = problems_of([entry("a")], repositories={"r": {"url": "ftp://x"}, "o": {"url": "oci://x"},
-                                                     "p": {"url": "https://x", "type": "oci"}})
+    bad = {"r": {"url": "ftp://x"}, "o": {"url": "oci://x"}, "p": {"url": "https://x", "type": "oci"}}
+    found = problems_of([entry("a")], repositories=bad)
     assert "helm_repositories.r.url: 'ftp://x' is not an http(s):// or oci:// URL" in found
     assert "helm_repositories.o.type: must be oci exactly when the url is oci://" in found
     assert "helm_repositories.p.type: must be oci exactly when the url is oci://" in found
@@ -100,8 +100,8 @@ def test_releases_for_a_cluster_come_in_dependency_order():
 
 
 def test_manifests_follow_the_seed():
-    table = flux.validated_table([entry("crds", namespace="ops"), entry("app", depends_on=["crds"],
-                                                                         values={"replicas": 2})], {}, REPOS)
+    table = [entry("crds", namespace="ops"), entry("app", depends_on=["crds"], values={"replicas": 2})]
+    table = flux.validated_table(table, {}, REPOS)
     objects = flux.manifests(flux.releases_for(table, ["g"]), REPOS, helm_wait=False)
     kinds = [(o["kind"], o["metadata"]["name"]) for o in objects]
     assert kinds == [("Namespace", "ns"), ("Namespace", "ops"), ("HelmRepository", "r"),
