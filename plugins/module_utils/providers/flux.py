@@ -17,6 +17,7 @@ import copy
 import re
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.mappings import deep_merge
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
@@ -70,16 +71,6 @@ def _is_version_constraint(version):
     return True
 
 
-def _merge(base, override):
-    result = copy.deepcopy(base)
-    for key, value in (override or {}).items():
-        if isinstance(value, dict) and isinstance(result.get(key), dict):
-            result[key] = _merge(result[key], value)
-        else:
-            result[key] = copy.deepcopy(value)
-    return result
-
-
 def merged_table(table, overrides):
     """The shipped table with a region's overrides: by name, fields merged (values deeply)."""
     entries, problems = [], []
@@ -98,7 +89,7 @@ def merged_table(table, overrides):
             problems.append(problem("operator_overrides.%s" % name, "must be a mapping of fields"))
             continue
         if name in by_name:
-            merged = _merge(by_name[name], fields)
+            merged = deep_merge(by_name[name], fields)
             by_name[name].clear()
             by_name[name].update(merged)
         else:

@@ -21,6 +21,7 @@ except ImportError:  # the modules report it when they need it
     yaml = None
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.mappings import deep_merge
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
@@ -44,16 +45,6 @@ _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 def _pools(region):
     for key in ("control_planes", "hypervisor_pools", "storage_pools"):
         yield from region.get(key) or []
-
-
-def _deep_merge(base, override):
-    result = copy.deepcopy(base)
-    for key, value in (override or {}).items():
-        if isinstance(value, dict) and isinstance(result.get(key), dict):
-            result[key] = _deep_merge(result[key], value)
-        else:
-            result[key] = copy.deepcopy(value)
-    return result
 
 
 def settings_problems(settings):
@@ -85,7 +76,7 @@ def _cloud_profile(value):
 def shoot_spec(pool, settings, region_name):
     """The Shoot spec of one cluster of the region: the garden's settings, then the pool's own."""
     own = pool.get("gardener") or {}
-    image = _deep_merge(settings["machine_image"], own.get("machine_image"))
+    image = deep_merge(settings["machine_image"], own.get("machine_image"))
     machine = {"type": (pool.get("ironcore") or {}).get("machine_class") or own.get("machine_type"),
                "image": dict((k, image[k]) for k in ("name", "version") if image.get(k)),
                "architecture": own.get("architecture") or settings.get("architecture") or "amd64"}
@@ -96,7 +87,7 @@ def shoot_spec(pool, settings, region_name):
         "region": settings.get("region") or region_name,
         "credentialsBindingName": settings["credentials_binding"],
         "provider": {"type": settings["provider_type"], "workers": [worker]},
-        "networking": _deep_merge(settings.get("networking") or {}, own.get("networking")),
+        "networking": deep_merge(settings.get("networking") or {}, own.get("networking")),
     }
     version = own.get("kubernetes_version") or settings.get("kubernetes_version")
     if version:

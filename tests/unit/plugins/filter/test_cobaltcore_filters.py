@@ -34,7 +34,8 @@ def test_filter_names():
     assert sorted(FILTERS) == sorted([
         "validate_claims", "compose_openstack_cluster", "region_model", "size_preset",
         "ceph_caps", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
-        "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane"])
+        "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
+        "operator_releases"])
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
