@@ -56,9 +56,9 @@ def wanted(clusters):
 
 
 def up(clusters):
-    """Start the manager when its CRDs are installed, and wait for it; else nothing to run yet."""
+    """Wait for the manager when its chart is installed (the gardenlet stand-in starts it, one starter
+    only); else there is nothing to run yet."""
     if not wanted(clusters):
         return False
-    start(control_plane(clusters))
-    processes.wait_until(ready, 60, "K-ORC manager", NAME)
+    processes.wait_until(ready, 90, "K-ORC manager (started by the gardenlet stand-in)")
     return True

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from conftest import REPO, kubectl, run_playbook, run_tasks, task_results
-from regionlab import build, config, keystone, kube, processes
+from regionlab import build, config, flux, keystone, kube, processes
 
 PLAYBOOKS = Path(__file__).parent / "playbooks"
 
@@ -62,8 +62,7 @@ def test_rbac_refuses_an_unprivileged_identity(lab, kubeconfigs):
 
 
 def test_upstream_crd_and_resource_via_kubernetes_core_on_two_clusters(lab):
-    management = [c for c in config.clusters() if c.name == "management-cluster"][0]
-    crd = [f for f in kube.crd_files(management) if f.name.endswith("_helmrepositories.yaml")][0]
+    crd = [f for f in flux.crd_files() if f.name.endswith("_helmrepositories.yaml")][0]
     args = ["-e", "target_clusters=management-cluster,st-pool-a", "-e", "crd_file=%s" % crd,
             "-e", "helm_repository_url=https://charts.example.invalid"]
     rc, out = run_playbook(PLAYBOOKS / "crd_on_two_clusters.yml", *args)

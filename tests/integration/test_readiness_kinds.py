@@ -28,7 +28,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import readine
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeClient, KubeError  # noqa: E402
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError  # noqa: E402
 from readiness_cases import CASES, GEN  # noqa: E402
-from regionlab import config  # noqa: E402
+from regionlab import config, kube  # noqa: E402
 
 FIELD_MANAGER = "readiness-test"
 HOLD = "readiness-test.c5c3.io/hold"
@@ -44,32 +44,37 @@ DELETING = "metadata.deletionTimestamp is set: the object is being deleted"
 
 
 # ---------------------------------------------------------------------------
-# Where each kind is served: the lab's CRD placement, built-in kinds on the management cluster.
+# Where each kind is served: the first lab cluster whose API server serves its group (phase 3
+# installed the operators' CRDs), built-in kinds on the management cluster. Kinds that a real
+# controller reconciles where the lab serves them (K-ORC on the control plane, Flux on the
+# management cluster and the Shoots) are driven on a cluster that serves a copy of their CRD and
+# runs no controller.
 
-def _placement():
-    """{api group: [inventory groups that serve it]}, hand-written CRDs and upstream CRD sets."""
-    placement = dict(config.LOCAL_CRD_CLUSTERS)
-    with open(os.path.join(str(config.CRDS), "upstream.json")) as handle:
-        for entry in json.load(handle):
-            for kind in entry["kinds"]:
-                placement.setdefault(kind.split("/")[0], entry["clusters"])
-    return placement
+COPIED = {KORC_GROUP: (KORC_SOURCE_CLUSTER, KORC_CLUSTER),
+          "source.toolkit.fluxcd.io": ("management-cluster", "garden"),
+          "helm.toolkit.fluxcd.io": ("management-cluster", "garden"),
+          "kustomize.toolkit.fluxcd.io": ("management-cluster", "garden")}
+_SERVED = {}
 
 
-PLACEMENT = _placement()
+def _served_groups(cluster):
+    if cluster.name not in _SERVED:
+        resp = kube._session(cluster).get(cluster.server + "/apis", timeout=10)
+        resp.raise_for_status()
+        _SERVED[cluster.name] = set(g["name"] for g in resp.json()["groups"])
+    return _SERVED[cluster.name]
 
 
 def serving_cluster(api_version):
     group = readiness.group_of(api_version)
-    if group == KORC_GROUP:
-        return KORC_CLUSTER
-    if group not in PLACEMENT:
+    if group in COPIED:
+        return COPIED[group][1]
+    if "/" not in api_version or group.endswith(".k8s.io") or "." not in group:
         return BUILTIN_CLUSTER
-    wanted = PLACEMENT[group][0]
     for cluster in config.clusters():
-        if wanted in cluster.groups or wanted == cluster.name:
+        if group in _served_groups(cluster):
             return cluster.name
-    raise AssertionError("no lab cluster in group %s serves %s" % (wanted, group))
+    raise AssertionError("no lab cluster serves %s (phase 3 installs the operators' CRDs)" % group)
 
 
 # ---------------------------------------------------------------------------
@@ -373,13 +378,14 @@ def drive_crd(env, case, cluster):
                'condition NamesAccepted is False (reason ListKindConflict: "AlphaList" is already in use)')
 
 
-def drive_korc(env, case, cluster):
-    """K-ORC objects on a cluster that serves the real K-ORC CRD but runs no K-ORC manager."""
+def copy_crd(env, case, cluster):
+    """The real CRD of a kind that a controller reconciles where the lab serves it, on a cluster without one."""
     client = env.client(cluster)
     crd_type = client.resource(CRD_API, "CustomResourceDefinition")
-    source = env.client(KORC_SOURCE_CLUSTER)
-    name = "%s.%s" % (source.resource(case.api_version, case.kind).name, KORC_GROUP)
-    # The CRD exactly as the lab installed it from lab/crds/upstream.json (K-ORC v2.6.0).
+    group = readiness.group_of(case.api_version)
+    source = env.client(COPIED[group][0])
+    name = "%s.%s" % (source.resource(case.api_version, case.kind).name, group)
+    # The CRD exactly as the lab installed it (K-ORC's chart, Flux's install).
     upstream = source.get(source.resource(CRD_API, "CustomResourceDefinition"), name)
     found = client.get(crd_type, name)
     assert found is None or found["metadata"].get("labels", {}).get(OURS) == FIELD_MANAGER, (
@@ -396,6 +402,10 @@ def drive_korc(env, case, cluster):
         except KubeError:
             assert time.monotonic() < deadline, "%s not served after Established" % name
             time.sleep(0.2)
+
+
+def drive_korc(env, case, cluster):
+    """K-ORC objects on a cluster that serves the real K-ORC CRD but runs no K-ORC manager."""
     drive(env, case, cluster)
 
 
@@ -429,7 +439,10 @@ def test_kind_through_its_real_status_values(env, kind):
     rule = readiness.rule_for(readiness.group_of(case.api_version), case.kind)
     assert rule is readiness.RULES[rule_key(kind)], "%s/%s is not judged by the %s rule" % (
         case.api_version, case.kind, kind)
-    DRIVERS[case.driver](env, case, serving_cluster(case.api_version))
+    cluster = serving_cluster(case.api_version)
+    if readiness.group_of(case.api_version) in COPIED:
+        copy_crd(env, case, cluster)
+    DRIVERS[case.driver](env, case, cluster)
 
 
 def variant_params():
@@ -446,6 +459,8 @@ def test_kind_without_status_is_ready_as_created(env, kind, label, spec):
     """Objects of a status-tracked kind that have no status by their spec: ready as the API server creates them."""
     case = CASES[kind]
     cluster = serving_cluster(case.api_version)
+    if readiness.group_of(case.api_version) in COPIED:
+        copy_crd(env, case, cluster)
     client = env.client(cluster)
     variant = env.place(dict(case.manifest, spec=spec), cluster, suffix="-%s" % label.lower())
     env.apply(client, variant)
