@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from conftest import REPO, kubectl, run_playbook, run_tasks, task_results
-from regionlab import build, config, flux, keystone, kube, processes
+from regionlab import build, config, flux, keystone, processes
 
 PLAYBOOKS = Path(__file__).parent / "playbooks"
 

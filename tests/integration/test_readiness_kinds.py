@@ -9,7 +9,6 @@ lab, so the status we write stays; the K-ORC manager is the exception (see drive
 """
 
 import copy
-import json
 import os
 import sys
 import time
