@@ -28,7 +28,16 @@ from conftest import apiserver_writes, run_playbook  # noqa: E402
 N = int(os.environ.get("BENCH_OBJECTS", "200"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 HOST = "management-cluster"
-CR = ("source.toolkit.fluxcd.io/v1", "HelmRepository", "helmrepositories")
+# A custom resource no controller reconciles (Flux runs on the management cluster and would write to
+# its own kinds during the measured runs).
+CR = ("bench.lab.c5c3.io/v1", "BenchItem", "benchitems")
+CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+       "metadata": {"name": "benchitems.bench.lab.c5c3.io"},
+       "spec": {"group": "bench.lab.c5c3.io", "scope": "Namespaced",
+                "names": {"plural": "benchitems", "singular": "benchitem", "kind": "BenchItem"},
+                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                    "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                        "url": {"type": "string"}, "interval": {"type": "string"}}}}}}}]}}
 
 
 def objects(namespace):
@@ -95,6 +104,10 @@ def main():
         regionlab.up()
     kubeconfig = str([c for c in config.clusters() if c.name == HOST][0].kubeconfig)
     kubectl = [str(config.BIN / "kubectl"), "--kubeconfig", kubeconfig]
+    subprocess.run(kubectl + ["apply", "--server-side", "-f", "-"], input=json.dumps(CRD).encode(), check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(kubectl + ["wait", "--for=condition=Established", "crd/" + CRD["metadata"]["name"],
+                              "--timeout=60s"], check=True, stdout=subprocess.DEVNULL)
     figures = dict((tool, {"first": [], "noop": [], "noop_writes": []}) for tool in TOOLS)
     namespaces = []
     try:
