@@ -334,8 +334,10 @@ def table(report):
         said.append("status.phase %s" % cp["phase"])
     if cond:
         said.append("Ready=%s%s" % (cond.get("status"), " (%s)" % cond["reason"] if cond.get("reason") else ""))
-    lines = ["%s: %s%s" % (title, "ready" if report["ready"] else "not ready",
-                           " [%s]" % ", ".join(said) if said else "")]
+    verdict = "ready" if report["ready"] else "not ready"
+    if report["until"]:
+        verdict += " through %s" % report["until"]
+    lines = ["%s: %s%s" % (title, verdict, " [%s]" % ", ".join(said) if said else "")]
     width = max(len(p["name"]) for p in report["phases"]) if report["phases"] else 0
     for phase in report["phases"]:
         on = [c for c in phase["components"] if c["enabled"]]

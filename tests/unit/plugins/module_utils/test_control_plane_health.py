@@ -223,6 +223,7 @@ def test_until_limits_what_counts():
     assert report["ready"] and report["first_not_ready"] is None
     assert [p["counted"] for p in report["phases"]] == [True] + [False] * 6
     assert "(not waited for)" in health.table(report)[2]
+    assert health.table(report)[0] == "ControlPlane openstack/lab: ready through infrastructure"
     report = health.build_report(control_plane(), live(*objs), evaluate, until="identity")
     assert not report["ready"] and report["first_not_ready"] == "identity"
     with pytest.raises(InputError, match="unknown phase 'nope'"):

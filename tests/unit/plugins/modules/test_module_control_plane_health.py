@@ -175,7 +175,8 @@ def test_all_namespaces_judges_every_control_plane_with_one_list_per_kind(cluste
         ("openstack", "lab", True), ("openstack-tenant-a", "tenant-a", True)]
     assert result["ready"] is True
     headers = [line for line in result["table"] if line.startswith("ControlPlane ")]
-    assert headers == ["ControlPlane openstack/lab: ready", "ControlPlane openstack-tenant-a/tenant-a: ready"]
+    assert headers == ["ControlPlane openstack/lab: ready through infrastructure",
+                       "ControlPlane openstack-tenant-a/tenant-a: ready through infrastructure"]
     gets = [call for call in cluster.calls if call[0] == "GET"]
     assert gets[0] == ("GET", "ControlPlane", None, None, False)
     assert all(call[3] is None for call in gets) and len(gets) == 1 + 17
