@@ -19,7 +19,7 @@ description:
     (optional), testing (optional) - each C(ready), C(blocked), C(failed) or C(not-enabled); then the first
     phase not ready, the object that blocks it (its condition, reason and message) and the phases waiting
     behind it. C(docs/health.md) describes the report.
-  - With O(wait), polls until every enabled phase (through O(until)) is ready; a terminal verdict (for
+  - With O(wait), polls until every enabled phase (up to and including O(through)) is ready; a terminal verdict (for
     example a K-ORC object with a terminal reason, an object being deleted) fails at once, a timeout fails
     naming the first phase not ready, the blocking CR, why, and the phases waiting behind it.
   - Without O(wait) it reports and never fails on the health it finds (only on API errors).
@@ -50,16 +50,16 @@ options:
     description: Judge every ControlPlane of the cluster, whatever its namespace (one LIST per kind in all).
     type: bool
     default: false
-  until:
+  through:
     description:
       - The last phase that counts for RV(ready), the wait and its failures; later phases are reported but
         not waited for. Omitted, every phase counts.
-      - Phase 4 of the region (role C(c5c3.cobaltcore.control_plane)) waits with C(until=infrastructure), as the
+      - Phase 4 of the region (role C(c5c3.cobaltcore.control_plane)) waits with C(through=infrastructure), as the
         Keystone becomes ready only with phase 5's bootstrap, and phase 5 creates the K-ORC catalog.
     type: str
     choices: [infrastructure, identity, service-catalog, core, compute, scheduler, testing]
   wait:
-    description: Wait until every enabled phase (through O(until)) of every ControlPlane judged is ready.
+    description: Wait until every enabled phase (up to and including O(through)) of every ControlPlane judged is ready.
     type: bool
     default: false
   timeout:
@@ -78,7 +78,7 @@ EXAMPLES = r"""
     kubeconfig: "{{ cobaltcore_kubeconfig }}"
     namespace: openstack
     name: "{{ cobaltcore_region }}"
-    until: infrastructure
+    through: infrastructure
     wait: true
     timeout: 900
 
@@ -95,14 +95,14 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ready:
-  description: Every ControlPlane judged is ready through O(until) (false when none was found).
+  description: Every ControlPlane judged is ready through O(through) (false when none was found).
   returned: always
   type: bool
 phases:
   description:
     - The phases of the ControlPlane (of the first one when several were judged; see RV(control_planes)),
       each with C(phase), C(name), C(optional), C(state) (C(ready), C(blocked), C(failed), C(not-enabled)),
-      C(counted) (within O(until)) and C(components).
+      C(counted) (within O(through)) and C(components).
     - A component has C(name), C(enabled), C(kinds), C(state) and C(objects); an object has C(kind),
       C(name), C(namespace), C(found), C(ready), C(terminal), C(missing) (the readiness rule's words) and
       C(condition) (C(type), C(status), C(reason), C(message) of the condition that says why).
@@ -145,7 +145,7 @@ class ControlPlaneHealthModule(KubeModule):
         namespace=dict(type="str", default="openstack"),
         name=dict(type="str"),
         all_namespaces=dict(type="bool", default=False),
-        until=dict(type="str", choices=list(health.PHASE_NAMES)),
+        through=dict(type="str", choices=list(health.PHASE_NAMES)),
         wait=dict(type="bool", default=False),
         timeout=dict(type="int", default=600),
         sleep=dict(type="int", default=5),
@@ -158,13 +158,13 @@ class ControlPlaneHealthModule(KubeModule):
         self.publish([])
         if params["wait"]:
             try:
-                found = c5c3_api.await_health(self.client, namespace, params["name"], params["until"],
+                found = c5c3_api.await_health(self.client, namespace, params["name"], params["through"],
                                               params["timeout"], params["sleep"])
             except WaitError as exc:
                 self.publish(exc.objects)
                 self.fail(str(exc))
         else:
-            found = c5c3_api.reports(self.client, namespace, params["name"], params["until"])
+            found = c5c3_api.reports(self.client, namespace, params["name"], params["through"])
         self.publish(found)
 
     def publish(self, reports):

@@ -52,23 +52,23 @@ def live_objects(client, planes):
     return objects
 
 
-def reports(client, namespace, name=None, until=None):
+def reports(client, namespace, name=None, through=None):
     """One report per ControlPlane asked for (a missing named one gets a missing report)."""
     found = control_planes(client, namespace, name)
     if name:
         if found is None:
-            return [health.missing_report(namespace, name, until)]
+            return [health.missing_report(namespace, name, through)]
         planes = [found]
     else:
         planes = found
     objects = live_objects(client, planes)
-    return [health.build_report(cp, objects, evaluate, until) for cp in planes]
+    return [health.build_report(cp, objects, evaluate, through) for cp in planes]
 
 
-def await_health(client, namespace, name, until, timeout, sleep):
-    """Reports once every ControlPlane is ready through until; WaitError on a terminal verdict or the timeout."""
+def await_health(client, namespace, name, through, timeout, sleep):
+    """Reports once every ControlPlane is ready through that phase; WaitError on a terminal verdict or the timeout."""
     def attempt():
-        found = reports(client, namespace, name, until)
+        found = reports(client, namespace, name, through)
         failed = [r for r in found if r["failed"]]
         if failed:
             raise WaitError(health.failure_message(failed), found)

@@ -250,14 +250,14 @@ def object_text(obj):
     return "; ".join(obj["missing"]) or "not ready"
 
 
-def _check_until(until):
-    if until is not None and until not in PHASE_NAMES:
-        raise InputError([problem("until", "unknown phase %r (phases: %s)" % (until, ", ".join(PHASE_NAMES)))])
+def _check_through(through):
+    if through is not None and through not in PHASE_NAMES:
+        raise InputError([problem("through", "unknown phase %r (phases: %s)" % (through, ", ".join(PHASE_NAMES)))])
 
 
-def build_report(control_plane, objects, verdict, until=None):
-    """The health report of one ControlPlane (see the module docstring); until: the last phase that counts."""
-    _check_until(until)
+def build_report(control_plane, objects, verdict, through=None):
+    """The health report of one ControlPlane (see the module docstring); through: the last phase that counts."""
+    _check_through(through)
     meta = control_plane.get("metadata") or {}
     enabled = enabled_components(control_plane)
     phases = []
@@ -276,7 +276,7 @@ def build_report(control_plane, objects, verdict, until=None):
             state = BLOCKED
         phases.append({"phase": phase["phase"], "name": phase["name"], "optional": phase["optional"],
                        "state": state, "counted": counted, "components": components})
-        if phase["name"] == until:
+        if phase["name"] == through:
             counted = False
     first = next((p for p in phases if p["counted"] and p["state"] in (BLOCKED, FAILED)), None)
     blocking = None
@@ -293,7 +293,7 @@ def build_report(control_plane, objects, verdict, until=None):
     return {
         "namespace": meta.get("namespace"),
         "name": meta.get("name"),
-        "until": until,
+        "through": through,
         "control_plane": {"phase": status.get("phase"),
                           "condition": dict((k, ready_cond.get(k)) for k in ("type", "status", "reason", "message"))
                           if ready_cond else None},
@@ -306,10 +306,10 @@ def build_report(control_plane, objects, verdict, until=None):
     }
 
 
-def missing_report(namespace, name, until=None):
+def missing_report(namespace, name, through=None):
     """The report of a ControlPlane that does not exist (yet)."""
-    _check_until(until)
-    return {"namespace": namespace, "name": name, "until": until, "control_plane": None, "phases": [],
+    _check_through(through)
+    return {"namespace": namespace, "name": name, "through": through, "control_plane": None, "phases": [],
             "ready": False, "failed": False, "first_not_ready": None, "blocking": None, "waiting": [],
             "missing": "ControlPlane %s/%s does not exist" % (namespace, name)}
 
@@ -335,8 +335,8 @@ def table(report):
     if cond:
         said.append("Ready=%s%s" % (cond.get("status"), " (%s)" % cond["reason"] if cond.get("reason") else ""))
     verdict = "ready" if report["ready"] else "not ready"
-    if report["until"]:
-        verdict += " through %s" % report["until"]
+    if report["through"]:
+        verdict += " through %s" % report["through"]
     lines = ["%s: %s%s" % (title, verdict, " [%s]" % ", ".join(said) if said else "")]
     width = max(len(p["name"]) for p in report["phases"]) if report["phases"] else 0
     for phase in report["phases"]:

@@ -217,17 +217,17 @@ def test_an_object_being_deleted_is_terminal():
     assert "being deleted" in report["blocking"]["text"]
 
 
-def test_until_limits_what_counts():
+def test_through_limits_what_counts():
     objs = [o for o in all_ready() if o["metadata"]["name"] in ("mariadb", "rabbitmq", "valkey", "memcached")]
-    report = health.build_report(control_plane(), live(*objs), evaluate, until="infrastructure")
+    report = health.build_report(control_plane(), live(*objs), evaluate, through="infrastructure")
     assert report["ready"] and report["first_not_ready"] is None
     assert [p["counted"] for p in report["phases"]] == [True] + [False] * 6
     assert "(not waited for)" in health.table(report)[2]
     assert health.table(report)[0] == "ControlPlane openstack/lab: ready through infrastructure"
-    report = health.build_report(control_plane(), live(*objs), evaluate, until="identity")
+    report = health.build_report(control_plane(), live(*objs), evaluate, through="identity")
     assert not report["ready"] and report["first_not_ready"] == "identity"
     with pytest.raises(InputError, match="unknown phase 'nope'"):
-        health.build_report(control_plane(), live(), evaluate, until="nope")
+        health.build_report(control_plane(), live(), evaluate, through="nope")
 
 
 def test_optional_phases_count_when_enabled():

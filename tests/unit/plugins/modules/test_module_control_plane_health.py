@@ -95,11 +95,11 @@ def test_a_report_with_one_list_per_kind_in_the_namespace(cluster):
     assert result["requests"] == {"GET": len(gets)}
 
 
-def test_until_infrastructure_is_ready_with_the_infrastructure(cluster):
+def test_through_infrastructure_is_ready_with_the_infrastructure(cluster):
     add_control_plane(cluster)
     for component in INFRA:
         add_owned(cluster, component)
-    result, _text = run_module(control_plane_health.main, {"name": "lab", "until": "infrastructure", "wait": True,
+    result, _text = run_module(control_plane_health.main, {"name": "lab", "through": "infrastructure", "wait": True,
                                                            "timeout": 5, "sleep": 0})
     assert not result.get("failed") and result["ready"] is True
     assert result["table"][2].endswith("(not waited for)")
@@ -111,7 +111,7 @@ def test_the_wait_times_out_naming_the_blocking_cr_and_the_phases_behind_it(clus
         add_owned(cluster, component)
     add_owned(cluster, "valkey", status={"observedGeneration": 1, "state": "Processing", "conditions": [
         {"type": "Ready", "status": "False", "reason": "Progressing", "message": "waiting for sentinel pods"}]})
-    result, _text = run_module(control_plane_health.main, {"name": "lab", "until": "identity", "wait": True,
+    result, _text = run_module(control_plane_health.main, {"name": "lab", "through": "identity", "wait": True,
                                                            "timeout": 0, "sleep": 0})
     assert result["failed"] and result["ready"] is False
     assert result["msg"] == (
@@ -170,7 +170,7 @@ def test_all_namespaces_judges_every_control_plane_with_one_list_per_kind(cluste
         add_owned(cluster, component, namespace="openstack-tenant-a", uid="uid-a", cp="tenant-a")
     add_owned(cluster, "mariadb", namespace="openstack-tenant-a", uid="uid-other", cp="other", name="other",
               status={"conditions": [{"type": "Ready", "status": "False"}]})
-    result, _text = run_module(control_plane_health.main, {"all_namespaces": True, "until": "infrastructure"})
+    result, _text = run_module(control_plane_health.main, {"all_namespaces": True, "through": "infrastructure"})
     assert [(r["namespace"], r["name"], r["ready"]) for r in result["control_planes"]] == [
         ("openstack", "lab", True), ("openstack-tenant-a", "tenant-a", True)]
     assert result["ready"] is True
