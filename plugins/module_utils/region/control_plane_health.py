@@ -185,7 +185,6 @@ def _missing_entry(api_version, kind, namespace, text):
 
 def _component(name, enabled, control_plane, objects, verdict):
     namespace = (control_plane.get("metadata") or {}).get("namespace")
-    cp_name = (control_plane.get("metadata") or {}).get("name")
     entry = {"name": name, "enabled": enabled, "kinds": [kind for _v, kind in COMPONENT_KINDS[name]],
              "objects": []}
     not_served = []
@@ -214,7 +213,7 @@ def _component(name, enabled, control_plane, objects, verdict):
                 if (api_version, kind) in not_served:
                     text = "%s %s is not served (its CRD is not installed)" % (api_version, kind)
                 else:
-                    text = "no %s owned by ControlPlane %s in namespace %s yet" % (kind, cp_name, namespace)
+                    text = "no %s owned by the ControlPlane yet" % kind
                     others = [(o.get("metadata") or {}).get("name") for o in objects.get((api_version, kind)) or []
                               if (o.get("metadata") or {}).get("namespace") in (None, namespace)]
                     if others:
@@ -319,7 +318,7 @@ def _component_cell(component, phase_ready):
         return component["name"] if phase_ready else "%s ready" % component["name"]
     obj = _blocking_object(component)
     where = "%s %s: " % (obj["kind"], obj["name"]) if obj["found"] else ""
-    return "%s: %s%s" % (component["name"], where, _short(object_text(obj), 100))
+    return "%s: %s%s" % (component["name"], where, _short(object_text(obj)))
 
 
 def table(report):
@@ -348,7 +347,7 @@ def table(report):
             off = [c["name"] for c in phase["components"] if not c["enabled"]]
             if off:
                 cells += " (off: %s)" % ", ".join(off)
-        note = "" if phase["counted"] else " (not waited for)"
+        note = "" if phase["counted"] or phase["state"] == NOT_ENABLED else " (not waited for)"
         lines.append("%d %-*s  %-11s  %s%s" % (phase["phase"], width, phase["name"], phase["state"], cells, note))
     if report["blocking"]:
         lines.append(summary(report))

@@ -153,7 +153,7 @@ def test_the_first_phase_not_ready_its_blocking_cr_and_the_phases_behind_it():
     assert phases["service-catalog"]["state"] == "ready"
     glance = phases["core"]["components"][0]
     assert glance["state"] == "blocked" and not glance["objects"][0]["found"]
-    assert glance["objects"][0]["missing"] == ["no Glance owned by ControlPlane lab in namespace openstack yet"]
+    assert glance["objects"][0]["missing"] == ["no Glance owned by the ControlPlane yet"]
     text = health.summary(report)
     assert text == ("phase 2 identity is not ready: Keystone openstack/keystone (keystone): condition Ready is False "
                     "(reason DatabaseNotReady: waiting for MariaDB grant); waiting behind it: core, compute")
@@ -184,7 +184,7 @@ def test_kinds_not_served_and_objects_not_owned():
                                                        ApplicationCredential=False), evaluate)
     infra = by_name(report)["infrastructure"]["components"]
     assert infra[0]["objects"][0]["missing"] == [
-        "no MariaDB owned by ControlPlane lab in namespace openstack yet (not owned by it: mariadb)"]
+        "no MariaDB owned by the ControlPlane yet (not owned by it: mariadb)"]
     assert infra[1]["objects"][0]["missing"] == ["rabbitmq.com/v1beta1 RabbitmqCluster is not served (its CRD is "
                                                  "not installed)"]
     assert by_name(report)["service-catalog"]["components"][0]["objects"][0]["missing"] == [
