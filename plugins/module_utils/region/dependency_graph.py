@@ -6,8 +6,8 @@
 PHASES is the seed's "Deployment Dependency Graph". DEPENDS joins what the seed
 states per component: the graph's "depends:" notes, each service CR's
 dependsOn, and the infrastructure table ("OpenStack Service Dependencies").
-Only data and an ordering over it: nothing in the collection reads it yet (no
-role, filter or module orders, waits or judges health by it).
+Data and an ordering over it; region/control_plane_health.py judges a
+ControlPlane's health by PHASES (module c5c3.cobaltcore.control_plane_health).
 """
 
 from __future__ import (absolute_import, division, print_function)

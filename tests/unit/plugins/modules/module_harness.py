@@ -93,6 +93,7 @@ KINDS = {
     (GARDENER, "Shoot"): ("shoots", True), (GARDENER, "Project"): ("projects", False),
     (IRONCORE, "BMC"): ("bmcs", False), (IRONCORE, "BMCSecret"): ("bmcsecrets", False),
     (IRONCORE, "Server"): ("servers", False), (IRONCORE, "ServerClaim"): ("serverclaims", True),
+    ("c5c3.io/v1alpha1", "ControlPlane"): ("controlplanes", True),
 }
 
 

@@ -15,7 +15,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.connection imp
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule, MaskingAnsibleModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import KeystoneModule
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
-    apply, cluster_info, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
+    apply, cluster_info, control_plane_health, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
     ironcore_server_info, wait)
 
 from module_harness import KEYSTONE_MODULES, SECRET_B64, run_module
@@ -33,6 +33,7 @@ KUBE_MODULES = {
     ironcore_server_claim: {"namespace": "n", "pools": []},
     ironcore_server_info: {},
     cluster_info: {},
+    control_plane_health: {"name": "lab"},
 }
 
 # Keystone's own TLS, timeout and interface settings, none of which may reach the Kubernetes client.

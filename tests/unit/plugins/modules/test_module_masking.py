@@ -18,7 +18,7 @@ import yaml
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import api_error
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
-    apply, cluster_info, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
+    apply, cluster_info, control_plane_health, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
     ironcore_server_info, wait)
 
 from module_harness import KEYSTONE_MODULES, CLIENT_KEY_DATA, SECRET, TOKEN, assert_hidden, kubeconfig, run_module
@@ -79,6 +79,7 @@ KUBE_CASES = {
     "ironcore_server_claim": (ironcore_server_claim, _claim_args, ("GET", "Server")),
     "ironcore_server_info": (ironcore_server_info, lambda: {}, ("GET", "Server")),
     "cluster_info": (cluster_info, lambda: {}, ("GET", "/version")),
+    "control_plane_health": (control_plane_health, lambda: {"name": "lab"}, ("GET", "ControlPlane")),
 }
 
 
