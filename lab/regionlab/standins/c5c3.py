@@ -1,25 +1,24 @@
-"""c5c3-operator stand-in: service CRs from ControlPlanes, and the ControlPlane's status.
+"""c5c3-operator stand-in: the ControlPlane's children phase by phase, and the ControlPlane's status.
 
-Modelled on seed 003 ("C5C3 Operator": the ControlPlane creates the service CRs, deployment phases
-1-7) and github.com/c5c3/cobaltcore operators/c5c3/internal/controller/reconcile_keystone.go
-(projection under server-side apply, owner reference, the KeystoneReady condition and its
-reasons) with internal/common/reconcile/status.go (the aggregate Ready). Minimal on purpose:
-only the Keystone service is projected so far; a later service is one more Service entry in
-SERVICES and its phase in PHASES.
+Modelled on seed 003 ("C5C3 Operator": the ControlPlane creates the infrastructure and service
+CRs, deployment phases 1-7 and their dependency graph) and github.com/c5c3/cobaltcore
+operators/c5c3/internal/controller/reconcile_keystone.go (projection under server-side apply,
+owner reference, the KeystoneReady condition and its reasons) with internal/common/reconcile/
+status.go (the aggregate Ready).
 
-For each ControlPlane (c5c3.io/v1alpha1) on the control-plane cluster:
-- spec.services.keystone (or spec.openstack.keystone) present and not `enabled: false`: the
-  Keystone CR `keystone` in the ControlPlane's namespace (as seed 003 names it; upstream names it
-  <controlplane>-keystone), applied server-side as field manager lab-c5c3-operator with the
-  ControlPlane as controller owner, with the spec seed 003 shows (replicas, image, database,
-  cache, fernet, federation) -- without `bootstrap`, which the collection sets (field manager
-  c5c3.cobaltcore). A Keystone CR of that name that someone else created is adopted unless
-  another controller owns it.
-- status: observedGeneration, conditions KeystoneReady (the Keystone CR's Ready mirrored),
-  IdentityReady (deployment phase 2 of seed 003; names the unready child and its first unready
-  condition), Ready (AllReady / NotAllReady); phase Provisioning|Ready|Degraded|Failed;
-  services {keystone: <Ready|Provisioning|Failed>}; endpoints {keystone: <the Keystone's
-  status.endpoint>}.
+For each ControlPlane (c5c3.io/v1alpha1) on the control-plane cluster, in the order of COMPONENTS:
+- the infrastructure CRs (MariaDB, RabbitmqCluster, Valkey, Memcached, sized from
+  spec.infrastructure), the Keystone CR (without `bootstrap`, which the collection sets as field
+  manager c5c3.cobaltcore), K-ORC (no CR: its API must be served), and the enabled service CRs
+  (Glance ... Tempest), each applied server-side as field manager lab-c5c3-operator with the
+  ControlPlane as controller owner, and each created only once what it waits for (WAITS_FOR:
+  its dependencies and the phase before its own) is ready. A child of that name that someone
+  else created is adopted unless another controller owns it.
+- status: observedGeneration; a condition per phase (InfrastructureReady ... OptionalReady,
+  naming the unready children), one per child (<Kind>Ready), Ready (AllReady / NotAllReady);
+  phase Provisioning|Ready|Degraded|Failed; services {<component>: Pending|Provisioning|Ready|Failed};
+  endpoints {<service>: <its status.endpoint>}.
+The children's operators are played in the same process (operators.py).
 
 Left alone: ControlPlanes whose status another field manager writes, and every new ControlPlane
 until the `control_plane` delay has passed since it was first seen (so a test playing the
