@@ -3,7 +3,9 @@
 - garden-front (front.py): the garden's API for clients, answering shoots/adminkubeconfig.
 - metal-operator-standin (metal.py): BMC, Server, ServerClaim, ServerBootConfiguration status.
 - gardenlet-standin (gardenlet.py): Shoot status, plus the Project controller.
-- c5c3-operator-standin (c5c3.py): the Keystone CR of each ControlPlane, ControlPlane status.
+- c5c3-operator-standin (c5c3.py): the infrastructure and service CRs of each ControlPlane,
+  ControlPlane status; in the same process (operators.py) the status of those CRs as mariadb-,
+  RabbitMQ cluster-, valkey-, memcached- and the service operators write it.
 - keystone-operator-standin (keystone_operator.py): a real Keystone per Keystone CR (keystones.py),
   Keystone status.
 

@@ -1,25 +1,24 @@
-"""c5c3-operator stand-in: service CRs from ControlPlanes, and the ControlPlane's status.
+"""c5c3-operator stand-in: the ControlPlane's children phase by phase, and the ControlPlane's status.
 
-Modelled on seed 003 ("C5C3 Operator": the ControlPlane creates the service CRs, deployment phases
-1-7) and github.com/c5c3/cobaltcore operators/c5c3/internal/controller/reconcile_keystone.go
-(projection under server-side apply, owner reference, the KeystoneReady condition and its
-reasons) with internal/common/reconcile/status.go (the aggregate Ready). Minimal on purpose:
-only the Keystone service is projected so far; a later service is one more Service entry in
-SERVICES and its phase in PHASES.
+Modelled on seed 003 ("C5C3 Operator": the ControlPlane creates the infrastructure and service
+CRs, deployment phases 1-7 and their dependency graph) and github.com/c5c3/cobaltcore
+operators/c5c3/internal/controller/reconcile_keystone.go (projection under server-side apply,
+owner reference, the KeystoneReady condition and its reasons) with internal/common/reconcile/
+status.go (the aggregate Ready).
 
-For each ControlPlane (c5c3.io/v1alpha1) on the control-plane cluster:
-- spec.services.keystone (or spec.openstack.keystone) present and not `enabled: false`: the
-  Keystone CR `keystone` in the ControlPlane's namespace (as seed 003 names it; upstream names it
-  <controlplane>-keystone), applied server-side as field manager lab-c5c3-operator with the
-  ControlPlane as controller owner, with the spec seed 003 shows (replicas, image, database,
-  cache, fernet, federation) -- without `bootstrap`, which the collection sets (field manager
-  c5c3.cobaltcore). A Keystone CR of that name that someone else created is adopted unless
-  another controller owns it.
-- status: observedGeneration, conditions KeystoneReady (the Keystone CR's Ready mirrored),
-  IdentityReady (deployment phase 2 of seed 003; names the unready child and its first unready
-  condition), Ready (AllReady / NotAllReady); phase Provisioning|Ready|Degraded|Failed;
-  services {keystone: <Ready|Provisioning|Failed>}; endpoints {keystone: <the Keystone's
-  status.endpoint>}.
+For each ControlPlane (c5c3.io/v1alpha1) on the control-plane cluster, in the order of COMPONENTS:
+- the infrastructure CRs (MariaDB, RabbitmqCluster, Valkey, Memcached, sized from
+  spec.infrastructure), the Keystone CR (without `bootstrap`, which the collection sets as field
+  manager c5c3.cobaltcore), K-ORC (no CR: its API must be served), and the enabled service CRs
+  (Glance ... Tempest), each applied server-side as field manager lab-c5c3-operator with the
+  ControlPlane as controller owner, and each created only once what it waits for (WAITS_FOR:
+  its dependencies and the phase before its own) is ready. A child of that name that someone
+  else created is adopted unless another controller owns it.
+- status: observedGeneration; a condition per phase (InfrastructureReady ... OptionalReady,
+  naming the unready children), one per child (<Kind>Ready), Ready (AllReady / NotAllReady);
+  phase Provisioning|Ready|Degraded|Failed; services {<component>: Pending|Provisioning|Ready|Failed};
+  endpoints {<service>: <its status.endpoint>}.
+The children's operators are played in the same process (operators.py).
 
 Left alone: ControlPlanes whose status another field manager writes, and every new ControlPlane
 until the `control_plane` delay has passed since it was first seen (so a test playing the
@@ -32,7 +31,7 @@ import importlib.metadata
 import json
 
 from .. import config
-from . import loop
+from . import loop, operators
 from .client import ApiError, Kube, Waker, object_path, path
 
 GV = "c5c3.io/v1alpha1"
@@ -52,34 +51,13 @@ def _subset(want, have):
     """Every field of want has the same value in have (defaults the API server added may remain)."""
     if isinstance(want, dict):
         return isinstance(have, dict) and all(_subset(v, have.get(k)) for k, v in want.items())
+    if isinstance(want, list):
+        return isinstance(have, list) and len(want) == len(have) and all(map(_subset, want, have))
     return want == have
 
 
-def _condition(obj, ctype):
-    return next((c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if c.get("type") == ctype),
-                None)
-
-
-def _ready(child):
-    """The child reports Ready=True for its current generation."""
-    cond = _condition(child, "Ready")
-    gen = child["metadata"].get("generation")
-    return bool(cond and cond.get("status") == "True" and cond.get("observedGeneration", gen) == gen
-                and (child.get("status") or {}).get("observedGeneration", gen) == gen)
-
-
-def _first_unready(child):
-    for cond in (child.get("status") or {}).get("conditions") or []:
-        if cond.get("type") != "Ready" and cond.get("status") != "True":
-            return "%s=%s %s: %s" % (cond["type"], cond.get("status"), cond.get("reason"), cond.get("message"))
-    cond = _condition(child, "Ready")
-    if cond is None:
-        return "no status yet"
-    return "Ready=%s %s" % (cond.get("status"), cond.get("reason"))
-
-
 class Outcome:
-    """What one service's projection found: its condition, state and endpoint."""
+    """What one child's projection found: its condition, state and endpoint."""
 
     def __init__(self, condition, state=None, endpoint=None, detail=None):
         self.condition = condition      # (status, reason, message)
@@ -88,29 +66,36 @@ class Outcome:
         self.detail = detail            # why it is not ready, for the phase condition
 
 
-class Service:
-    """One service CR the c5c3-operator projects from the ControlPlane."""
+class Child:
+    """One CR the c5c3-operator projects from the ControlPlane: an infrastructure or a service CR."""
 
     key = condition_type = api_version = kind = plural = child_name = None
+    optional = False           # Cortex and Tempest: only with `enabled: true`
+    keep_when_disabled = False  # Keystone: its keys are worth more than tidiness
 
     def section(self, cp):
         spec = cp.get("spec") or {}
         services = spec.get("services") or spec.get("openstack") or {}
         return services.get(self.key)
 
-    def desired_spec(self, cp, section):
+    def disabled(self, section):
+        return section is None or section.get("enabled") is False or (self.optional and not section.get("enabled"))
+
+    def desired_spec(self, op, cp, section):
         raise NotImplementedError
 
-    def reconcile(self, op, cp):
+    def reconcile(self, op, cp, waiting):
+        """waiting: the components this one depends on that are not ready; its CR is created only without."""
         meta = cp["metadata"]
         section = self.section(cp)
         child_path = path(self.api_version, self.plural, meta["namespace"], self.child_name)
-        live = op.children.get((self.plural, meta["namespace"], self.child_name))
-        if section is None or section.get("enabled") is False:
+        live = op.children.get((self.kind, meta["namespace"], self.child_name))
+        if self.disabled(section):
             message = "spec.services.%s is %s; no %s service is managed by this ControlPlane" % (
                 self.key, "unset" if section is None else "disabled", self.kind)
             if live is not None and op.owned_by(live, cp):
-                if (meta.get("annotations") or {}).get(ALLOW_KEYSTONE_DELETION) in ("true", "True", "1"):
+                allowed = (meta.get("annotations") or {}).get(ALLOW_KEYSTONE_DELETION) in ("true", "True", "1")
+                if not self.keep_when_disabled or allowed:
                     op.kube.delete(child_path)
                 else:
                     message += ("; any previously-projected %s child is preserved to protect its "
@@ -123,12 +108,15 @@ class Service:
                             "create-or-update %s: %s %s/%s is controlled by %s %s" % (
                                 self.kind, self.kind, meta["namespace"], self.child_name, owner.get("kind"),
                                 owner.get("name"))), "Failed", detail="owned by another controller")
+        if live is None and waiting:  # seed 003: a phase starts once what it depends on is Ready
+            message = "%s waits for %s" % (self.kind, ", ".join(waiting))
+            return Outcome(("False", "WaitingForDependencies", message), "Pending", detail=message)
         desired = {
             "apiVersion": self.api_version, "kind": self.kind,
             "metadata": {"name": self.child_name, "namespace": meta["namespace"], "ownerReferences": [{
                 "apiVersion": GV, "kind": "ControlPlane", "name": meta["name"], "uid": meta["uid"],
                 "controller": True, "blockOwnerDeletion": True}]},
-            "spec": self.desired_spec(cp, section),
+            "spec": self.desired_spec(op, cp, section or {}),
         }
         digest = hashlib.sha256(json.dumps(desired, sort_keys=True).encode()).hexdigest()
         if live is None or op.applied.get((meta["uid"], self.key)) != digest or not (
@@ -145,21 +133,75 @@ class Service:
                 return Outcome(("False", "%sError" % self.kind, "create-or-update %s: %s" % (self.kind, exc)),
                                "Failed", detail=str(exc))
             op.applied[(meta["uid"], self.key)] = digest
+            op.children[(self.kind, meta["namespace"], self.child_name)] = live
             op.log("ControlPlane %s/%s: %s %s applied"
                    % (meta["namespace"], meta["name"], self.kind, self.child_name))
         endpoint = (live.get("status") or {}).get("endpoint")
-        if _ready(live):
+        if operators.is_ready(live):
             return Outcome(("True", "%sReady" % self.kind, "Projected %s CR is ready" % self.kind), "Ready", endpoint)
-        detail = "%s %s: %s" % (self.kind, self.child_name, _first_unready(live))
+        detail = "%s %s: %s" % (self.kind, self.child_name, operators.unready_detail(live))
         return Outcome(("False", "WaitingFor%s" % self.kind, '%s "%s" is not ready' % (self.kind, self.child_name)),
                        "Provisioning", endpoint, detail=detail)
 
 
-class KeystoneService(Service):
+class Infrastructure(Child):
+    """Phase 1: the CRs of the infrastructure operators, always there, sized from spec.infrastructure."""
+
+    def __init__(self, key, kind, condition_type, build):
+        self.key, self.kind, self.condition_type, self.child_name = key, kind, condition_type, key
+        self.api_version, self.plural = operators.KINDS[kind].api_version, operators.KINDS[kind].plural
+        self.build = build
+
+    def section(self, cp):
+        return ((cp.get("spec") or {}).get("infrastructure") or {}).get(self.key) or {}
+
+    def disabled(self, section):
+        return False
+
+    def desired_spec(self, op, cp, section):
+        return self.build(section, section.get("replicas") or 3)
+
+
+def _mariadb_spec(section, replicas):
+    """seed 003's MariaDB: Galera when clustered; an even count needs upstream's explicit consent."""
+    spec = {"replicas": replicas, "galera": {"enabled": replicas > 1},
+            "storage": {"size": str(section.get("storageSize") or "10Gi")}}
+    if replicas % 2 == 0:
+        spec["replicasAllowEvenNumber"] = True
+    if section.get("storageClass"):
+        spec["storage"]["storageClassName"] = section["storageClass"]
+    return spec
+
+
+def _rabbitmq_spec(section, replicas):
+    spec = {"replicas": replicas}
+    if section.get("storageSize") or section.get("storageClass"):
+        spec["persistence"] = {k: v for k, v in (("storage", section.get("storageSize")),
+                                                 ("storageClassName", section.get("storageClass"))) if v}
+    return spec
+
+
+def _valkey_spec(section, replicas):
+    return {"replicas": replicas, "sentinel": {"enabled": bool((section.get("sentinel") or {}).get("enabled", True))}}
+
+
+def _memcached_spec(section, replicas):
+    spec = {"replicas": replicas}
+    memory = str(section.get("memory") or "")
+    units = {"Mi": 1, "Gi": 1024, "M": 1, "G": 1000}
+    for unit, factor in sorted(units.items(), key=lambda u: -len(u[0])):
+        if memory.endswith(unit) and memory[:-len(unit)].isdigit():
+            spec["memcached"] = {"maxMemoryMB": int(memory[:-len(unit)]) * factor}
+            break
+    return spec
+
+
+class KeystoneService(Child):
     key, condition_type = "keystone", "KeystoneReady"
     api_version, kind, plural, child_name = "keystone.openstack.c5c3.io/v1alpha1", "Keystone", "keystones", "keystone"
+    keep_when_disabled = True
 
-    def desired_spec(self, cp, section):
+    def desired_spec(self, op, cp, section):
         """The Keystone CR of seed 003, from the ControlPlane; no bootstrap (the collection sets it)."""
         memcached = ((cp.get("spec") or {}).get("infrastructure") or {}).get("memcached") or {}
         spec = {
@@ -175,9 +217,142 @@ class KeystoneService(Service):
         return spec
 
 
-SERVICES = [KeystoneService()]
-# Seed 003's deployment phases, as far as the stand-in projects their services.
-PHASES = [("IdentityReady", "Phase 2 (Identity)", ["keystone"])]
+class ServiceCatalog(Child):
+    """Phase 3, K-ORC: no CR of its own here. Upstream's operator imports Keystone's bootstrap
+    resources into K-ORC and registers the services; in the lab the collection does that (phase 5),
+    so the stand-in only requires K-ORC's API to be served (phase 3 of the region installs it)."""
+
+    key, condition_type, kind = "k-orc", "KORCReady", "K-ORC"
+    KORC_API = "/apis/openstack.k-orc.cloud/v1alpha1"
+
+    def section(self, cp):
+        return (cp.get("spec") or {}).get("korc") or {}
+
+    def disabled(self, section):
+        return section.get("enabled") is False
+
+    def reconcile(self, op, cp, waiting):
+        if self.disabled(self.section(cp)):
+            return Outcome(("True", "KORCNotManaged", "spec.korc.enabled is false; no service catalog is managed"))
+        if waiting:
+            message = "K-ORC waits for %s" % ", ".join(waiting)
+            return Outcome(("False", "WaitingForDependencies", message), "Pending", detail=message)
+        if not op.korc_served():
+            message = "K-ORC does not serve openstack.k-orc.cloud/v1alpha1 (its chart is not installed)"
+            return Outcome(("False", "KORCNotInstalled", message), "Provisioning", detail=message)
+        return Outcome(("True", "KORCReady", "K-ORC serves openstack.k-orc.cloud/v1alpha1"), "Ready")
+
+
+# The image tags of seed 003's service CRs.
+IMAGE_TAGS = {"glance": "31.0.0", "placement": "14.0.0", "nova": "32.1.0", "neutron": "27.0.1", "cinder": "27.0.0",
+              "cortex": "0.5.0", "tempest": "41.0.0"}
+MESSAGING = ("nova", "neutron", "cinder")
+
+
+class OpenStackService(Child):
+    """Phases 4-7: a service CR as seed 003 shows it, with dependsOn from the dependency graph."""
+
+    def __init__(self, key, kind, optional=False, extra=None):
+        self.key, self.kind, self.child_name, self.condition_type = key, kind, key, "%sReady" % kind
+        self.api_version, self.plural = operators.KINDS[kind].api_version, operators.KINDS[kind].plural
+        self.optional, self.extra = optional, extra
+
+    def section(self, cp):
+        spec = cp.get("spec") or {}
+        if self.optional:  # seed 003 puts cortex and tempest beside services, not in it
+            return spec.get(self.key) or super().section(cp)
+        return super().section(cp)
+
+    def desired_spec(self, op, cp, section):
+        namespace = cp["metadata"]["namespace"]
+        keystone = op.children.get(("Keystone", namespace, "keystone")) or {}
+        auth_url = (keystone.get("status") or {}).get("endpoint") or "http://keystone.%s.svc:5000/v3" % namespace
+        credentials = "%s-keystone-credentials" % self.key
+        ref = {"name": credentials} if self.optional else {"secretName": credentials}
+        spec = {"image": section.get("image") or {"repository": "ghcr.io/c5c3/%s" % self.key,
+                                                  "tag": IMAGE_TAGS[self.key]},
+                "keystone": {"authUrl": auth_url, "appCredentialRef": ref},
+                "dependsOn": [{"kind": COMPONENTS_BY_KEY[d].kind, "name": COMPONENTS_BY_KEY[d].child_name,
+                               "condition": "Ready"} for d in DEPENDS[self.key] if d != "k-orc"]}
+        if not self.optional:
+            spec["database"] = {"secretRef": {"name": "%s-db-credentials" % self.key}, "database": self.key}
+        if self.key in MESSAGING:
+            spec["messaging"] = {"secretRef": {"name": "%s-rabbitmq-credentials" % self.key}}
+        if section.get("replicas") is not None:
+            spec["replicas"] = section["replicas"]
+        for part in ("api", "scheduler", "conductor", "server", "volume"):
+            if isinstance(section.get(part), dict) and section[part].get("replicas") is not None:
+                spec[part] = {"replicas": section[part]["replicas"]}
+        if self.extra:
+            spec.update(self.extra(section))
+        return spec
+
+
+def _glance_extra(section):
+    backend = section.get("backend") or {}
+    if backend.get("type") == "rbd" and backend.get("pool"):
+        return {"storage": {"backend": "rbd", "rbd": {"pool": backend["pool"]}}}
+    return {"storage": {"backend": backend["type"]}} if backend.get("type") in ("file", "swift", "s3") else {}
+
+
+def _cinder_extra(section):
+    backends = [{"name": b["name"], "driver": "cinder.volume.drivers.rbd.RBDDriver", "rbd": {"pool": b["pool"]}}
+                for b in section.get("backends") or [] if b.get("type") == "rbd" and b.get("pool")]
+    return {"backends": backends} if backends else {}
+
+
+def _tempest_extra(section):
+    return {"schedule": section.get("schedule") or "0 2 * * *"}
+
+
+# Seed 003's dependency graph (plugins/module_utils/region/dependency_graph.py holds the same data
+# for the collection; the lab does not import the collection).
+DEPENDS = {
+    "mariadb": (), "rabbitmq": (), "valkey": (), "memcached": (),
+    "keystone": ("mariadb", "memcached"),
+    "k-orc": ("keystone",),
+    "glance": ("keystone", "k-orc", "mariadb"),
+    "placement": ("keystone", "k-orc", "mariadb"),
+    "nova": ("keystone", "k-orc", "placement", "rabbitmq", "glance", "mariadb"),
+    "neutron": ("keystone", "k-orc", "rabbitmq", "mariadb"),
+    "cinder": ("keystone", "k-orc", "rabbitmq", "mariadb"),
+    "cortex": ("nova", "cinder"),
+    "tempest": ("nova", "neutron", "cinder", "glance", "keystone"),
+}
+# In the seed's phase order, which is a topological order of DEPENDS.
+COMPONENTS = [
+    Infrastructure("mariadb", "MariaDB", "MariaDBReady", _mariadb_spec),
+    Infrastructure("rabbitmq", "RabbitmqCluster", "RabbitMQReady", _rabbitmq_spec),
+    Infrastructure("valkey", "Valkey", "ValkeyReady", _valkey_spec),
+    Infrastructure("memcached", "Memcached", "MemcachedReady", _memcached_spec),
+    KeystoneService(),
+    ServiceCatalog(),
+    OpenStackService("glance", "Glance", extra=_glance_extra),
+    OpenStackService("placement", "Placement"),
+    OpenStackService("nova", "Nova"),
+    OpenStackService("neutron", "Neutron"),
+    OpenStackService("cinder", "Cinder", extra=_cinder_extra),
+    OpenStackService("cortex", "Cortex", optional=True),
+    OpenStackService("tempest", "Tempest", optional=True, extra=_tempest_extra),
+]
+COMPONENTS_BY_KEY = {c.key: c for c in COMPONENTS}
+# Seed 003's deployment phases as the ControlPlane's conditions (the CRD's status description
+# names them); phases 6 and 7 are both optional and share OptionalReady.
+PHASES = [
+    ("InfrastructureReady", "Phase 1 (Infrastructure)", ["mariadb", "rabbitmq", "valkey", "memcached"]),
+    ("IdentityReady", "Phase 2 (Identity)", ["keystone"]),
+    ("CatalogReady", "Phase 3 (Service Catalog)", ["k-orc"]),
+    ("CoreReady", "Phase 4 (Core)", ["glance", "placement"]),
+    ("ComputeReady", "Phase 5 (Compute)", ["nova", "neutron", "cinder"]),
+    ("OptionalReady", "Phases 6-7 (Scheduler, Testing)", ["cortex", "tempest"]),
+]
+CHILD_KINDS = [c for c in COMPONENTS if c.api_version]
+# What a component waits for: its own dependencies and, as seed 003's graph draws the phases one
+# after the other, every component of the phase before its own (Neutron waits for Glance too).
+WAITS_FOR = {key: tuple(DEPENDS[key]) + tuple(k for k in (PHASES[i - 1][2] if i else []) if k not in DEPENDS[key])
+             for i, (_, _, keys) in enumerate(PHASES) for key in keys}
+# Phases 6 and 7 share a condition, but Tempest (phase 7) still comes after Cortex (phase 6).
+WAITS_FOR["tempest"] += ("cortex",)
 
 
 class C5C3Operator(loop.Controller):
@@ -188,7 +363,9 @@ class C5C3Operator(loop.Controller):
         self.kube = Kube(cluster, MANAGER)
         self.applied = {}
         self.children = {}
-        Waker(cluster, [path(GV, "controlplanes")] + [path(s.api_version, s.plural) for s in SERVICES],
+        self._korc = None
+        self.operators = operators.Operators(self, cluster)
+        Waker(cluster, [path(GV, "controlplanes")] + [path(c.api_version, c.plural) for c in CHILD_KINDS],
               self.wake, loop.log)
 
     @staticmethod
@@ -199,18 +376,27 @@ class C5C3Operator(loop.Controller):
     def owned_by(obj, cp):
         return any(o.get("uid") == cp["metadata"]["uid"] for o in obj["metadata"].get("ownerReferences") or [])
 
+    def korc_served(self):
+        if self._korc is None:
+            self._korc = self.kube.get(ServiceCatalog.KORC_API) is not None
+        return self._korc
+
     def reconcile(self):
         planes = self.kube.list(path(GV, "controlplanes"))
         self.children = {}
-        for service in SERVICES:
-            for child in self.kube.list(path(service.api_version, service.plural)):
-                self.children[(service.plural, child["metadata"]["namespace"], child["metadata"]["name"])] = child
+        self._korc = None
+        for child in CHILD_KINDS:
+            for obj in self.kube.list(path(child.api_version, child.plural)):
+                obj.setdefault("kind", child.kind)
+                self.children[(child.kind, obj["metadata"]["namespace"], obj["metadata"]["name"])] = obj
         uids = set()
         for cp in planes:
             uids.add(cp["metadata"]["uid"])
             self.reconcile_control_plane(cp)
         self.applied = {k: v for k, v in self.applied.items() if k[0] in uids}
-        self.prune(uids)
+        # The children's operators act on what this pass applied, in the same pass.
+        self.operators.reconcile(self.children)
+        self.prune(uids | {o["metadata"]["uid"] for o in self.children.values()})
 
     def reconcile_control_plane(self, cp):
         meta = cp["metadata"]
@@ -223,9 +409,10 @@ class C5C3Operator(loop.Controller):
         status = cp.get("status") or {}
         conditions = copy.deepcopy(status.get("conditions") or [])
         outcomes = {}
-        for service in SERVICES:
-            outcome = outcomes[service.key] = service.reconcile(self, cp)
-            loop.set_condition(conditions, service.condition_type, *outcome.condition, observed_generation=gen)
+        for child in COMPONENTS:
+            waiting = [k for k in WAITS_FOR[child.key] if outcomes[k].condition[0] != "True"]
+            outcome = outcomes[child.key] = child.reconcile(self, cp, waiting)
+            loop.set_condition(conditions, child.condition_type, *outcome.condition, observed_generation=gen)
         for ctype, label, keys in PHASES:
             waiting = ["%s (%s)" % (k, outcomes[k].detail or outcomes[k].condition[2]) for k in keys
                        if outcomes[k].condition[0] != "True"]
@@ -233,16 +420,17 @@ class C5C3Operator(loop.Controller):
                 loop.set_condition(conditions, ctype, "False", "ServicesNotReady",
                                    "%s: waiting for %s" % (label, "; ".join(waiting)), gen)
             else:
+                managed = [k for k in keys if outcomes[k].state] or ["nothing managed"]
                 loop.set_condition(conditions, ctype, "True", "ServicesReady",
-                                   "%s: %s ready" % (label, ", ".join(keys)), gen)
-        sub = [s.condition_type for s in SERVICES] + [p[0] for p in PHASES]
+                                   "%s: %s ready" % (label, ", ".join(managed)), gen)
+        sub = [c.condition_type for c in COMPONENTS] + [p[0] for p in PHASES]
         ready = all(any(c["type"] == t and c["status"] == "True" for c in conditions) for t in sub)
         if ready:
             loop.set_condition(conditions, "Ready", "True", "AllReady", "All sub-conditions are ready", gen)
         else:
             loop.set_condition(conditions, "Ready", "False", "NotAllReady",
                                "One or more sub-conditions are not ready", gen)
-        order = [s.condition_type for s in SERVICES] + [p[0] for p in PHASES] + ["Ready"]
+        order = [p[0] for p in PHASES] + [c.condition_type for c in COMPONENTS] + ["Ready"]
         conditions.sort(key=lambda c: order.index(c["type"]) if c["type"] in order else len(order))
         if ready:
             phase = "Ready"

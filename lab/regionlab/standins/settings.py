@@ -3,7 +3,8 @@
 $COBALTCORE_LAB_DIR/standins.yaml (optional):
 
     delays: {bmc: 0.5, discovery: 0.5, power: 0.3, shoot_step: 0.3,   # seconds
-             keystone: 1.0, control_plane: 1.0}
+             keystone: 1.0, control_plane: 1.0, mariadb: 3.0, rabbitmq: 2.0, valkey: 1.5,
+             memcached: 1.0, service: 1.0}
     servers_in_error: [<server name>, ...]
     shoots:
       <shoot name or namespace/name>:
@@ -15,6 +16,11 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
       <Keystone CR name or namespace/name>:
         fail_start: true                             # its uWSGI starts without a loadable app
         fail_bootstrap: true                         # keystone-manage bootstrap runs without the password
+    failures:                                        # the ControlPlane's children (standins/operators.py)
+      <Kind, Kind/namespace or Kind/namespace/name>: # e.g. MariaDB/openstack; the most specific wins
+        reason: GaleraNotReady                       # the kind's failure condition gets these
+        message: "Galera cluster lost quorum"
+        terminal: true                               # sticks to the object's generation
 
 lab/machines.yaml: BMC name -> the systems behind it (see that file).
 """
@@ -28,7 +34,8 @@ import yaml
 from .. import config
 
 DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
-                  "control_plane": 1.0}
+                  "control_plane": 1.0, "mariadb": 3.0, "rabbitmq": 2.0, "valkey": 1.5, "memcached": 1.0,
+                  "service": 1.0}
 # A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
 LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
 
@@ -75,6 +82,7 @@ class StandinSettings:
         self.servers_in_error = set(data.get("servers_in_error") or [])
         self.shoots = {str(k): dict(v or {}) for k, v in (data.get("shoots") or {}).items()}
         self.keystones = {str(k): dict(v or {}) for k, v in (data.get("keystones") or {}).items()}
+        self.failures = {str(k): dict(v or {}) for k, v in (data.get("failures") or {}).items()}
 
     def delay(self, name):
         return self.delays.get(name, DEFAULT_DELAYS.get(name, 0.5))
@@ -84,6 +92,12 @@ class StandinSettings:
 
     def keystone(self, namespace, name):
         return self.keystones.get("%s/%s" % (namespace, name)) or self.keystones.get(name) or {}
+
+    def failure(self, kind, namespace, name):
+        for key in ("%s/%s/%s" % (kind, namespace, name), "%s/%s" % (kind, namespace), kind):
+            if key in self.failures:
+                return self.failures[key]
+        return {}
 
 
 def standins(log):
