@@ -87,8 +87,8 @@ def child_url(child, namespace):
 def control_plane(namespace):
     return {"apiVersion": "c5c3.io/v1alpha1", "kind": "ControlPlane", "metadata": {"name": "cp", "namespace": namespace},
             "spec": {"infrastructure": {"mariadb": {"replicas": 3, "storageSize": "10Gi"},
-                                        "rabbitmq": {"replicas": 3}, "valkey": {"replicas": 3,
-                                                                                 "sentinel": {"enabled": True}},
+                                        "rabbitmq": {"replicas": 3},
+                                        "valkey": {"replicas": 3, "sentinel": {"enabled": True}},
                                         "memcached": {"replicas": 2}},
                      "services": {name: {"enabled": True} for name in SERVICES},
                      "tempest": {"enabled": True, "schedule": "0 3 * * *"},
@@ -103,11 +103,12 @@ def play_keystone_operator(api, namespace):
     """Ready for the Keystone CR's generation, written before the keystone-operator stand-in's delay."""
     keystone = wait_for(lambda: api.get(child_url(c5c3.COMPONENTS_BY_KEY["keystone"], namespace)), "Keystone CR", 60)
     gen = keystone["metadata"]["generation"]
-    api.ok("PATCH", child_url(c5c3.COMPONENTS_BY_KEY["keystone"], namespace) + "/status", {"status": {
+    status = {"status": {
         "observedGeneration": gen, "endpoint": "http://127.0.0.1:1/v3", "conditions": [
             {"type": "Ready", "status": "True", "reason": "AllReady", "message": "played by the test",
-             "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": gen}]}},
-        "application/merge-patch+json", params={"fieldManager": "test-keystone-operator"})
+             "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": gen}]}}
+    api.ok("PATCH", child_url(c5c3.COMPONENTS_BY_KEY["keystone"], namespace) + "/status", status,
+           "application/merge-patch+json", params={"fieldManager": "test-keystone-operator"})
     return keystone
 
 

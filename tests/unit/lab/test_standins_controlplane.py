@@ -64,7 +64,7 @@ class FakeKube:
         self.store, self.manager = store, manager
 
     def list(self, url):
-        api_version, plural, _, _ = Store.parse(url)
+        api_version, plural, _namespace, _name = Store.parse(url)
         return [copy.deepcopy(o) for k, o in sorted(self.store.objects.items()) if k[:2] == (api_version, plural)]
 
     def get(self, url):
@@ -81,7 +81,7 @@ class FakeKube:
             self.store.objects[key] = live
             self.store.created.append(obj["kind"])
         before = copy.deepcopy(live.get("spec"))
-        _merge(live["metadata"], {k: v for k, v in obj["metadata"].items()})
+        _merge(live["metadata"], dict(obj["metadata"].items()))
         _merge(live.setdefault("spec", {}), obj["spec"])
         if before is not None and before != live["spec"]:
             live["metadata"]["generation"] += 1
@@ -165,14 +165,14 @@ def test_children_in_dependency_order_each_ready(world):
     assert store.created[5:] == ["Glance", "Placement"]
     op.reconcile()
     assert store.created[7:] == ["Nova", "Neutron", "Cinder"]
-    for _ in range(3):
+    for _round in range(3):
         op.reconcile()
     assert store.created[10:] == ["Tempest"]  # Cortex is not enabled
     cond = conditions(store)
     assert cond["Ready"]["status"] == "True", cond
     assert cond["OptionalReady"]["message"] == "Phases 6-7 (Scheduler, Testing): tempest ready"
     assert all(c["observedGeneration"] == 1 for c in cond.values())
-    for (api_version, _, _, _), child in store.objects.items():
+    for (api_version, _plural, _namespace, _name), child in store.objects.items():
         if child["kind"] in operators.KINDS:
             verdict = readiness.evaluate(child)
             assert verdict.ready, (child["kind"], verdict.missing)
@@ -190,7 +190,7 @@ def test_terminal_mariadb_failure_blocks_the_phases_behind_it(world):
     store, op = world
     op.settings.data["failures"] = {"MariaDB/%s" % NS: {"reason": "GaleraNotReady", "message": "quorum lost",
                                                         "terminal": True}}
-    for _ in range(3):
+    for _round in range(3):
         op.reconcile()
     mariadb = obj(store, "mariadbs", "mariadb")
     assert mariadb["status"]["conditions"][0]["reason"] == "GaleraNotReady"
@@ -213,7 +213,7 @@ def test_terminal_mariadb_failure_blocks_the_phases_behind_it(world):
 def test_a_failure_while_configured(world):
     store, op = world
     op.settings.data["failures"] = {"RabbitmqCluster": {"reason": "CreateError", "message": "no PVC"}}
-    for _ in range(2):
+    for _round in range(2):
         op.reconcile()
     rabbit = obj(store, "rabbitmqclusters", "rabbitmq")
     assert {c["type"]: c["reason"] for c in rabbit["status"]["conditions"]}["ReconcileSuccess"] == "CreateError"
