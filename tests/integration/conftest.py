@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -167,6 +168,47 @@ def writes():
     """{(cluster, resource): writes} for what phases 1-2 write."""
     return dict(((cluster, resource), apiserver_writes(cluster, resource))
                 for cluster, resources in WRITTEN.items() for resource in resources)
+
+
+class ControlPlaneApi:
+    """Admin requests to the lab's control-plane API server, for the stand-in tests."""
+
+    def __init__(self):
+        cluster = next(c for c in config.clusters() if config.CONTROL_PLANE_GROUP in c.groups)
+        self.base = cluster.server
+        self.session = requests.Session()
+        self.session.trust_env = False
+        self.session.verify = str(cluster.pki / "ca.crt")
+        self.session.cert = (str(cluster.pki / "admin.crt"), str(cluster.pki / "admin.key"))
+
+    def call(self, method, url, body=None, content_type="application/json", params=None):
+        resp = self.session.request(method, self.base + url, data=json.dumps(body) if body is not None else None,
+                                    headers={"Content-Type": content_type}, params=params, timeout=20)
+        try:
+            return resp.status_code, resp.json()
+        except ValueError:
+            return resp.status_code, resp.text
+
+    def get(self, url):
+        code, body = self.call("GET", url)
+        return body if code == 200 else None
+
+    def ok(self, method, url, body=None, content_type="application/json", params=None):
+        code, out = self.call(method, url, body, content_type, params)
+        assert code < 300, "%s %s: %s %s" % (method, url, code, out)
+        return out
+
+
+def wait_truthy(check, what, timeout=60.0, interval=0.25):
+    """check()'s first truthy result; fails after timeout seconds naming what and the last result."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError("timed out after %ss waiting for %s (last: %r)" % (timeout, what, last))
 
 
 def wait_until(check, timeout, what):

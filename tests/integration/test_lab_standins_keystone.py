@@ -13,18 +13,16 @@ here plays an operator itself) and restores standins.yaml afterwards.
 import base64
 import hashlib
 import importlib.metadata
-import json
 import re
-import time
 import uuid
 
 import pytest
-import requests
 import yaml
 from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
 
+from conftest import ControlPlaneApi as Api, wait_truthy
 from regionlab import config, processes, standins
 from regionlab.standins import keystones
 
@@ -40,44 +38,8 @@ SETUP = 240  # seconds: keystone-manage db_sync, key setup and uWSGI on a loaded
 DELAYS = {"keystone": 0.0, "control_plane": 0.0}
 
 
-class Api:
-    """Admin requests to the lab's control-plane API server."""
-
-    def __init__(self):
-        cluster = next(c for c in config.clusters() if config.CONTROL_PLANE_GROUP in c.groups)
-        self.base = cluster.server
-        self.session = requests.Session()
-        self.session.trust_env = False
-        self.session.verify = str(cluster.pki / "ca.crt")
-        self.session.cert = (str(cluster.pki / "admin.crt"), str(cluster.pki / "admin.key"))
-
-    def call(self, method, url, body=None, content_type="application/json", params=None):
-        resp = self.session.request(method, self.base + url, data=json.dumps(body) if body is not None else None,
-                                    headers={"Content-Type": content_type}, params=params, timeout=20)
-        try:
-            return resp.status_code, resp.json()
-        except ValueError:
-            return resp.status_code, resp.text
-
-    def get(self, url):
-        code, body = self.call("GET", url)
-        return body if code == 200 else None
-
-    def ok(self, method, url, body=None, content_type="application/json", params=None):
-        code, out = self.call(method, url, body, content_type, params)
-        assert code < 300, "%s %s: %s %s" % (method, url, code, out)
-        return out
-
-
 def wait_for(check, what, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.25)
-    raise AssertionError("timed out after %ss waiting for %s (last: %r)" % (timeout, what, last))
+    return wait_truthy(check, what, timeout, interval=0.25)
 
 
 def condition(obj, ctype):
