@@ -9,10 +9,8 @@ The verdict itself is region/hypervisors.py; readiness is the engine's table (k8
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import hypervisors as hv
 
 
@@ -34,31 +32,6 @@ def hypervisors(client):
     return client.list(rtype)
 
 
-def _readiness(obj):
+def readiness(obj):
+    """The engine's verdict on a Hypervisor, as a dict."""
     return evaluate(obj).as_dict()
-
-
-def report(client, worker_pool, workers):
-    nodes = pool_nodes(client, worker_pool)
-    found = hypervisors(client)
-    verdict = hv.judge(nodes, found or [], workers, _readiness)
-    if found is None:
-        verdict["problems"].insert(0, "the API server does not serve %s %s (is the hypervisor operator installed?)"
-                                   % (hv.HYPERVISOR_KIND, hv.HYPERVISOR_API_VERSION))
-        verdict["ready"] = False
-    return nodes, verdict
-
-
-def await_ready(client, worker_pool, workers, timeout, sleep):
-    """The verdict once the pool is complete; WaitError naming every problem on a terminal verdict or the timeout."""
-    def attempt():
-        _nodes, verdict = report(client, worker_pool, workers)
-        if verdict["terminal"]:
-            raise WaitError("hypervisor pool failed: %s" % "; ".join(verdict["problems"]), verdict["hypervisors"])
-        return verdict["ready"], verdict
-
-    done, verdict = poll(attempt, timeout, sleep)
-    if not done:
-        raise WaitError("hypervisor pool not ready after %ss: %s" % (timeout, "; ".join(verdict["problems"])),
-                        verdict["hypervisors"])
-    return verdict
