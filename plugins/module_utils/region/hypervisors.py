@@ -43,8 +43,8 @@ def validate(params):
     if not kube_names.is_label_value(params.get("virt_driver") or "") or not params.get("virt_driver"):
         problems.append(problem("virt_driver", "%r is not a label value" % (params.get("virt_driver"),)))
     if params.get("lifecycle") not in LIFECYCLES:
-        problems.append(problem("lifecycle", "must be one of %s, got %r" % (", ".join(LIFECYCLES),
-                                                                          params.get("lifecycle"))))
+        problems.append(problem("lifecycle", "must be one of %s, got %r"
+                                % (", ".join(LIFECYCLES), params.get("lifecycle"))))
     labels = params.get("labels") or {}
     if not isinstance(labels, dict):
         problems.append(problem("labels", "must be a mapping of label keys to values"))
@@ -141,9 +141,8 @@ def judge(nodes, hypervisors, workers, readiness):
     if report["extra"]:
         problems.append("Hypervisor without a Node of the pool: %s" % ", ".join(report["extra"]))
     for entry in report["not_ready"]:
-        problems.append("Hypervisor %s not ready: %s %s" % (entry["name"], entry["reason"] or "no Ready condition",
-                                                             entry["message"] or entry.get("missing") or ""))
+        problems.append("Hypervisor %s not ready: %s %s" % (
+            entry["name"], entry["reason"] or "no Ready condition", entry["message"] or entry.get("missing") or ""))
     report["problems"] = problems
     report["ready"] = not problems
     return report
-
