@@ -39,6 +39,7 @@ def reset(cluster, timeout=120):
         processes.stop(korc.NAME)
     session = kube._session(cluster)
     base = cluster.server
+    session.delete(base + "/api/v1/nodes", timeout=30)  # the Shoot's machines are gone with it
     crds = session.get(base + CRDS, timeout=30).json().get("items", [])
     # Nothing runs that would remove their finalizers (the controllers are stopped, the cluster goes).
     # The custom resources go before their CRDs: the API server keeps a deleted CRD's objects in

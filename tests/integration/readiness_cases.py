@@ -395,6 +395,18 @@ CASES = {
             cond("Available", "True", "Available", "3/3 replicas are ready", og=GEN),
             cond("Progressing", "False", "ProgressingComplete", og=GEN),
             cond("Degraded", "False", "NotDegraded", og=GEN)]}),
+    "kvm.cloud.sap/Hypervisor": Case(
+        obj("kvm.cloud.sap/v1", "Hypervisor", {"highAvailability": True, "lifecycleEnabled": True}),
+        not_ready=[({"conditions": [cond("Ready", "False", "Onboarding", "Onboarding not started: waiting for "
+                                         "nova-compute to register the hypervisor in Nova (HypervisorID/ServiceID "
+                                         "not yet available)")]}, "reason Onboarding"),
+                   ({"hypervisorId": "1", "serviceId": "2", "conditions": [
+                       cond("Onboarding", "True", "Testing", "Running onboarding tests"),
+                       cond("Ready", "False", "Onboarding", "Onboarding in progress: Running onboarding tests")]},
+                    "condition Ready is False (reason Onboarding: Onboarding in progress: Running onboarding tests)")],
+        ready={"hypervisorId": "1", "serviceId": "2", "internalIp": "10.250.3.10", "conditions": [
+            cond("Onboarding", "False", "Succeeded", "Onboarding completed"),
+            cond("Ready", "True", "Ready", "Hypervisor is ready")]}),
     "keystone.openstack.c5c3.io/Keystone": Case(
         obj("keystone.openstack.c5c3.io/v1alpha1", "Keystone", {"bootstrap": {
             "adminPasswordSecretRef": {"name": "keystone-admin-credentials", "key": "password"}}}),

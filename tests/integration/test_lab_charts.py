@@ -24,7 +24,8 @@ def test_the_served_index_lists_every_chart_with_its_digest(lab):
         assert [v["version"] for v in index["entries"][entry["name"]]] == [entry["chart_version"]]
     for name in charts.made_entries():
         versions = index["entries"][name]
-        assert [v["version"] for v in versions] == ["0.1.1", "0.1.0"]
+        version = str(yaml.safe_load((charts.SOURCES / name / "Chart.yaml").read_text())["version"])
+        assert [v["version"] for v in versions] == [charts.next_patch(version), version]
         assert all(v["annotations"][charts.MADE_ANNOTATION] == "true" for v in versions)
     for versions in index["entries"].values():
         for version in versions:

@@ -12,13 +12,17 @@ named like the Shoot; its status.advertisedAddresses carry that cluster's URL (n
 with real task names; failures come from standins.yaml. Shoots outside Project namespaces are
 left alone (gardener-apiserver admits none there), and so is a Shoot whose status another field
 manager writes.
+
+The same loop registers the worker Nodes of every reconciled Shoot (nodes.py: one per bound
+ServerClaim of its pool, as kubelet and the machine controller would) and plays the hypervisor
+operator on the hypervisor pools (hypervisor_operator.py).
 """
 
 import copy
 import hashlib
 
 from .. import config, flux, korc, processes, shoot_cluster
-from . import loop
+from . import hypervisor_operator, loop, nodes
 from .client import Kube, Waker, object_path, path
 
 GV = "core.gardener.cloud/v1beta1"
@@ -31,6 +35,8 @@ IDENTITY = {"id": "lab-gardenlet", "name": "gardenlet", "version": GARDENER_VERS
 FINALIZER = "gardener"
 OPERATION = "gardener.cloud/operation"
 CLUSTER_LABEL = "c5c3.io/cluster"
+SHOOT_GROUPS = ("control_plane", "hypervisor_pools", "storage_pools")
+HYPERVISOR_GROUP = "hypervisor_pools"
 # Gardener's extension that installs Flux in the Shoot (stackitcloud/gardener-extension-shoot-flux).
 SHOOT_FLUX = "shoot-flux"
 GARDEN_ROLE = "gardener.cloud/role"
@@ -149,6 +155,17 @@ class Gardenlet(loop.Controller):
         # K-ORC starts once phase 3 installed its chart on the control plane.
         self.control_plane = korc.control_plane(clusters)
         Waker(self.control_plane, [korc.DEPLOYMENTS], self.wake, loop.log)
+        # The Shoots' worker Nodes (nodes.py) and the hypervisor operator (hypervisor_operator.py)
+        # run in this process: the lab's memory budget has no room for another one.
+        ironcore = next(c for c in clusters if config.IRONCORE_GROUP in c.groups)
+        shoot_clusters = [c for c in clusters if set(c.groups) & set(SHOOT_GROUPS)]
+        self.nodes = nodes.ShootNodes(self, Kube(ironcore, nodes.MCM_MANAGER), {
+            c.name: (Kube(c, nodes.NODE_MANAGER), Kube(c, nodes.MCM_MANAGER)) for c in shoot_clusters})
+        Waker(ironcore, [nodes.CLAIMS], self.wake, loop.log)
+        pools = [c for c in clusters if HYPERVISOR_GROUP in c.groups]
+        self.hypervisors = hypervisor_operator.HypervisorOperator(self, pools)
+        for pool in pools:
+            Waker(pool, [nodes.NODES, hypervisor_operator.HYPERVISORS], self.wake, loop.log)
 
     def reconcile(self):
         projects = self.projects_kube.list(path(GV, "projects"))
@@ -172,8 +189,10 @@ class Gardenlet(loop.Controller):
                 self.reconcile_shoot(shoot, project)
         for uid in [u for u in self.flows if u not in live]:
             del self.flows[uid]
-        self.prune(live)
         self.run_workloads(shoots)
+        self.nodes.reconcile(shoots)
+        live |= self.hypervisors.reconcile()
+        self.prune(live)
 
     # What runs in the Shoots for real ---------------------------------------------
 

@@ -4,7 +4,7 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
 
     delays: {bmc: 0.5, discovery: 0.5, power: 0.3, shoot_step: 0.3,   # seconds
              keystone: 1.0, control_plane: 1.0, mariadb: 3.0, rabbitmq: 2.0, valkey: 1.5,
-             memcached: 1.0, service: 1.0}
+             memcached: 1.0, service: 1.0, hypervisor: 0.5}
     servers_in_error: [<server name>, ...]
     shoots:
       <shoot name or namespace/name>:
@@ -16,7 +16,8 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
       <Keystone CR name or namespace/name>:
         fail_start: true                             # its uWSGI starts without a loadable app
         fail_bootstrap: true                         # keystone-manage bootstrap runs without the password
-    failures:                                        # the ControlPlane's children (standins/operators.py)
+    failures:                                        # the ControlPlane's children (standins/operators.py),
+                                                     # Hypervisor/<pool cluster>/<name> (hypervisor_operator.py)
       <Kind, Kind/namespace or Kind/namespace/name>: # e.g. MariaDB/openstack; the most specific wins
         reason: GaleraNotReady                       # the kind's failure condition gets these
         message: "Galera cluster lost quorum"
@@ -35,7 +36,7 @@ from .. import config
 
 DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
                   "control_plane": 1.0, "mariadb": 3.0, "rabbitmq": 2.0, "valkey": 1.5, "memcached": 1.0,
-                  "service": 1.0}
+                  "service": 1.0, "hypervisor": 0.5}
 # A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
 LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
 

@@ -748,6 +748,13 @@ RULES = {
     ("*.c5c3.io", "*"): Rule(
         _conditions_rule("Ready"), "Ready=True (observedGeneration current where reported)", _NONE,
         "C5C3/forge operators/ (one per service)"),
+    # openstack-hypervisor-operator (no status.observedGeneration; its conditions carry none either)
+    ("kvm.cloud.sap", "Hypervisor"): Rule(
+        _conditions_rule("Ready"),
+        "Ready=True (reason Ready: onboarding Succeeded, no maintenance, not terminating or offboarded)",
+        "none (onboarding, maintenance and eviction are waited for; the Ready reason and message are reported)",
+        "cobaltcore-dev/openstack-hypervisor-operator internal/controller/ready/controller.go "
+        "(ComputeReadyCondition), api/v1/hypervisor_types.go"),
     # Kubernetes
     ("apps", "Deployment"): Rule(
         _deployment,

@@ -82,6 +82,8 @@ def shoot_spec(pool, settings, region_name):
                "architecture": own.get("architecture") or settings.get("architecture") or "amd64"}
     worker = {"name": own.get("worker_name") or settings.get("worker_name") or DEFAULT_WORKER,
               "machine": machine, "minimum": pool.get("workers", 1), "maximum": pool.get("workers", 1)}
+    if pool.get("labels"):  # Gardener's Worker.labels: put on every Node of the pool
+        worker["labels"] = dict(pool["labels"])
     spec = {
         "cloudProfile": _cloud_profile(settings["cloud_profile"]),
         "region": settings.get("region") or region_name,

@@ -30,6 +30,12 @@ GROUPS = {"gardener", "ironcore", "management", "control_plane", "hypervisor_poo
 HAND_WRITTEN = ["keystone-operator", "c5c3-operator", "ovn-agents"]
 
 
+def made_versions(name):
+    """The two versions the repository serves of a lab-made chart: its own and the next patch, newest first."""
+    version = str(yaml.safe_load((charts.SOURCES / name / "Chart.yaml").read_text())["version"])
+    return [charts.next_patch(version), version]
+
+
 def made_dirs():
     return sorted(p.name for p in charts.SOURCES.iterdir() if (p / "Chart.yaml").exists())
 
@@ -74,9 +80,9 @@ def test_lab_made_charts_come_in_two_versions_marked_in_the_index(tmp_path):
     index = charts.write_repository(built, tmp_path)
     for name in HAND_WRITTEN:
         versions = index["entries"][name]
-        assert [v["version"] for v in versions] == ["0.1.1", "0.1.0"]
+        assert [v["version"] for v in versions] == made_versions(name)
         assert all(v["annotations"][charts.MADE_ANNOTATION] == "true" for v in versions)
-        assert [v["appVersion"] for v in versions] == ["0.1.1", "0.1.0"]
+        assert [v["appVersion"] for v in versions] == made_versions(name)
 
 
 def test_lab_made_crds_are_selected_from_the_lab_files():
@@ -258,7 +264,7 @@ def test_the_whole_repository(tmp_path):
     for entry in charts.real_entries():
         assert [v["version"] for v in entries[entry["name"]]] == [entry["chart_version"]]
     for name in charts.made_entries():
-        assert [v["version"] for v in entries[name]] == ["0.1.1", "0.1.0"]
+        assert [v["version"] for v in entries[name]] == made_versions(name)
     names = {m.name for m, _data in members((tmp_path / "a" / "rook-ceph-v1.17.9.tgz").read_bytes())}
     assert "rook-ceph/charts/library/Chart.yaml" in names
     mariadb = dict((m.name, d) for m, d in members((tmp_path / "a" / "mariadb-operator-0.38.1.tgz").read_bytes()))

@@ -301,6 +301,20 @@ CASES = [
     ("grant failing", make("k8s.mariadb.com/v1alpha1", "Grant", {"conditions": [
         cond("Ready", "False", "Failed", "Error creating Grant")]}), False, False, "Error creating Grant"),
 
+    # --- openstack-hypervisor-operator
+    ("hypervisor onboarding", make("kvm.cloud.sap/v1", "Hypervisor", {"conditions": [
+        cond("Onboarding", "True", "Testing", "Running onboarding tests"),
+        cond("Ready", "False", "Onboarding", "Onboarding in progress: Running onboarding tests")]},
+        {"lifecycleEnabled": True}), False, False,
+     "condition Ready is False (reason Onboarding: Onboarding in progress: Running onboarding tests)"),
+    ("hypervisor in maintenance", make("kvm.cloud.sap/v1", "Hypervisor", {"conditions": [
+        cond("Onboarding", "False", "Succeeded", "Onboarding completed"),
+        cond("Ready", "False", "Maintenance", "Hypervisor is in maintenance mode")]},
+        {"maintenance": "manual", "maintenanceReason": "firmware"}), False, False, "Maintenance"),
+    ("hypervisor ready", make("kvm.cloud.sap/v1", "Hypervisor", {"internalIp": "10.0.0.10", "conditions": [
+        cond("Onboarding", "False", "Succeeded", "Onboarding completed"),
+        cond("Ready", "True", "Ready", "Hypervisor is ready")]}), True, False, None),
+
     # --- RabbitMQ
     ("rabbitmq creating", make("rabbitmq.com/v1beta1", "RabbitmqCluster", {"observedGeneration": 1, "conditions": [
         cond("AllReplicasReady", "False", "NotAllPodsReady", "1/3 Pods ready"),

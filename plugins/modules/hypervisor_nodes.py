@@ -1,0 +1,210 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: hypervisor_nodes
+short_description: Label a hypervisor pool's Nodes and wait for a Ready Hypervisor per Node
+version_added: 0.6.0
+description:
+  - Lists the Nodes of the pool cluster's Gardener worker pool (label C(worker.gardener.cloud/pool=<worker_pool>)) and
+    labels each as the seeds and the hypervisor operator require - C(node-role.kubernetes.io/hypervisor=""),
+    C(nova.openstack.cloud.sap/virt-driver) (the label the operator selects Nodes by),
+    C(cobaltcore.cloud.sap/node-hypervisor-lifecycle) (the operator onboards a Node only with it) and the pool's
+    O(labels) - by server-side apply of C(metadata.labels) only, under its own field manager
+    C(c5c3.cobaltcore-hypervisor-nodes). A Node that has them all is not written.
+  - Checks that the worker pool has O(workers) Nodes, then (with O(wait)) waits until every Node has a Ready
+    C(Hypervisor) (C(kvm.cloud.sap/v1), cluster-scoped, named after the Node) and no Hypervisor lacks its Node.
+    Nodes that appear while it waits are labelled too. C(docs/hypervisors.md) describes the pool's lifecycle.
+  - Readiness is the engine's rule for C(kvm.cloud.sap/Hypervisor) (C(docs/readiness.md)); upstream reports no
+    observedGeneration for it.
+  - All input is checked before anything is read or written; every offending option is named in one message.
+author:
+  - CobaltCore team (@c5c3)
+extends_documentation_fragment:
+  - c5c3.cobaltcore.kube_connection
+attributes:
+  check_mode:
+    description: Reports the label changes (server-side dry run) and the Hypervisors as they are; never waits.
+    support: full
+  diff_mode:
+    description: The labels each Node would get, before and after.
+    support: full
+options:
+  workers:
+    description: The number of Nodes the pool has (its C(cobaltcore_pool.workers)).
+    type: int
+    required: true
+  worker_pool:
+    description: The Gardener worker pool of the Shoot (C(gardener.worker_name), by default C(worker)).
+    type: str
+    default: worker
+  labels:
+    description: The pool's own labels (C(cobaltcore_pool.labels)); every Node gets them.
+    type: dict
+    default: {}
+  virt_driver:
+    description: Value of C(nova.openstack.cloud.sap/virt-driver); the operator selects on the key only.
+    type: str
+    default: kvm
+  lifecycle:
+    description:
+      - C(skip-tests) - lifecycle management without the onboarding smoke test (label value C(skip-tests));
+        C(enabled) - with it (label value C(true)); C(disabled) - no lifecycle label, so the operator never onboards
+        the Hypervisors and they never become Ready (do not combine with O(wait)).
+    type: str
+    default: skip-tests
+    choices: [skip-tests, enabled, disabled]
+  wait:
+    description: Wait for a Ready Hypervisor per Node (not in check mode).
+    type: bool
+    default: true
+  timeout:
+    description: Seconds to wait.
+    type: int
+    default: 600
+  sleep:
+    description: Longest pause in seconds between two checks.
+    type: int
+    default: 5
+"""
+
+EXAMPLES = r"""
+- name: Label the Nodes of hv-pool-a and wait for their Hypervisors
+  c5c3.cobaltcore.hypervisor_nodes:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    workers: "{{ cobaltcore_pool.workers }}"
+    labels: "{{ cobaltcore_pool.labels | default({}) }}"
+    timeout: 900
+  register: hypervisors
+
+- name: Only report (no wait)
+  c5c3.cobaltcore.hypervisor_nodes:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    workers: 2
+    wait: false
+"""
+
+RETURN = r"""
+ready:
+  description: The worker pool has O(workers) Nodes, each with a Ready Hypervisor, and no Hypervisor lacks its Node.
+  returned: always
+  type: bool
+nodes:
+  description: The Nodes of the worker pool - C(name), C(address) (InternalIP) and C(labels_changed) (label -> C(from), C(to)).
+  returned: always
+  type: list
+  elements: dict
+hypervisors:
+  description: One per Node that has a Hypervisor - C(name), C(ready), C(reason) and C(message) of its Ready condition, C(internal_ip).
+  returned: always
+  type: list
+  elements: dict
+missing_nodes:
+  description: How many Nodes the worker pool lacks to have O(workers).
+  returned: always
+  type: int
+missing_hypervisors:
+  description: Nodes without a Hypervisor.
+  returned: always
+  type: list
+  elements: str
+extra_hypervisors:
+  description: Hypervisors without a Node of the worker pool.
+  returned: always
+  type: list
+  elements: str
+not_ready:
+  description: The Hypervisors that are not Ready, each with C(name), C(reason) and C(message).
+  returned: always
+  type: list
+  elements: dict
+problems:
+  description: Everything that keeps the pool from being ready, one line each.
+  returned: always
+  type: list
+  elements: str
+requests:
+  description: API requests this call made, by HTTP verb.
+  returned: always
+  type: dict
+"""
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import hypervisor_api
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import hypervisors as hv
+
+
+class HypervisorNodesModule(KubeModule):
+    argument_spec = dict(
+        workers=dict(type="int", required=True),
+        worker_pool=dict(type="str", default="worker"),
+        labels=dict(type="dict", default={}),
+        virt_driver=dict(type="str", default=hv.VIRT_DRIVER),
+        lifecycle=dict(type="str", default="skip-tests", choices=list(hv.LIFECYCLES)),
+        wait=dict(type="bool", default=True),
+        timeout=dict(type="int", default=600),
+        sleep=dict(type="int", default=5),
+    )
+
+    def run(self):
+        params = self.params
+        hv.validate(params)
+        self.wanted = hv.wanted_labels(params["labels"], params["virt_driver"], params["lifecycle"])
+        self.changes = {}
+        self.results.update(nodes=[], hypervisors=[], missing_nodes=0, missing_hypervisors=[],
+                            extra_hypervisors=[], not_ready=[], problems=[], ready=False)
+        if params["wait"] and not self.check_mode:
+            def attempt():
+                verdict = self.label_and_judge()
+                if verdict["terminal"]:
+                    raise WaitError("hypervisor pool failed: %s" % "; ".join(verdict["problems"]),
+                                    verdict["hypervisors"])
+                return verdict["ready"], verdict
+            done, verdict = poll(attempt, params["timeout"], params["sleep"])
+            if not done:
+                self.fail("hypervisor pool not ready after %ss: %s" % (params["timeout"], "; ".join(verdict["problems"])))
+        else:
+            self.label_and_judge()
+
+    def label_and_judge(self):
+        """One round: label what lacks a label, then judge the pool (the results are updated)."""
+        nodes = hypervisor_api.pool_nodes(self.client, self.params["worker_pool"])
+        for node in nodes:
+            changes = hv.label_changes(node, self.wanted)
+            if changes:
+                self.changes[node["metadata"]["name"]] = changes
+        if nodes:
+            # Every Node goes to the applier: it writes none that is labelled already, and it removes a
+            # label this field manager set before that is no longer wanted.
+            results = self.record(self.applier(field_manager=hv.FIELD_MANAGER).apply(
+                [hv.node_manifest(n["metadata"]["name"], self.wanted) for n in nodes]))
+            if any(r["result"] != "unchanged" for r in results) and not self.check_mode:
+                nodes = hypervisor_api.pool_nodes(self.client, self.params["worker_pool"])
+        found = hypervisor_api.hypervisors(self.client)
+        verdict = hv.judge(nodes, found or [], self.params["workers"], hypervisor_api.readiness)
+        if found is None:
+            verdict["problems"].insert(0, "the API server does not serve %s %s (is the hypervisor operator installed?)"
+                                       % (hv.HYPERVISOR_KIND, hv.HYPERVISOR_API_VERSION))
+            verdict["ready"] = False
+        self.results.update(
+            nodes=[{"name": n["metadata"]["name"], "address": hv.internal_ip(n),
+                    "labels_changed": self.changes.get(n["metadata"]["name"], {})} for n in nodes],
+            hypervisors=verdict["hypervisors"], missing_nodes=verdict["missing_nodes"],
+            missing_hypervisors=verdict["missing"], extra_hypervisors=verdict["extra"],
+            not_ready=[{"name": e["name"], "reason": e["reason"], "message": e["message"]} for e in verdict["not_ready"]],
+            problems=verdict["problems"], ready=verdict["ready"])
+        return verdict
+
+
+def main():
+    HypervisorNodesModule()()
+
+
+if __name__ == "__main__":
+    main()
