@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: control_plane_health
 short_description: The health of an OpenStack cluster's ControlPlane, by dependency phase
-version_added: 0.5.0
+version_added: 0.6.0
 description:
   - Reads a C(ControlPlane) (C(c5c3.io/v1alpha1)) and the CRs the c5c3-operator created from it in its
     namespace (those it is the controller of) - C(MariaDB), C(RabbitmqCluster), C(Valkey), C(Memcached),

@@ -163,9 +163,10 @@ class Gardenlet(loop.Controller):
             c.name: (Kube(c, nodes.NODE_MANAGER), Kube(c, nodes.MCM_MANAGER)) for c in shoot_clusters})
         Waker(ironcore, [nodes.CLAIMS], self.wake, loop.log)
         pools = [c for c in clusters if HYPERVISOR_GROUP in c.groups]
-        self.hypervisors = hypervisor_operator.HypervisorOperator(self, pools)
+        self.hypervisors = hypervisor_operator.HypervisorOperator(self, pools, self.control_plane)
         for pool in pools:
             Waker(pool, [nodes.NODES, hypervisor_operator.HYPERVISORS], self.wake, loop.log)
+        Waker(self.control_plane, [hypervisor_operator.NOVAS], self.wake, loop.log)
 
     def reconcile(self):
         projects = self.projects_kube.list(path(GV, "projects"))

@@ -13,7 +13,10 @@ Modelled on github.com/cobaltcore-dev/openstack-hypervisor-operator:
   aggregates and custom-traits annotations, the transferred labels; later status.internalIp from
   the Node's InternalIP and the transferred labels kept in sync.
 - onboarding_controller.go: with lifecycle enabled, hypervisorId/serviceId once nova-compute has
-  registered the host (the lab plays that after the delay), then condition Onboarding True
+  registered the host in Nova - the lab plays that once a Nova CR serving the pool is Ready on the
+  control-plane cluster (the Nova of a ControlPlane whose spec.compute.hypervisorClusters names the
+  pool) and the delay has passed; without such a Nova the Hypervisor waits, as upstream's does -
+  then condition Onboarding True
   Initial "Initial onboarding" -> Testing "Running onboarding tests" -> Handover "Waiting for other
   controllers to take over" -> False Succeeded "Onboarding completed".
 - ready/controller.go (ComputeReadyCondition): Ready False Onboarding "Onboarding not started: ..."
@@ -28,7 +31,7 @@ generation). Hypervisors whose status another field manager writes are left alon
 
 import uuid
 
-from . import loop
+from . import loop, operators
 from .client import Kube, path
 
 GV = "kvm.cloud.sap/v1"
@@ -43,6 +46,8 @@ TRANSFER_LABELS = ["kubernetes.io/hostname", "kubernetes.metal.cloud.sap/bb", "k
                    "topology.kubernetes.io/region", "topology.kubernetes.io/zone"]
 HYPERVISORS = path(GV, "hypervisors")
 NODES = path("v1", "nodes")
+CONTROL_PLANES = path("c5c3.io/v1alpha1", "controlplanes")
+NOVAS = path(operators.KINDS["Nova"].api_version, operators.KINDS["Nova"].plural)
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "hypervisors.lab.c5c3.io")
 
 # Onboarding steps after nova-compute registered: (status, reason, message).
@@ -110,12 +115,28 @@ def internal_ip(node):
 class HypervisorOperator:
     """One pass over the hypervisor-pool clusters, driven by the gardenlet stand-in's loop."""
 
-    def __init__(self, ctl, clusters):
+    def __init__(self, ctl, clusters, control_plane):
         self.ctl = ctl
         self.kubes = {c.name: Kube(c, MANAGER) for c in clusters}
+        self.control_plane = Kube(control_plane, MANAGER) if control_plane is not None else None
         self.stuck = {}
+        self.novas = None
+
+    def nova_ready(self, pool):
+        """A Ready Nova serves the pool: nova-compute on its Nodes can register (read once per pass)."""
+        if self.novas is None:
+            self.novas = set()
+            planes = (self.control_plane.list(CONTROL_PLANES) or []) if self.control_plane else []
+            for cp in planes:
+                pools = ((cp.get("spec") or {}).get("compute") or {}).get("hypervisorClusters") or []
+                kind = operators.KINDS["Nova"]
+                nova = self.control_plane.get(path(kind.api_version, kind.plural, cp["metadata"]["namespace"], "nova"))
+                if nova is not None and operators.is_ready(nova):
+                    self.novas.update(pools)
+        return pool in self.novas
 
     def reconcile(self):
+        self.novas = None
         live = set()
         for name, kube in self.kubes.items():
             if kube.get(HYPERVISORS) is None:
@@ -181,7 +202,7 @@ class HypervisorOperator:
             return
         conditions = wanted["conditions"]
         if not status.get("hypervisorId") or not status.get("serviceId"):
-            if self.ctl.after((uid, "registered"), delay):
+            if self.nova_ready(cluster) and self.ctl.after((uid, "registered"), delay):
                 wanted["hypervisorId"] = str(uuid.uuid5(ID_NAMESPACE, "%s/%s/hypervisor" % (cluster, meta["name"])))
                 wanted["serviceId"] = str(uuid.uuid5(ID_NAMESPACE, "%s/%s/service" % (cluster, meta["name"])))
             return

@@ -98,3 +98,35 @@ def test_ready_condition_as_upstream_computes_it():
     ready = hv(conditions=[done, {"type": "Ready", "status": "True", "reason": "Ready", "message": "Hypervisor is ready",
                                   "lastTransitionTime": "2026-01-01T00:00:00Z"}])
     assert evaluate(ready).ready
+
+
+class ControlPlaneKube:
+    """The control-plane cluster as the stand-in reads it: ControlPlanes and their Nova CRs."""
+
+    def __init__(self, planes, novas):
+        self.planes, self.novas = planes, novas
+
+    def list(self, url):
+        assert url == hvop.CONTROL_PLANES
+        return self.planes
+
+    def get(self, url):
+        return self.novas.get(url.rsplit("/namespaces/", 1)[1].split("/")[0])
+
+
+def test_nova_compute_registers_only_with_a_ready_nova_serving_the_pool(monkeypatch):
+    monkeypatch.setattr(hvop, "Kube", lambda cluster, manager: None)
+    operator = hvop.HypervisorOperator(ctl=None, clusters=[], control_plane="cp")
+
+    def nova(ready):
+        return {"kind": "Nova", "metadata": {"name": "nova", "generation": 2}, "status": {
+            "observedGeneration": 2, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+    plane = {"metadata": {"name": "lab", "namespace": "openstack"},
+             "spec": {"compute": {"hypervisorClusters": ["hv-pool-a"]}}}
+    operator.control_plane = ControlPlaneKube([plane], {"openstack": nova(False)})
+    assert not operator.nova_ready("hv-pool-a")  # Nova exists but is not ready: no registration yet
+    operator.novas, operator.control_plane.novas = None, {"openstack": nova(True)}
+    assert operator.nova_ready("hv-pool-a")
+    assert not operator.nova_ready("hv-pool-b")  # no ControlPlane computes on that pool
+    operator.novas, operator.control_plane = None, ControlPlaneKube([], {})
+    assert not operator.nova_ready("hv-pool-a")  # no ControlPlane (phase 4 not run): nothing to register with
