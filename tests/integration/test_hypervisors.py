@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Phase 4 on the hypervisor pools: Nodes = workers, each labelled, a Ready Hypervisor per Node.
+"""The hypervisor pools (after phase 5): Nodes = workers, each labelled, a Ready Hypervisor per Node.
 
 The Nodes are the gardenlet stand-in's (one per bound ServerClaim), the Hypervisors its
 hypervisor-operator stand-in's (lab/regionlab/standins/nodes.py, hypervisor_operator.py).
@@ -114,7 +114,7 @@ def test_growing_a_hypervisor_pool_adds_one_node_and_one_hypervisor_and_shrinkin
         result = task_results(out, TASK)["hv-pool-b"]
         assert result["changed"] and [n["name"] for n in result["nodes"] if n["labels_changed"]] == new
         assert pool_state("hv-pool-a")[0].keys() == before_a[0].keys()
-        print("\ngrow hv-pool-b by one worker (phases 1-4 on it): %.1fs" % seconds)
+        print("\ngrow hv-pool-b by one worker (site.yml limited to it): %.1fs" % seconds)
         # Back to the inventory's size: the surplus claim is released, its Node and Hypervisor go.
         rc, out, seconds = _play("-e", "baremetal_bootstrap_release_surplus=true")
         restored = rc == 0
