@@ -74,9 +74,10 @@ def test_lab_made_charts_come_in_two_versions_marked_in_the_index(tmp_path):
     index = charts.write_repository(built, tmp_path)
     for name in HAND_WRITTEN:
         versions = index["entries"][name]
-        assert [v["version"] for v in versions] == ["0.1.1", "0.1.0"]
+        own = yaml.safe_load((charts.SOURCES / name / "Chart.yaml").read_text())["version"]
+        assert [v["version"] for v in versions] == [charts.next_patch(own), own]
         assert all(v["annotations"][charts.MADE_ANNOTATION] == "true" for v in versions)
-        assert [v["appVersion"] for v in versions] == ["0.1.1", "0.1.0"]
+        assert [v["appVersion"] for v in versions] == [charts.next_patch(own), own]
 
 
 def test_lab_made_crds_are_selected_from_the_lab_files():
@@ -167,7 +168,7 @@ def test_build_skips_when_inputs_are_unchanged(tmp_path, monkeypatch):
     monkeypatch.setattr(charts, "all_charts", some_charts)
     assert charts.build(log=lambda _: None) is True
     assert sorted(p.name for p in (tmp_path / "charts").iterdir()) == [
-        "index.yaml", "ovn-agents-0.1.0.tgz", "ovn-agents-0.1.1.tgz"]
+        "index.yaml", "ovn-agents-0.2.0.tgz", "ovn-agents-0.2.1.tgz"]
     assert charts.build(log=lambda _: None) is False and len(calls) == 1
     (tmp_path / "charts.stamp").write_text("an older input")
     assert charts.build(log=lambda _: None) is True and len(calls) == 2
@@ -258,7 +259,8 @@ def test_the_whole_repository(tmp_path):
     for entry in charts.real_entries():
         assert [v["version"] for v in entries[entry["name"]]] == [entry["chart_version"]]
     for name in charts.made_entries():
-        assert [v["version"] for v in entries[name]] == ["0.1.1", "0.1.0"]
+        own = yaml.safe_load((charts.SOURCES / name / "Chart.yaml").read_text())["version"]
+        assert [v["version"] for v in entries[name]] == [charts.next_patch(own), own]
     names = {m.name for m, _data in members((tmp_path / "a" / "rook-ceph-v1.17.9.tgz").read_bytes())}
     assert "rook-ceph/charts/library/Chart.yaml" in names
     mariadb = dict((m.name, d) for m, d in members((tmp_path / "a" / "mariadb-operator-0.38.1.tgz").read_bytes()))
