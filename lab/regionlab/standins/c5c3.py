@@ -425,7 +425,8 @@ class C5C3Operator(loop.Controller):
         # The children's operators act on what this pass applied, in the same pass.
         self.operators.reconcile(self.children)
         self.ovn.reconcile(self.ovn_cluster)
-        self.prune(uids | {o["metadata"]["uid"] for o in self.children.values()})
+        ovn_uids = {self.ovn_cluster["metadata"]["uid"]} if self.ovn_cluster else set()
+        self.prune(uids | ovn_uids | {o["metadata"]["uid"] for o in self.children.values()})
 
     def reconcile_ovn_cluster(self, planes):
         """Seed 003: the c5c3-operator creates the OVNCluster ovn-system/ovn, Neutron's SDN backend, once
