@@ -129,4 +129,3 @@ def test_a_bad_network_plan_fails_site_before_any_write_naming_each_field(lab, r
     assert "cobaltcore_network.provider_networks[0].vlan_ranges[0]: '100:5000': VLAN IDs are 1-4094" in msg
     assert "hv-pool-a.network.bridge_mappings: has no bridge for physical network physnet-storage" in msg
     assert [p["play"]["name"] for p in out["plays"]] == ["Preflight - every cluster reachable, supported, and serving what the region needs"]
-

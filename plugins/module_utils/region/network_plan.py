@@ -92,7 +92,7 @@ def _address(text):
 def _encapsulation(value, where, problems):
     """(IPSet, [addresses as written], version) of a pool's encapsulation value; None when unusable."""
     if isinstance(value, str) and "-" in value:
-        first, _, last = value.partition("-")
+        first, _dash, last = value.partition("-")
         start, end = _address(first.strip()), _address(last.strip())
         if start is None or end is None or start.version != end.version or start > end:
             problems.append(problem(where, "%r is not a range <first>-<last> of addresses" % value))
@@ -340,7 +340,7 @@ def build_plan(region, network=None):
 def _cross_pool(pools, problems):
     """Underlays do not overlap; no encapsulation address belongs to two pools."""
     seen = []
-    for name in [n for n in pools]:
+    for name in list(pools):
         planned = pools[name]
         underlay, encap = planned["_underlay"], planned["_encap"]
         for other in seen:

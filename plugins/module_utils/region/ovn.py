@@ -60,8 +60,8 @@ def _cluster_problems(cluster, where):
         problems.append("%s: status is for generation %s, not the current %s" % (where, status.get("observedGeneration"), gen))
     ready = _condition(cluster, "Ready")
     if not ready or ready.get("status") != "True" or ready.get("observedGeneration", gen) != gen:
-        problems.append("%s: Ready is %s%s" % (where, (ready or {}).get("status", "missing"),
-                                              " (%s: %s)" % (ready.get("reason"), ready.get("message")) if ready else ""))
+        why = " (%s: %s)" % (ready.get("reason"), ready.get("message")) if ready else ""
+        problems.append("%s: Ready is %s%s" % (where, (ready or {}).get("status", "missing"), why))
     for key, _ctype, conn, default, label in DATABASES:
         raft[key] = found = _raft(cluster, key, conn, default)
         if found["ready_replicas"] != found["replicas"] or found["missing"]:
