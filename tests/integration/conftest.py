@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -218,23 +219,39 @@ def wait_until(check, timeout, what):
         time.sleep(0.5)
 
 
-def delete_namespace(kubeconfig, namespace, timeout=600):
-    """Delete a namespace and wait until it is gone; False when it is still there at the timeout."""
+def delete_namespace(kubeconfig, namespace, timeout=600, on_wait=None):
+    """Delete a namespace and wait until it is gone; False when it is still there at the timeout.
+    on_wait: called every 10 s while it terminates."""
     kubectl(kubeconfig, "delete", "namespace", namespace, "--ignore-not-found", "--wait=false")
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+    started = time.time()
+    polls = 0
+    while time.time() < started + timeout:
         if kubectl(kubeconfig, "get", "namespace", namespace, check=False).returncode != 0:
             return True
+        polls += 1
+        if on_wait and polls % 5 == 0:
+            on_wait()
         time.sleep(2)
     return False
 
 
 def remove_openstack_cluster(kubeconfig, namespace):
-    """An OpenStack cluster with its own Keystone: its Keystone goes with it, so K-ORC need not clean up."""
-    for name in kubectl(kubeconfig, "-n", namespace, "get", KORC_RESOURCES, "-o", "name", check=False).stdout.split():
-        kubectl(kubeconfig, "-n", namespace, "patch", name, "--type", "merge", "-p",
-                '{"metadata":{"finalizers":null}}', check=False)
-    return delete_namespace(kubeconfig, namespace)
+    """An OpenStack cluster with its own Keystone: its Keystone goes with it, so K-ORC need not clean up.
+
+    K-ORC's finalizers are taken off its objects and off the Secrets it guards (application
+    credentials), again while the namespace terminates: a K-ORC that is not running (a lab restarted
+    before its chart's Deployment is seen) would otherwise hold the namespace for ever."""
+    def release():
+        names = kubectl(kubeconfig, "-n", namespace, "get", KORC_RESOURCES, "-o", "name", check=False).stdout.split()
+        proc = kubectl(kubeconfig, "-n", namespace, "get", "secrets", "-o", "json", check=False)
+        if proc.returncode == 0:
+            names += ["secret/%s" % o["metadata"]["name"] for o in json.loads(proc.stdout)["items"]
+                      if any(f.startswith("openstack.k-orc.cloud/") for f in o["metadata"].get("finalizers") or [])]
+        for name in names:
+            kubectl(kubeconfig, "-n", namespace, "patch", name, "--type", "merge", "-p",
+                    '{"metadata":{"finalizers":null}}', check=False)
+    release()
+    return delete_namespace(kubeconfig, namespace, on_wait=release)
 
 
 def empty_region():
@@ -334,6 +351,18 @@ class Region(object):
         self.check, self.first, self.second = check, first, second
 
 
+def play_seconds(out):
+    """[(play name, seconds)] of a JSON-callback run, in order (a phase's plays share its name prefix)."""
+    def stamp(text):
+        return datetime.fromisoformat(text)  # the callback writes UTC with a Z (Python 3.11 reads it)
+    result = []
+    for play in out.get("plays", []):
+        duration = play["play"].get("duration") or {}
+        if duration.get("start") and duration.get("end"):
+            result.append((play["play"]["name"], (stamp(duration["end"]) - stamp(duration["start"])).total_seconds()))
+    return result
+
+
 def _play(playbook, *args):
     started = time.monotonic()
     rc, out = run_playbook(playbook, *args, COBALTCORE_LAB_DIR=str(config.STATE))
@@ -378,4 +407,6 @@ def region(lab):
             config.STANDINS.write_text(saved)
     print("\nregion: site.yml --check on the empty region %.1fs, first build (-vvv) %.1fs, no-op re-run %.1fs"
           % (check.seconds, first.seconds, second.seconds))
+    for label, run in (("first build", first), ("no-op re-run", second)):
+        print("region %s by play: %s" % (label, "; ".join("%s %.1fs" % item for item in play_seconds(run.out))))
     return Region(check, first, second)

@@ -79,7 +79,9 @@ class Child:
         return services.get(self.key)
 
     def disabled(self, section):
-        return section is None or section.get("enabled") is False or (self.optional and not section.get("enabled"))
+        if section is None:  # seed 003's ControlPlane: the core services are on unless switched off
+            return self.key not in DEFAULT_SERVICES
+        return section.get("enabled") is False or (self.optional and not section.get("enabled"))
 
     def desired_spec(self, op, cp, section):
         raise NotImplementedError
@@ -343,6 +345,9 @@ DEPENDS = {
     "cortex": ("nova", "cinder"),
     "tempest": ("nova", "neutron", "cinder", "glance", "keystone"),
 }
+# The services a ControlPlane runs when its spec has no section for them (seed 003 enables these;
+# the collection's region/services.py DEFAULT_SERVICES is the same list).
+DEFAULT_SERVICES = ("keystone", "glance", "placement", "nova", "neutron", "cinder")
 # In the seed's phase order, which is a topological order of DEPENDS.
 COMPONENTS = [
     Infrastructure("mariadb", "MariaDB", "MariaDBReady", _mariadb_spec),

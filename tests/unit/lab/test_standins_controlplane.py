@@ -223,3 +223,31 @@ def test_a_failure_while_configured(world):
     del op.settings.data["failures"]
     op.reconcile()
     assert readiness.evaluate(obj(store, "rabbitmqclusters", "rabbitmq")).ready
+
+
+def test_standin_and_collection_agree_on_the_dependency_graph_and_defaults():
+    """The stand-in keeps its own copy of seed 003's graph (it plays the upstream operator): the
+    collection's health report judges by the same data, so both copies must stay equal."""
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import dependency_graph, services
+    assert {k: tuple(v) for k, v in c5c3.DEPENDS.items()} == dict(dependency_graph.DEPENDS)
+    assert [c.key for c in c5c3.COMPONENTS] == [n for p in dependency_graph.PHASES for n in p["components"]]
+    assert c5c3.DEFAULT_SERVICES == services.DEFAULT_SERVICES
+
+
+def test_a_missing_service_section_takes_the_seed_default(world):
+    """A tenant's ControlPlane composed from seed 002 has no `placement` section: Placement still runs
+    (Nova needs it), as the health report expects; Cortex and Tempest stay off."""
+    store, op = world
+    cp = obj(store, "controlplanes", "cp")
+    cp["spec"] = {"infrastructure": cp["spec"]["infrastructure"], "openstack": {"nova": {"enabled": True}}}
+    op.reconcile()
+    op.reconcile()
+    play_keystone_operator(store)
+    for _round in range(4):
+        op.reconcile()
+    assert store.created[4:] == ["Keystone", "Glance", "Placement", "Nova", "Neutron", "Cinder"]
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import control_plane_health
+    enabled = control_plane_health.enabled_components(obj(store, "controlplanes", "cp"))
+    assert sorted(k for k, on in enabled.items() if on and k not in ("mariadb", "rabbitmq", "valkey", "memcached",
+                                                                      "k-orc")) == sorted(c5c3.DEFAULT_SERVICES)
+    assert conditions(store)["Ready"]["status"] == "True"
