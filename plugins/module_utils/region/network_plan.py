@@ -140,6 +140,11 @@ def _pool_plan(pool, problems):
     if underlay is None:
         problems.append(problem(base + ".underlay", "%r is not a network in CIDR notation (such as 10.20.1.0/24)"
                                 % (data.get("underlay"),)))
+    nodes = (((pool.get("gardener") or {}).get("networking") or {}).get("nodes"))
+    if nodes and underlay is not None and _network(nodes) != underlay:
+        # the Shoot's node network is the underlay (providers/gardener.py): two values would be one lost
+        problems.append(problem("%s.gardener.networking.nodes" % name, "%s is not the pool's underlay %s; leave it out"
+                                % (nodes, underlay)))
     mtu = data.get("mtu", DEFAULT_MTU)
     if not _is_int(mtu) or not 576 <= mtu <= 65535:
         problems.append(problem(base + ".mtu", "%r is not an MTU (an integer 576-65535)" % (mtu,)))

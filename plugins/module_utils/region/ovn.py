@@ -59,9 +59,11 @@ def _cluster_problems(cluster, where):
     if status.get("observedGeneration") != gen:
         problems.append("%s: status is for generation %s, not the current %s" % (where, status.get("observedGeneration"), gen))
     ready = _condition(cluster, "Ready")
-    if not ready or ready.get("status") != "True" or ready.get("observedGeneration", gen) != gen:
+    if not ready or ready.get("status") != "True":
         why = " (%s: %s)" % (ready.get("reason"), ready.get("message")) if ready else ""
         problems.append("%s: Ready is %s%s" % (where, (ready or {}).get("status", "missing"), why))
+    elif ready.get("observedGeneration", gen) != gen and status.get("observedGeneration") == gen:
+        problems.append("%s: Ready is for generation %s, not the current %s" % (where, ready["observedGeneration"], gen))
     for key, _ctype, conn, default, label in DATABASES:
         raft[key] = found = _raft(cluster, key, conn, default)
         if found["ready_replicas"] != found["replicas"] or found["missing"]:

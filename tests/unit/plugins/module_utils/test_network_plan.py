@@ -162,3 +162,11 @@ def test_the_shipped_inventories_have_valid_plans(inventory):
     region = build_region({"name": inventory, "hypervisor_pools": pools}).to_dict()
     plan = network_plan.build_plan(region, network)
     assert plan["tenant_mtu"] >= 1280
+
+
+def test_a_shoot_node_network_other_than_the_underlay_is_named():
+    region = copy.deepcopy(REGION)
+    region["hypervisor_pools"][0]["gardener"] = {"networking": {"nodes": "10.30.0.0/24"}}
+    region["hypervisor_pools"][1]["gardener"] = {"networking": {"nodes": "10.20.2.0/24"}}  # the same: fine
+    assert problems(region) == ["hv-pool-a.gardener.networking.nodes: 10.30.0.0/24 is not the pool's underlay "
+                                "10.20.1.0/24; leave it out"]
