@@ -193,7 +193,7 @@ def _pool_plan(pool, problems):
 
 
 def _describe(ipset):
-    cidrs = [str(c) for c in ipset.iter_cidrs()]
+    cidrs = [str(c.ip) if c.size == 1 else str(c) for c in ipset.iter_cidrs()]  # a lone address without /32
     return ", ".join(cidrs[:4]) + (" and more" if len(cidrs) > 4 else "")
 
 

@@ -93,7 +93,9 @@ def verify(plan, cluster, chassis, nodes, neutron, where="OVNCluster ovn-system/
             where, status.get("chassisCount"), count, "" if count == 1 else "s"))
     by_name = dict((c["metadata"]["name"], c) for c in chassis)
     for name in sorted(set(expected) - set(by_name)):
-        problems.append("Node %s of %s has no OVNChassis" % (name, expected[name][0]))
+        pool, node = expected[name]
+        problems.append("Node %s of %s has no OVNChassis%s" % (
+            name, pool, "" if _internal_ip(node) else " (the Node has no InternalIP, the chassis' geneve address)"))
     for name in sorted(set(by_name) - set(expected)):
         problems.append("OVNChassis %s has no hypervisor Node in any pool" % name)
     seen, rows = {}, []
