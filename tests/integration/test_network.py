@@ -61,10 +61,10 @@ def hypervisor_nodes(lab, region):
     if not any(hypervisor_nodes_of(pool) for pool, _underlay, _count in OWN_NODES):
         for pool, underlay, count in OWN_NODES:
             taken = {internal_ip(n) for n in objects(pool, "nodes") if n.get("status", {}).get("addresses")}
-            free = (str(ip) for ip in list(ipaddress.ip_network(underlay).hosts())[9:] if str(ip) not in taken)
+            free = [str(ip) for ip in list(ipaddress.ip_network(underlay).hosts())[9:] if str(ip) not in taken]
             for index in range(count):
                 name = "ovn-test-%s-%d" % (pool[-1], index)
-                put_node(pool, node(name, next(free)))
+                put_node(pool, node(name, free[index]))
                 created.append((pool, name))
     yield {pool: hypervisor_nodes_of(pool) for pool, _underlay, _count in OWN_NODES}
     for pool, name in created:
