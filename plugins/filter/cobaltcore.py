@@ -20,6 +20,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition
     compose_openstack_cluster, region_control_plane)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.network_plan import build_plan
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
 
@@ -66,6 +67,11 @@ def region_control_plane_filter(region, services=None, size="medium"):
     return region_control_plane(_region(region), services, size)
 
 
+@fails_on_input_error("invalid network plan, nothing changed")
+def network_plan_filter(region, network=None):
+    return build_plan(_region(region), network)
+
+
 def _region(region):
     return build_region(region).to_dict()
 
@@ -107,6 +113,7 @@ class FilterModule(object):
             "validate_claims": validate_claims_filter,
             "compose_openstack_cluster": compose_openstack_cluster_filter,
             "region_model": region_model_filter,
+            "network_plan": network_plan_filter,
             "size_preset": size_preset_filter,
             "ceph_caps": ceph_caps_filter,
             "quota_bytes": quota_bytes_filter,

@@ -21,7 +21,12 @@ POOLS = {"hv-pool-a": ("standard", 2), "hv-pool-b": ("premium", 1)}
 TASK = "Label the pool's Nodes as hypervisors and wait for a Ready Hypervisor per Node"
 LABELS = {"node-role.kubernetes.io/hypervisor": "", "nova.openstack.cloud.sap/virt-driver": "kvm",
           "cobaltcore.cloud.sap/node-hypervisor-lifecycle": "skip-tests"}
-INDEX = dict((c.name, c.index) for c in config.clusters())
+
+
+def underlay(pool):
+    """The pool's node network from the lab inventory's network plan."""
+    path = REPO / "inventories" / "lab" / "host_vars" / pool / "pool.yml"
+    return yaml.safe_load(path.read_text())["cobaltcore_pool"]["network"]["underlay"]
 
 
 def pool_state(pool):
@@ -45,7 +50,7 @@ def check_pool(pool, workers, tier):
     nodes, hypervisors, claims = pool_state(pool)
     assert sorted(nodes) == claims and len(nodes) == workers, (pool, sorted(nodes), claims)
     assert sorted(hypervisors) == sorted(nodes), pool
-    network = ipaddress.ip_network("10.250.%d.0/24" % INDEX[pool])
+    network = ipaddress.ip_network(underlay(pool))  # the Shoot's spec.networking.nodes (phase 2)
     for name, node in nodes.items():
         labels = node["metadata"]["labels"]
         assert dict((k, labels.get(k)) for k in LABELS) == LABELS, name

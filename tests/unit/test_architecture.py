@@ -34,6 +34,7 @@ CLIENT_FILES = {
     "k8s.kubeconfig", "k8s.client", "k8s.connection", "k8s.apply", "k8s.wait", "k8s.module",
     "keystone.module",
     "providers.gardener_api", "providers.flux_api", "providers.c5c3_api", "providers.hypervisor_api",
+    "providers.ovn_api",
 }
 # Libraries that open connections or need Ansible's module runtime: pure files import none.
 CLIENT_LIBRARIES = ("kubernetes", "urllib3", "requests", "openstack", "keystoneauth1",

@@ -31,7 +31,7 @@ import importlib.metadata
 import json
 
 from .. import config
-from . import loop, operators
+from . import loop, operators, ovn
 from .client import ApiError, Kube, Waker, object_path, path
 
 GV = "c5c3.io/v1alpha1"
@@ -290,6 +290,30 @@ class OpenStackService(Child):
         return spec
 
 
+class NeutronService(OpenStackService):
+    """Neutron's ovn section from the OVNCluster's status endpoints (seed 003: "Uses nbConnection from
+    OVNCluster Status"); while the OVN API is served but publishes none, Neutron waits for it."""
+
+    def ovn_endpoints(self, op):
+        if op.ovn_cluster is None:
+            return None
+        return ((op.ovn_cluster.get("status") or {}).get("endpoints")) or {}
+
+    def reconcile(self, op, cp, waiting):
+        endpoints = self.ovn_endpoints(op)
+        if endpoints is not None and not (endpoints.get("northbound") and endpoints.get("southbound")):
+            waiting = list(waiting) + ["OVNCluster %s/%s endpoints" % (ovn.NAMESPACE, ovn.NAME)]
+        return super().reconcile(op, cp, waiting)
+
+    def desired_spec(self, op, cp, section):
+        spec = super().desired_spec(op, cp, section)
+        endpoints = self.ovn_endpoints(op)
+        if endpoints and endpoints.get("northbound") and endpoints.get("southbound"):
+            spec["ovn"] = {"enabled": True, "nbConnection": endpoints["northbound"],
+                           "sbConnection": endpoints["southbound"]}
+        return spec
+
+
 def _glance_extra(section):
     backend = section.get("backend") or {}
     if backend.get("type") == "rbd" and backend.get("pool"):
@@ -335,7 +359,7 @@ COMPONENTS = [
     OpenStackService("glance", "Glance", extra=_glance_extra),
     OpenStackService("placement", "Placement"),
     OpenStackService("nova", "Nova"),
-    OpenStackService("neutron", "Neutron"),
+    NeutronService("neutron", "Neutron"),
     OpenStackService("cinder", "Cinder", extra=_cinder_extra),
     OpenStackService("cortex", "Cortex", optional=True),
     OpenStackService("tempest", "Tempest", optional=True, extra=_tempest_extra),
@@ -369,9 +393,12 @@ class C5C3Operator(loop.Controller):
         self.applied = {}
         self.children = {}
         self._korc = None
+        self.ovn_cluster = None
+        self.ovn_applied = None
         self.operators = operators.Operators(self, cluster)
-        Waker(cluster, [path(GV, "controlplanes")] + [path(c.api_version, c.plural) for c in CHILD_KINDS],
-              self.wake, loop.log)
+        self.ovn = ovn.OVNOperator(self, cluster)
+        Waker(cluster, [path(GV, "controlplanes"), path(ovn.GV, "ovnclusters")]
+              + [path(c.api_version, c.plural) for c in CHILD_KINDS], self.wake, loop.log)
 
     @staticmethod
     def controller_of(obj):
@@ -394,6 +421,7 @@ class C5C3Operator(loop.Controller):
             for obj in self.kube.list(path(child.api_version, child.plural)):
                 obj.setdefault("kind", child.kind)
                 self.children[(child.kind, obj["metadata"]["namespace"], obj["metadata"]["name"])] = obj
+        self.ovn_cluster = self.reconcile_ovn_cluster(planes)
         uids = set()
         for cp in planes:
             uids.add(cp["metadata"]["uid"])
@@ -401,7 +429,34 @@ class C5C3Operator(loop.Controller):
         self.applied = {k: v for k, v in self.applied.items() if k[0] in uids}
         # The children's operators act on what this pass applied, in the same pass.
         self.operators.reconcile(self.children)
-        self.prune(uids | {o["metadata"]["uid"] for o in self.children.values()})
+        self.ovn.reconcile(self.ovn_cluster)
+        ovn_uids = {self.ovn_cluster["metadata"]["uid"]} if self.ovn_cluster else set()
+        self.prune(uids | ovn_uids | {o["metadata"]["uid"] for o in self.children.values()})
+
+    def reconcile_ovn_cluster(self, planes):
+        """Seed 003: the c5c3-operator creates the OVNCluster ovn-system/ovn, Neutron's SDN backend, once
+        a ControlPlane enables Neutron and the ovn-operator's API is served. One per control-plane cluster,
+        shared by its ControlPlanes; no owner (a namespaced owner cannot own across namespaces) and never
+        deleted with a ControlPlane: the OVN databases hold every tenant's logical network."""
+        neutron = COMPONENTS_BY_KEY["neutron"]
+        if not any(not cp["metadata"].get("deletionTimestamp") and not neutron.disabled(neutron.section(cp))
+                   for cp in planes):
+            return None
+        if self.kube.get(ovn.API) is None:
+            return None
+        url = path(ovn.GV, "ovnclusters", ovn.NAMESPACE, ovn.NAME)
+        live = self.kube.get(url)
+        desired = {"apiVersion": ovn.GV, "kind": "OVNCluster",
+                   "metadata": {"name": ovn.NAME, "namespace": ovn.NAMESPACE,
+                                "labels": {"app.kubernetes.io/managed-by": "c5c3-operator"}},
+                   "spec": ovn.cluster_spec()}
+        if live is None or self.ovn_applied is None or not _subset(desired["spec"], live.get("spec")):
+            if self.kube.get(path("v1", "namespaces", name=ovn.NAMESPACE)) is None:
+                return None  # the ovn-operator's chart makes its namespace
+            live = self.kube.apply(url, desired)
+            self.ovn_applied = True
+            self.log("OVNCluster %s/%s applied" % (ovn.NAMESPACE, ovn.NAME))
+        return live
 
     def reconcile_control_plane(self, cp):
         meta = cp["metadata"]

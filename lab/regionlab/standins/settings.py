@@ -4,7 +4,7 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
 
     delays: {bmc: 0.5, discovery: 0.5, power: 0.3, shoot_step: 0.3,   # seconds
              keystone: 1.0, control_plane: 1.0, mariadb: 3.0, rabbitmq: 2.0, valkey: 1.5,
-             memcached: 1.0, service: 1.0, hypervisor: 0.5}
+             memcached: 1.0, service: 1.0, hypervisor: 0.5, ovn: 1.0}
     servers_in_error: [<server name>, ...]
     shoots:
       <shoot name or namespace/name>:
@@ -22,6 +22,8 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
         reason: GaleraNotReady                       # the kind's failure condition gets these
         message: "Galera cluster lost quorum"
         terminal: true                               # sticks to the object's generation
+      OVNCluster:                                    # or OVNCluster/ovn-system/ovn (standins/ovn.py)
+        missing_members: [ovn-sb-2]                  # not Raft members: SouthboundReady and Ready False
 
 lab/machines.yaml: BMC name -> the systems behind it (see that file).
 """
@@ -36,7 +38,7 @@ from .. import config
 
 DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
                   "control_plane": 1.0, "mariadb": 3.0, "rabbitmq": 2.0, "valkey": 1.5, "memcached": 1.0,
-                  "service": 1.0, "hypervisor": 0.5}
+                  "service": 1.0, "hypervisor": 0.5, "ovn": 1.0}
 # A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
 LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
 

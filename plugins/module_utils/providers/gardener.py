@@ -89,7 +89,10 @@ def shoot_spec(pool, settings, region_name):
         "region": settings.get("region") or region_name,
         "credentialsBindingName": settings["credentials_binding"],
         "provider": {"type": settings["provider_type"], "workers": [worker]},
-        "networking": deep_merge(settings.get("networking") or {}, own.get("networking")),
+        # A hypervisor pool's nodes live in its planned underlay (docs/network.md).
+        "networking": deep_merge(deep_merge(settings.get("networking") or {}, own.get("networking")),
+                                 {"nodes": (pool.get("network") or {}).get("underlay")}
+                                 if (pool.get("network") or {}).get("underlay") else None),
     }
     version = own.get("kubernetes_version") or settings.get("kubernetes_version")
     if version:

@@ -92,9 +92,12 @@ _STORAGE_PROPERTIES = dict(_CLUSTER_PROPERTIES, **{
     "encrypted": {"type": "boolean"},
 })
 
+# A hypervisor pool's network plan; network_plan.py validates its content (phase 6, docs/network.md).
+_HYPERVISOR_PROPERTIES = dict(_CLUSTER_PROPERTIES, network={"type": "object", "additionalProperties": {}})
+
 POOL_SCHEMAS = {
     CONTROL_PLANE: {"type": "object", "required": ["name"], "properties": _CLUSTER_PROPERTIES},
-    HYPERVISOR: {"type": "object", "required": ["name"], "properties": _CLUSTER_PROPERTIES},
+    HYPERVISOR: {"type": "object", "required": ["name"], "properties": _HYPERVISOR_PROPERTIES},
     STORAGE: {"type": "object", "required": ["name"], "properties": _STORAGE_PROPERTIES},
 }
 

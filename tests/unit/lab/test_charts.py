@@ -173,7 +173,7 @@ def test_build_skips_when_inputs_are_unchanged(tmp_path, monkeypatch):
     monkeypatch.setattr(charts, "all_charts", some_charts)
     assert charts.build(log=lambda _: None) is True
     assert sorted(p.name for p in (tmp_path / "charts").iterdir()) == [
-        "index.yaml", "ovn-agents-0.1.0.tgz", "ovn-agents-0.1.1.tgz"]
+        "index.yaml", "ovn-agents-0.2.0.tgz", "ovn-agents-0.2.1.tgz"]
     assert charts.build(log=lambda _: None) is False and len(calls) == 1
     (tmp_path / "charts.stamp").write_text("an older input")
     assert charts.build(log=lambda _: None) is True and len(calls) == 2

@@ -163,3 +163,16 @@ def test_kubeconfig_paths_come_from_each_clusters_host():
         gardener.kubeconfig_paths(shoots(), {})
     assert error.value.problems[0] == ("hostvars.eu-de-1-control-plane.cobaltcore_kubeconfig: is not set, so the "
                                        "kubeconfig of Shoot eu-de-1-cp has no path")
+
+
+def test_a_hypervisor_pools_shoot_has_its_planned_underlay_as_node_network():
+    """The gardenlet gives Nodes their InternalIP in spec.networking.nodes; OVN's geneve addresses are
+    those (docs/network.md), so the Shoot carries the pool's planned underlay."""
+    region = dict(REGION, hypervisor_pools=[
+        {"name": "hv-pool-a", "workers": 2, "ironcore": {"machine_class": "kvm"},
+         "network": {"underlay": "10.20.1.0/24", "encapsulation": "10.20.1.10-10.20.1.250"}},
+        {"name": "hv-pool-b", "workers": 1, "ironcore": {"machine_class": "kvm"}}])
+    result = dict((s["name"], s["spec"]["networking"]) for s in shoots(region))
+    assert result["hv-pool-a"] == {"type": "calico", "pods": "100.64.0.0/12", "nodes": "10.20.1.0/24"}
+    assert result["hv-pool-b"] == {"type": "calico", "pods": "100.64.0.0/12"}
+    assert result["eu-de-1-cp"] == result["st-pool-a"] == {"type": "calico", "pods": "100.64.0.0/12"}
