@@ -13,10 +13,11 @@ import time
 import yaml
 
 from conftest import (CLAIMS_NAMESPACE as CLAIMS, QUICK_DELAYS, REPO, failures, objects, run_playbook,
-                      task_results)
+                      task_results, wait_truthy)
 from regionlab import config
 
 SITE = REPO / "playbooks" / "site.yml"
+NETWORK = REPO / "playbooks" / "network.yml"
 POOLS = {"hv-pool-a": ("standard", 2), "hv-pool-b": ("premium", 1)}
 TASK = "Label the pool's Nodes as hypervisors and wait for a Ready Hypervisor per Node"
 LABELS = {"node-role.kubernetes.io/hypervisor": "", "nova.openstack.cloud.sap/virt-driver": "kvm",
@@ -82,6 +83,11 @@ def test_every_hypervisor_pool_has_its_nodes_labelled_and_a_ready_hypervisor_eac
     assert all(r["requests"].get("PATCH", 0) == 0 for r in second.values())
 
 
+def chassis():
+    """{name: OVNChassis} of the region (the ovn-operator's, on the control plane)."""
+    return dict((c["metadata"]["name"], c) for c in objects("lab-control-plane", "ovnchassis", "ovn-system"))
+
+
 def _inventory(tmp_path, workers):
     copy = tmp_path / "inventory"
     shutil.copytree(REPO / "inventories" / "lab", copy)
@@ -105,6 +111,8 @@ def test_growing_a_hypervisor_pool_adds_one_node_and_one_hypervisor_and_shrinkin
     time.sleep(1)
     before_a = pool_state("hv-pool-a")
     nodes_b, hypervisors_b, unused = pool_state("hv-pool-b")
+    chassis_before = chassis()
+    assert sorted(chassis_before) == sorted(list(before_a[0]) + list(nodes_b))
     restored = False
     try:
         rc, out, seconds = _play(inventory=_inventory(tmp_path, 2))
@@ -119,6 +127,15 @@ def test_growing_a_hypervisor_pool_adds_one_node_and_one_hypervisor_and_shrinkin
         result = task_results(out, TASK)["hv-pool-b"]
         assert result["changed"] and [n["name"] for n in result["nodes"] if n["labels_changed"]] == new
         assert pool_state("hv-pool-a")[0].keys() == before_a[0].keys()
+        # One new chassis, at the new Node's address; the others untouched; phase 6 agrees.
+        grown = wait_truthy(lambda: new[0] in chassis() and chassis(), "a chassis for %s" % new[0], 30)
+        assert sorted(grown) == sorted(list(chassis_before) + new)
+        assert grown[new[0]]["spec"]["encapsulation"] == {"type": "geneve", "ip": address(nodes[new[0]])}
+        assert all(grown[n]["metadata"]["resourceVersion"] == c["metadata"]["resourceVersion"]
+                   for n, c in chassis_before.items())
+        rc, out = run_playbook(NETWORK, COBALTCORE_LAB_DIR=str(config.STATE))
+        assert rc == 0, failures(out)
+        assert task_results(out, "Wait for OVN as the network plan says")["lab-control-plane"]["chassis_count"] == len(grown)
         print("\ngrow hv-pool-b by one worker (site.yml limited to it): %.1fs" % seconds)
         # Back to the inventory's size: the surplus claim is released, its Node and Hypervisor go.
         rc, out, seconds = _play("-e", "baremetal_bootstrap_release_surplus=true")
@@ -126,6 +143,7 @@ def test_growing_a_hypervisor_pool_adds_one_node_and_one_hypervisor_and_shrinkin
         assert rc == 0, failures(out)
         nodes, hypervisors = check_pool("hv-pool-b", 1, "premium")
         assert sorted(nodes) == sorted(nodes_b) and sorted(hypervisors) == sorted(hypervisors_b)
+        wait_truthy(lambda: sorted(chassis()) == sorted(chassis_before), "the surplus chassis gone", 30)
         print("shrink it back: %.1fs" % seconds)
     finally:
         if not restored:  # the region is shared: put it back even when an assertion failed

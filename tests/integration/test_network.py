@@ -19,6 +19,7 @@ from conftest import REPO, SITE, failures, lab_kubectl, objects, run_playbook, t
 from regionlab import config
 
 NETWORK = REPO / "playbooks" / "network.yml"
+HYPERVISORS = REPO / "playbooks" / "hypervisors.yml"
 WAIT = "Wait for OVN as the network plan says"
 HYPERVISOR = "node-role.kubernetes.io/hypervisor"
 # The fixture's Nodes: (pool, underlay, how many), as the lab inventory plans them.
@@ -114,14 +115,17 @@ def test_phase_6_sees_a_chassis_per_hypervisor_node_and_a_rerun_changes_nothing(
     print("\nphase 6: first %.1fs, re-run %.1fs" % (first, second))
 
 
-def test_a_node_that_goes_loses_its_chassis(hypervisor_nodes):
-    gone = hypervisor_nodes["hv-pool-b"][-1]
-    name = gone["metadata"]["name"]
-    lab_kubectl("hv-pool-b", "delete", "node", name)
+def test_a_node_that_stops_being_a_hypervisor_loses_its_chassis_until_phase_5_labels_it_again(hypervisor_nodes):
+    """The chassis follows the Node's hypervisor label (the ovn-operator's selector); the hypervisor
+    pools' play puts a removed label back. (A Node that goes: test_hypervisors.py shrinks a pool.)"""
+    name = hypervisor_nodes["hv-pool-b"][-1]["metadata"]["name"]
+    lab_kubectl("hv-pool-b", "label", "node", name, HYPERVISOR + "-")
     try:
-        wait_truthy(lambda: name not in chassis_by_name(), "chassis of the deleted Node %s gone" % name, 30)
+        wait_truthy(lambda: name not in chassis_by_name(), "chassis of the unlabelled Node %s gone" % name, 30)
     finally:
-        put_node("hv-pool-b", gone)  # as it was, for the tests after this one
+        rc, out = run_playbook(HYPERVISORS, "--limit", "hv-pool-b", COBALTCORE_LAB_DIR=str(config.STATE))
+    assert rc == 0, failures(out)
+    assert out["stats"]["hv-pool-b"]["changed"] == 1
     wait_truthy(lambda: name in chassis_by_name(), "chassis of the Node %s back" % name, 30)
 
 

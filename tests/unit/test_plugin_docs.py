@@ -64,3 +64,12 @@ def test_every_role_has_an_argument_spec():
     docs = _ansible_doc("role", roles)
     for role in roles:
         assert docs["c5c3.cobaltcore.%s" % role]["entry_points"]["main"]["short_description"], role
+
+
+def test_every_module_is_in_the_cobaltcore_action_group():
+    """module_defaults `group/c5c3.cobaltcore.cobaltcore` sets the Kubernetes connection of every module
+    once; a module missing from the group would silently miss it."""
+    import yaml
+    with open(os.path.join(REPO, "meta", "runtime.yml")) as handle:
+        group = yaml.safe_load(handle)["action_groups"]["cobaltcore"]
+    assert sorted(m for m in group if isinstance(m, str)) == _names("plugins/modules/*.py")
