@@ -60,7 +60,11 @@ def secret(namespace, password):
 def control_plane(namespace, replicas=1):
     return {"apiVersion": "c5c3.io/v1alpha1", "kind": "ControlPlane",
             "metadata": {"name": "cp", "namespace": namespace},
-            "spec": {"services": {"keystone": {"enabled": True, "replicas": replicas}}, "global": {"region": "Lab"}}}
+            # Keystone only: the other services seed 003 enables by default are switched off.
+            "spec": {"services": dict({"keystone": {"enabled": True, "replicas": replicas}},
+                                      **{name: {"enabled": False} for name in ("glance", "placement", "nova", "neutron",
+                                                                               "cinder")}),
+                     "global": {"region": "Lab"}}}
 
 
 def bootstrap(namespace, region):
