@@ -15,13 +15,14 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import g
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
-    claim_name_problems, validate_claims)
+    claim_name_problems, load_claim_files, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
     compose_openstack_cluster, region_control_plane)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.network_plan import build_plan
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import tenants
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
 
 
@@ -65,6 +66,26 @@ def tenant_names_filter(name):
 @fails_on_input_error("invalid input of the region's ControlPlane, nothing composed")
 def region_control_plane_filter(region, services=None, size="medium"):
     return region_control_plane(_region(region), services, size)
+
+
+def tenant_claims_filter(directory):
+    return load_claim_files(directory)
+
+
+@fails_on_input_error("invalid OpenStackCluster claims, nothing applied")
+def tenant_plan_filter(claims, region, ceph=None):
+    return tenants.plan(claims, region, _ceph_facts(ceph))
+
+
+def _ceph_facts(ceph):
+    """Storage pools' Ceph facts; a pool without its fact (None, undefined) is left out."""
+    return dict((pool, facts) for pool, facts in (ceph or {}).items() if isinstance(facts, dict))
+
+
+@fails_on_input_error("cannot plan the tenant's removal, nothing deleted")
+def tenant_removal_filter(name, found):
+    steps = tenants.removal_steps(name, found)
+    return {"steps": steps, "data_loss": tenants.data_loss(steps)}
 
 
 @fails_on_input_error("invalid network plan, nothing changed")
@@ -118,6 +139,9 @@ class FilterModule(object):
             "ceph_caps": ceph_caps_filter,
             "quota_bytes": quota_bytes_filter,
             "tenant_names": tenant_names_filter,
+            "tenant_claims": tenant_claims_filter,
+            "tenant_plan": tenant_plan_filter,
+            "tenant_removal": tenant_removal_filter,
             "region_control_plane": region_control_plane_filter,
             "gardener_shoots": gardener_shoots_filter,
             "gardener_kubeconfig_paths": gardener_kubeconfig_paths_filter,

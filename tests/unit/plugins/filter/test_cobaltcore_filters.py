@@ -35,7 +35,7 @@ def test_filter_names():
         "validate_claims", "compose_openstack_cluster", "region_model", "size_preset",
         "ceph_caps", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
         "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
-        "operator_releases", "network_plan"])
+        "operator_releases", "network_plan", "tenant_claims", "tenant_plan", "tenant_removal"])
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
