@@ -206,7 +206,7 @@ def cluster_info(cluster, config_map, secret, pool=None):
     elif not fsid or not _UUID.match(fsid):
         problems.append(problem("Secret %s" % MON_SECRET, "has no valid fsid", subject))
     reported = ceph.get("fsid")
-    if cluster is not None and fsid and reported and reported != fsid:
+    if cluster is not None and fsid and _UUID.match(fsid) and reported and reported != fsid:
         problems.append(problem("CephCluster", "status.ceph.fsid %s differs from the fsid of Secret %s (%s)"
                                 % (reported, MON_SECRET, fsid), subject))
     if problems:
