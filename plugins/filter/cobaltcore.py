@@ -10,6 +10,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
@@ -48,6 +49,13 @@ def size_preset_filter(size):
 @fails_on_input_error("invalid Ceph pools")
 def ceph_caps_filter(pools):
     return ceph.client_caps(pools)
+
+
+@fails_on_input_error("invalid storage pool")
+def ceph_cluster_filter(pool):
+    """The CephCluster of a storage pool (its cobaltcore_pool: name, ceph, media, encrypted)."""
+    return ceph_cluster.cluster_manifest(pool.get("name"), pool.get("ceph"), pool.get("media"),
+                                         bool(pool.get("encrypted")))
 
 
 @fails_on_input_error("invalid quotaGB")
@@ -137,6 +145,7 @@ class FilterModule(object):
             "network_plan": network_plan_filter,
             "size_preset": size_preset_filter,
             "ceph_caps": ceph_caps_filter,
+            "ceph_cluster": ceph_cluster_filter,
             "quota_bytes": quota_bytes_filter,
             "tenant_names": tenant_names_filter,
             "tenant_claims": tenant_claims_filter,
