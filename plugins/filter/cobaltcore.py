@@ -81,13 +81,23 @@ def tenant_claims_filter(directory):
 
 
 @fails_on_input_error("invalid OpenStackCluster claims, nothing applied")
-def tenant_plan_filter(claims, region, ceph=None):
-    return tenants.plan(claims, region, _ceph_facts(ceph))
+def tenant_plan_filter(claims, region, ceph=None, ceph_fact=None):
+    facts = dict(ceph or {})
+    if ceph_fact:
+        facts.update(_host_facts(region, ceph_fact))
+    return tenants.plan(claims, region, dict((pool, f) for pool, f in facts.items() if isinstance(f, dict)))
 
 
-def _ceph_facts(ceph):
-    """Storage pools' Ceph facts; a pool without its fact (None, undefined) is left out."""
-    return dict((pool, facts) for pool, facts in (ceph or {}).items() if isinstance(facts, dict))
+def _host_facts(region, fact):
+    """{storage pool: its host's fact} from an inventory-shaped region; hosts without the fact are left out."""
+    hostvars = region.get("hostvars") or {} if isinstance(region, dict) else {}
+    groups = region.get("groups") or {} if isinstance(region, dict) else {}
+    found = {}
+    for pool in groups.get("storage_pools") or []:
+        host = hostvars[pool] if pool in hostvars else {}
+        if fact in host:
+            found[pool] = host[fact]
+    return found
 
 
 @fails_on_input_error("cannot plan the tenant's removal, nothing deleted")
