@@ -206,3 +206,17 @@ def test_removing_one_tenant_leaves_the_other(region, tenant, other):
     assert tenant_state(tenant)
     assert copied_key("openstack-" + tenant, "ceph-client-" + tenant) == {
         "userKey": rook_key("st-pool-a", "openstack-" + tenant)}
+
+
+def test_an_invalid_claim_stops_phase_7_before_any_write(region, tmp_path):
+    claims = (REPO / "inventories" / "lab" / "tenants" / "lab-tenant-a.yaml").read_text()
+    (tmp_path / "a.yaml").write_text(claims)
+    (tmp_path / "b.yaml").write_text(claims.replace("name: lab-tenant-a", "name: lab-tenant-c")
+                                     .replace("size: small", "size: huge").replace("st-pool-a", "st-pool-x"))
+    before = [tenant_state(t) for t in ("lab-tenant-a", "lab-tenant-b")]
+    rc, out = play(TENANTS_PLAY, "-e", "cobaltcore_tenants_dir=%s" % tmp_path)
+    assert rc != 0
+    messages = " ".join(msg or "" for _t, _h, msg in failures(out))
+    assert "tenant-lab-a/lab-tenant-c spec.size" in messages and "spec.storageClusters[0]" in messages, messages
+    assert [tenant_state(t) for t in ("lab-tenant-a", "lab-tenant-b")] == before
+    assert tenant_state("lab-tenant-c") == {}
