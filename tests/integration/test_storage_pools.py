@@ -78,7 +78,7 @@ def test_a_failing_ceph_cluster_fails_the_play_naming_pool_and_rooks_message(reg
         print("\nfailing CephCluster reported after %.1fs" % (time.monotonic() - started))
         assert rc != 0
         failed = failures(out)
-        assert [(task.split(" : ", 1)[-1], host) for task, host, _msg in failed] == [(APPLY, "st-pool-b")]
+        assert [(task.split(" : ", 1)[-1], host) for task, host, dummy in failed] == [(APPLY, "st-pool-b")]
         assert ERROR in failed[0][2] and "rook-ceph" in failed[0][2], failed[0][2]
         status = rook_outputs("st-pool-b")[0]["status"]
         assert (status["phase"], status["state"]) == ("Progressing", "Error")

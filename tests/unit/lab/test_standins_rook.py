@@ -171,8 +171,8 @@ def test_cluster_goes_through_rooks_steps_to_ready_with_health_ok_and_its_output
     endpoints = kube.objects["/api/v1/namespaces/rook-ceph/configmaps/rook-ceph-mon-endpoints"]["data"]
     assert endpoints["data"] == "a=%s:6789" % rook.mon_address("st-pool-a", NS, "a")
     assert endpoints["maxMonId"] == "0"
-    assert json.loads(endpoints["mapping"]) == {"node": {"a": {"Name": "st-1", "Hostname": "st-1",
-                                                                "Address": "10.250.5.10"}}}
+    mapping = {"node": {"a": {"Name": "st-1", "Hostname": "st-1", "Address": "10.250.5.10"}}}
+    assert json.loads(endpoints["mapping"]) == mapping
     assert ready(obj(kube, "CephCluster", "rook-ceph"))
     # The collection's parsing reads the same monitors back.
     assert ceph_cluster.parse_mon_endpoints(endpoints["data"]) == [
