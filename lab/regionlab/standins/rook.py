@@ -58,7 +58,7 @@ import time
 import uuid
 
 from . import loop
-from .client import path
+from .client import ApiError, path
 
 GV = "ceph.rook.io/v1"
 MANAGER = "lab-rook-ceph-operator"
@@ -321,9 +321,16 @@ class RookOperator:
     def reconcile(self):
         live = set()
         for name, kube in self.kubes.items():
-            if kube.get(url("CephCluster")) is None:
-                continue  # the rook-ceph chart (its CRDs) is not installed yet
-            live |= self.reconcile_cluster(name, kube)
+            try:
+                if kube.get(url("CephCluster")) is None:
+                    continue  # the rook-ceph chart (its CRDs) is not installed yet
+                live |= self.reconcile_cluster(name, kube)
+            except ApiError as exc:
+                if exc.code not in (429, 503):
+                    raise
+                # A CRD just installed: "storage is (re)initializing"; the other clusters go on.
+                self.ctl.log("Rook %s: %s; again on the next pass" % (name, exc))
+                self.ctl.next_due = min(self.ctl.next_due, 1.0)
         self.events = {e for e in self.events if e[0] in live}
         return live
 
