@@ -58,7 +58,7 @@ import time
 import uuid
 
 from . import loop
-from .client import path
+from .client import ApiError, path
 
 GV = "ceph.rook.io/v1"
 MANAGER = "lab-rook-ceph-operator"
@@ -146,14 +146,14 @@ def validation_error(cluster, node_count):
     return None
 
 
-def endpoints_config_map(cluster_name, namespace, owner, mons, nodes):
+def endpoints_config_map(namespace, owner, mons, nodes):
     """rook-ceph-mon-endpoints for mons [(name, "ip:port")], spread over nodes [(name, address)]."""
     mapping = {"node": {}}
-    for index, (name, _endpoint) in enumerate(mons):
+    for index, name in enumerate(name for name, dummy in mons):
         if nodes:
             node_name, address = nodes[index % len(nodes)]
             mapping["node"][name] = {"Name": node_name, "Hostname": node_name, "Address": address}
-    csi = [{"clusterID": namespace, "monitors": [endpoint for _name, endpoint in mons], "namespace": namespace}]
+    csi = [{"clusterID": namespace, "monitors": [endpoint for dummy, endpoint in mons], "namespace": namespace}]
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": MON_ENDPOINTS, "namespace": namespace, "finalizers": [DISASTER_FINALIZER],
                          "ownerReferences": [owner]},
@@ -321,9 +321,16 @@ class RookOperator:
     def reconcile(self):
         live = set()
         for name, kube in self.kubes.items():
-            if kube.get(url("CephCluster")) is None:
-                continue  # the rook-ceph chart (its CRDs) is not installed yet
-            live |= self.reconcile_cluster(name, kube)
+            try:
+                if kube.get(url("CephCluster")) is None:
+                    continue  # the rook-ceph chart (its CRDs) is not installed yet
+                live |= self.reconcile_cluster(name, kube)
+            except ApiError as exc:
+                if exc.code not in (429, 503):
+                    raise
+                # A CRD just installed: "storage is (re)initializing"; the other clusters go on.
+                self.ctl.log("Rook %s: %s; again on the next pass" % (name, exc))
+                self.ctl.next_due = min(self.ctl.next_due, 1.0)
         self.events = {e for e in self.events if e[0] in live}
         return live
 
@@ -429,8 +436,8 @@ class RookOperator:
             mons = [(m, "%s:%d" % (mon_address(cluster_name, ns, m), MON_PORT)) for m in mon_names(mon_count(cluster))]
             placed = sorted((n["metadata"]["name"], next((a.get("address") for a in (n.get("status") or {}).get(
                 "addresses") or [] if a.get("type") == "InternalIP"), "")) for n in nodes)
-            if kube.create(path("v1", "configmaps", ns), endpoints_config_map(meta["name"], ns, owner, mons,
-                                                                               placed)) is not None:
+            wanted = endpoints_config_map(ns, owner, mons, placed)
+            if kube.create(path("v1", "configmaps", ns), wanted) is not None:
                 self.ctl.log("ConfigMap %s/%s/%s: %s" % (cluster_name, ns, MON_ENDPOINTS, flatten_endpoints(mons)))
 
     # The children --------------------------------------------------------------
@@ -459,10 +466,10 @@ class RookOperator:
             message = failure_message(kind, obj, failure)
             phase = FAILED_PHASE.get(kind, "Failure")
             self.patch_status(kube, target, obj, {"phase": phase}, "%s: %s %s" % (label, phase, message))
-            self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". %s' % (kind, meta["namespace"], meta["name"],
-                                                                               message))
+            self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". %s' % (
+                kind, meta["namespace"], meta["name"], message))
             return
-        if status.get("phase") == "Ready" and status.get("observedGeneration") == gen and self.outputs_present(kube, kind, obj, stores):
+        if status.get("phase") == "Ready" and status.get("observedGeneration") == gen and self.outputs_present(kube, kind, obj):
             return
         if kind == "CephObjectStoreUser":
             store = stores.get((meta["namespace"], (obj.get("spec") or {}).get("store")))
@@ -485,7 +492,7 @@ class RookOperator:
             wanted["info"] = {"secretName": user_secret_name(obj)}
         self.patch_status(kube, target, obj, wanted, label + ": Ready")
 
-    def outputs_present(self, kube, kind, obj, stores):
+    def outputs_present(self, kube, kind, obj):
         """A Ready CephClient/CephObjectStoreUser whose Secret is gone or not its own gets it back."""
         if kind == "CephClient":
             secret = kube.get(path("v1", "secrets", obj["metadata"]["namespace"], client_secret_name(obj)))

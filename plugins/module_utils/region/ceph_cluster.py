@@ -98,8 +98,8 @@ def validate(section, field="ceph"):
                 problems.append(problem(field + ".device_filter", "%r is not a regular expression: %s"
                                         % (device_filter, exc)))
     device_class = section.get("device_class")
-    if device_class is not None and (not isinstance(device_class, str) or not re.match(r"^[a-z0-9][a-z0-9_-]*$",
-                                                                                          device_class)):
+    valid_class = isinstance(device_class, str) and re.match(r"^[a-z0-9][a-z0-9_-]*$", device_class)
+    if device_class is not None and not valid_class:
         problems.append(problem(field + ".device_class", "must be a Ceph device class such as nvme, got %r"
                                 % (device_class,)))
     return problems

@@ -17,7 +17,7 @@ import uuid
 from conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "lab"))
-from regionlab.standins import rook, settings  # noqa: E402  pylint: disable=wrong-import-position
+from regionlab.standins import client, rook, settings  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate  # noqa: E402
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster  # noqa: E402
@@ -107,6 +107,7 @@ class Ctl:
     def __init__(self, data=None):
         self.settings = Settings(data or {})
         self.logs = []
+        self.next_due = 10.0
 
     def after(self, key, delay):
         return True
@@ -171,8 +172,8 @@ def test_cluster_goes_through_rooks_steps_to_ready_with_health_ok_and_its_output
     endpoints = kube.objects["/api/v1/namespaces/rook-ceph/configmaps/rook-ceph-mon-endpoints"]["data"]
     assert endpoints["data"] == "a=%s:6789" % rook.mon_address("st-pool-a", NS, "a")
     assert endpoints["maxMonId"] == "0"
-    assert json.loads(endpoints["mapping"]) == {"node": {"a": {"Name": "st-1", "Hostname": "st-1",
-                                                                "Address": "10.250.5.10"}}}
+    mapping = {"node": {"a": {"Name": "st-1", "Hostname": "st-1", "Address": "10.250.5.10"}}}
+    assert json.loads(endpoints["mapping"]) == mapping
     assert ready(obj(kube, "CephCluster", "rook-ceph"))
     # The collection's parsing reads the same monitors back.
     assert ceph_cluster.parse_mon_endpoints(endpoints["data"]) == [
@@ -310,3 +311,18 @@ def test_status_written_by_someone_else_is_left_alone():
     kube.objects[rook.url("CephCluster", NS, "rook-ceph")] = cluster
     passes(operator)
     assert "status" not in obj(kube, "CephCluster", "rook-ceph")
+
+
+class Initializing(FakeKube):
+    def get(self, url):
+        raise client.ApiError(429, {"message": "storage is (re)initializing"})
+
+
+def test_a_cluster_whose_crds_are_still_initializing_does_not_stop_the_others():
+    ready_kube, ctl = FakeKube(), Ctl()
+    node(ready_kube, "st-1", "10.250.5.10")
+    add(ready_kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    operator = rook.RookOperator(ctl, {"st-pool-a": Initializing(), "st-pool-b": ready_kube})
+    operator.reconcile()
+    assert obj(ready_kube, "CephCluster", "rook-ceph")["status"]["phase"] == "Progressing"
+    assert ctl.next_due == 1.0 and any("storage is (re)initializing" in line for line in ctl.logs)
