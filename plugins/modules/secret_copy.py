@@ -10,9 +10,9 @@ module: secret_copy
 short_description: Copy keys of Secrets from one cluster to another without ever showing them
 version_added: 0.6.0
 description:
-  - Reads each O(copies[].source) Secret on the source cluster (the module's Kubernetes connection) and
-    server-side applies O(copies[].target) on the target cluster (O(target_kubeconfig)) with the one data key
-    O(copies[].key), type C(Opaque) and O(copies[].labels). Phase 7 copies Rook's CephClient Secret
+  - Reads each copy's C(source) Secret on the source cluster (the module's Kubernetes connection) and
+    server-side applies its C(target) on the target cluster (O(target_kubeconfig)) with the one data key
+    C(key), type C(Opaque) and the copy's C(labels) (see O(copies)). Phase 7 copies Rook's CephClient Secret
     C(rook-ceph-client-openstack-<name>) (key C(userKey)) of a storage pool to C(ceph-client-<name>) in the
     tenant namespace of the control-plane cluster.
   - A target whose key already equals the source's is not written; when the source changes (Rook rotated the
@@ -169,8 +169,8 @@ class SecretCopyModule(KubeModule):
             "metadata": {"name": target[1], "namespace": target[0], "labels": dict(labels)},
             "data": {key: values[source][key]},
         } for source, target, key, labels in ready]
-        target_client = connection.KubeClient({"kubeconfig": self.params["target_kubeconfig"],
-                                    "context": self.params["target_context"]})
+        target_client = connection.KubeClient(
+            {"kubeconfig": self.params["target_kubeconfig"], "context": self.params["target_context"]})
         try:
             applier = Applier(target_client, field_manager=self.params["field_manager"],
                               check_mode=self.check_mode, diff=self.diff)

@@ -12,7 +12,8 @@ import json
 
 import pytest
 
-from conftest import REGION_HOST, REPO, failures, kubectl, objects, play_seconds, run_playbook, task_results
+from conftest import (REGION_HOST, REPO, failures, kubectl, lab_kubectl, objects, play_seconds, run_playbook,
+                      task_results)
 from regionlab import config
 
 TENANTS_PLAY = REPO / "playbooks" / "tenants.yml"
@@ -33,10 +34,10 @@ EXPECTED = {
     },
 }
 CAPS = {
-    ("st-pool-a", "openstack-lab-tenant-a"): "profile rbd pool=lab-tenant-a-volumes, profile rbd pool=lab-tenant-a-images, "
-                                              "profile rbd pool=lab-tenant-a-ephemeral",
-    ("st-pool-a", "openstack-lab-tenant-b"): "profile rbd pool=lab-tenant-b-volumes, profile rbd pool=lab-tenant-b-images, "
-                                              "profile rbd pool=lab-tenant-b-ephemeral",
+    ("st-pool-a", "openstack-lab-tenant-a"): ", ".join(
+        "profile rbd pool=lab-tenant-a-%s" % p for p in ("volumes", "images", "ephemeral")),
+    ("st-pool-a", "openstack-lab-tenant-b"): ", ".join(
+        "profile rbd pool=lab-tenant-b-%s" % p for p in ("volumes", "images", "ephemeral")),
     ("st-pool-b", "openstack-lab-tenant-b"): "profile rbd pool=lab-tenant-b-volumes",
 }
 # (storage pool, client) -> the Secret the control plane gets.
@@ -110,7 +111,8 @@ def tenants(region):
 
 
 def test_the_lab_tenants_converge(region):
-    cps = dict((cp["metadata"]["namespace"], cp) for cp in objects(REGION_HOST, "controlplanes.c5c3.io"))
+    items = json.loads(lab_kubectl(REGION_HOST, "get", "controlplanes.c5c3.io", "-A", "-o", "json").stdout)["items"]
+    cps = dict((cp["metadata"]["namespace"], cp) for cp in items)
     for tenant in ("lab-tenant-a", "lab-tenant-b"):
         cp = cps["openstack-" + tenant]
         conditions = dict((c["type"], c["status"]) for c in cp["status"]["conditions"])
