@@ -139,7 +139,7 @@ def obj(kube, kind, name, namespace=NS):
 
 
 def passes(operator, count=8):
-    for _ in range(count):
+    for dummy in range(count):
         operator.reconcile()
 
 
