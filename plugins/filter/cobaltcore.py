@@ -89,14 +89,17 @@ def tenant_plan_filter(claims, region, ceph=None, ceph_fact=None):
 
 
 def _host_facts(region, fact):
-    """{storage pool: its host's fact} from an inventory-shaped region; hosts without the fact are left out."""
+    """{storage pool: its host's fact (the first of several names present)} from an inventory-shaped region;
+    hosts without it are left out."""
     hostvars = region.get("hostvars") or {} if isinstance(region, dict) else {}
     groups = region.get("groups") or {} if isinstance(region, dict) else {}
+    names = [fact] if isinstance(fact, str) else list(fact)
     found = {}
     for pool in groups.get("storage_pools") or []:
         host = hostvars[pool] if pool in hostvars else {}
-        if fact in host:
-            found[pool] = host[fact]
+        present = [name for name in names if name in host]
+        if present:
+            found[pool] = host[present[0]]
     return found
 
 
