@@ -10,18 +10,20 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
-    claim_name_problems, validate_claims)
+    claim_name_problems, load_claim_files, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
     compose_openstack_cluster, region_control_plane)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.network_plan import build_plan
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import tenants
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
 
 
@@ -49,6 +51,13 @@ def ceph_caps_filter(pools):
     return ceph.client_caps(pools)
 
 
+@fails_on_input_error("invalid storage pool")
+def ceph_cluster_filter(pool):
+    """The CephCluster of a storage pool (its cobaltcore_pool: name, ceph, media, encrypted)."""
+    return ceph_cluster.cluster_manifest(pool.get("name"), pool.get("ceph"), pool.get("media"),
+                                         bool(pool.get("encrypted")))
+
+
 @fails_on_input_error("invalid quotaGB")
 def quota_bytes_filter(quota_gb):
     return ceph.quota_bytes(quota_gb)
@@ -65,6 +74,39 @@ def tenant_names_filter(name):
 @fails_on_input_error("invalid input of the region's ControlPlane, nothing composed")
 def region_control_plane_filter(region, services=None, size="medium"):
     return region_control_plane(_region(region), services, size)
+
+
+def tenant_claims_filter(directory):
+    return load_claim_files(directory)
+
+
+@fails_on_input_error("invalid OpenStackCluster claims, nothing applied")
+def tenant_plan_filter(claims, region, ceph=None, ceph_fact=None):
+    facts = dict(ceph or {})
+    if ceph_fact:
+        facts.update(_host_facts(region, ceph_fact))
+    return tenants.plan(claims, region, dict((pool, f) for pool, f in facts.items() if isinstance(f, dict)))
+
+
+def _host_facts(region, fact):
+    """{storage pool: its host's fact (the first of several names present)} from an inventory-shaped region;
+    hosts without it are left out."""
+    hostvars = region.get("hostvars") or {} if isinstance(region, dict) else {}
+    groups = region.get("groups") or {} if isinstance(region, dict) else {}
+    names = [fact] if isinstance(fact, str) else list(fact)
+    found = {}
+    for pool in groups.get("storage_pools") or []:
+        host = hostvars[pool] if pool in hostvars else {}
+        present = [name for name in names if name in host]
+        if present:
+            found[pool] = host[present[0]]
+    return found
+
+
+@fails_on_input_error("cannot plan the tenant's removal, nothing deleted")
+def tenant_removal_filter(name, found):
+    steps = tenants.removal_steps(name, found)
+    return {"steps": steps, "data_loss": tenants.data_loss(steps)}
 
 
 @fails_on_input_error("invalid network plan, nothing changed")
@@ -116,8 +158,12 @@ class FilterModule(object):
             "network_plan": network_plan_filter,
             "size_preset": size_preset_filter,
             "ceph_caps": ceph_caps_filter,
+            "ceph_cluster": ceph_cluster_filter,
             "quota_bytes": quota_bytes_filter,
             "tenant_names": tenant_names_filter,
+            "tenant_claims": tenant_claims_filter,
+            "tenant_plan": tenant_plan_filter,
+            "tenant_removal": tenant_removal_filter,
             "region_control_plane": region_control_plane_filter,
             "gardener_shoots": gardener_shoots_filter,
             "gardener_kubeconfig_paths": gardener_kubeconfig_paths_filter,

@@ -14,15 +14,15 @@ left alone (gardener-apiserver admits none there), and so is a Shoot whose statu
 manager writes.
 
 The same loop registers the worker Nodes of every reconciled Shoot (nodes.py: one per bound
-ServerClaim of its pool, as kubelet and the machine controller would) and plays the hypervisor
-operator on the hypervisor pools (hypervisor_operator.py).
+ServerClaim of its pool, as kubelet and the machine controller would), plays the hypervisor
+operator on the hypervisor pools (hypervisor_operator.py) and Rook on the storage pools (rook.py).
 """
 
 import copy
 import hashlib
 
 from .. import config, flux, korc, processes, shoot_cluster
-from . import hypervisor_operator, loop, nodes
+from . import hypervisor_operator, loop, nodes, rook
 from .client import Kube, Waker, object_path, path
 
 GV = "core.gardener.cloud/v1beta1"
@@ -37,6 +37,7 @@ OPERATION = "gardener.cloud/operation"
 CLUSTER_LABEL = "c5c3.io/cluster"
 SHOOT_GROUPS = ("control_plane", "hypervisor_pools", "storage_pools")
 HYPERVISOR_GROUP = "hypervisor_pools"
+STORAGE_GROUP = "storage_pools"
 # Gardener's extension that installs Flux in the Shoot (stackitcloud/gardener-extension-shoot-flux).
 SHOOT_FLUX = "shoot-flux"
 GARDEN_ROLE = "gardener.cloud/role"
@@ -167,6 +168,11 @@ class Gardenlet(loop.Controller):
         for pool in pools:
             Waker(pool, [nodes.NODES, hypervisor_operator.HYPERVISORS], self.wake, loop.log)
         Waker(self.control_plane, [hypervisor_operator.NOVAS], self.wake, loop.log)
+        # Rook on the storage pools (rook.py), once phase 3 installed the rook-ceph chart's CRDs.
+        storage = [c for c in clusters if STORAGE_GROUP in c.groups]
+        self.rook = rook.RookOperator(self, {c.name: Kube(c, rook.MANAGER) for c in storage})
+        for pool in storage:
+            Waker(pool, [rook.url(kind) for kind in rook.KINDS] + [rook.SECRETS], self.wake, loop.log)
 
     def reconcile(self):
         projects = self.projects_kube.list(path(GV, "projects"))
@@ -193,6 +199,7 @@ class Gardenlet(loop.Controller):
         self.run_workloads(shoots)
         self.nodes.reconcile(shoots)
         live |= self.hypervisors.reconcile()
+        live |= self.rook.reconcile()
         self.prune(live)
 
     # What runs in the Shoots for real ---------------------------------------------

@@ -4,7 +4,7 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
 
     delays: {bmc: 0.5, discovery: 0.5, power: 0.3, shoot_step: 0.3,   # seconds
              keystone: 1.0, control_plane: 1.0, mariadb: 3.0, rabbitmq: 2.0, valkey: 1.5,
-             memcached: 1.0, service: 1.0, hypervisor: 0.5, ovn: 1.0}
+             memcached: 1.0, service: 1.0, hypervisor: 0.5, ovn: 1.0, rook: 0.5}
     servers_in_error: [<server name>, ...]
     shoots:
       <shoot name or namespace/name>:
@@ -22,6 +22,12 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
         reason: GaleraNotReady                       # the kind's failure condition gets these
         message: "Galera cluster lost quorum"
         terminal: true                               # sticks to the object's generation
+      CephBlockPool/rook-ceph/<name>:                # Rook's kinds (standins/rook.py): phase Failure
+        message: "failed to create pool ..."         # and a ReconcileFailed event with the error
+      CephCluster/rook-ceph:                         # orchestration fails: Progressing False, state Error
+        message: "failed to create cluster: ..."     # or, without message, a Ready cluster whose Ceph
+        health: HEALTH_WARN                          # reports this health and these checks
+        checks: {MON_DOWN: "1/3 mons down"}
       OVNCluster:                                    # or OVNCluster/ovn-system/ovn (standins/ovn.py)
         missing_members: [ovn-sb-2]                  # not Raft members: SouthboundReady and Ready False
 
@@ -38,7 +44,7 @@ from .. import config
 
 DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
                   "control_plane": 1.0, "mariadb": 3.0, "rabbitmq": 2.0, "valkey": 1.5, "memcached": 1.0,
-                  "service": 1.0, "hypervisor": 0.5, "ovn": 1.0}
+                  "service": 1.0, "hypervisor": 0.5, "ovn": 1.0, "rook": 0.5}
 # A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
 LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
 

@@ -389,7 +389,9 @@ def _ceph_cluster(ev):
         ev.need("status.ceph.health is not reported yet")
     elif health == "HEALTH_ERR":
         details = _get(ev.status, "ceph", "details") or {}
-        checks = ", ".join(sorted(details)) if isinstance(details, dict) else ""
+        checks = ", ".join("%s: %s" % (name, _short(check["message"]))
+                           if isinstance(check, dict) and check.get("message") else name
+                           for name, check in sorted(details.items())) if isinstance(details, dict) else ""
         ev.need("status.ceph.health is HEALTH_ERR%s" % (" (%s)" % checks if checks else ""))
     if ev.missing:
         for detail in _status_message(ev):

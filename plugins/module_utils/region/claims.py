@@ -254,7 +254,7 @@ def load_claims(text):
 
 
 def load_claim_files(directory):
-    """The claims of every *.yaml and *.yml file of a directory, files in name order."""
+    """The claims of every *.yaml and *.yml file of a directory, files in name order (none: no directory)."""
     claims = []
     paths = glob.glob(os.path.join(directory, "*.yaml")) + glob.glob(os.path.join(directory, "*.yml"))
     for path in sorted(paths):

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster, naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import (
     index_path, join_path, validate)
@@ -90,6 +90,8 @@ _STORAGE_PROPERTIES = dict(_CLUSTER_PROPERTIES, **{
     "capacity": _STRING,
     "media": {"type": "string", "enum": list(MEDIA)},
     "encrypted": {"type": "boolean"},
+    # The pool's CephCluster (phase 6); ceph_cluster.validate checks its content.
+    "ceph": {"type": "object", "additionalProperties": {}},
 })
 
 # A hypervisor pool's network plan; network_plan.py validates its content (phase 6, docs/network.md).
@@ -293,6 +295,9 @@ def _check_pool(region, pool, path):
     if capacity is not None and not _QUANTITY.match(capacity):
         problems.append(_problem(join_path(path, "capacity"),
                                  "%r is not a quantity such as 500Ti" % capacity))
+    if pool.kind == STORAGE and pool.data.get("ceph") is not None:
+        problems.extend(_problem(join_path(path, item.split(":", 1)[0]), item.split(": ", 1)[1])
+                        for item in ceph_cluster.validate(pool.data["ceph"]))
     problems.extend(_check_ironcore_references(region, pool, path))
     return problems
 

@@ -33,9 +33,9 @@ CLAIM = {
 def test_filter_names():
     assert sorted(FILTERS) == sorted([
         "validate_claims", "compose_openstack_cluster", "region_model", "size_preset",
-        "ceph_caps", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
+        "ceph_caps", "ceph_cluster", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
         "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
-        "operator_releases", "network_plan"])
+        "operator_releases", "network_plan", "tenant_claims", "tenant_plan", "tenant_removal"])
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
@@ -116,3 +116,33 @@ def test_real_inventory_hostvars(inventory_path, tenants_dir):
     assert model["hypervisor_pools"][0]["workers"] == 50
     claims = load_claim_files(tenants_dir("eu-de-1"))
     assert FILTERS["validate_claims"](claims, region) == []
+
+
+def test_tenant_plan_reads_the_storage_pools_fact_from_real_hostvars(inventory_path, tenants_dir):
+    """The ControlPlanes get the first storage pool's monitors from its host's fact; a pool without it is skipped."""
+    loader = DataLoader()
+    inventory = InventoryManager(loader=loader, sources=[inventory_path("lab", "hosts.yml")])
+    manager = VariableManager(loader=loader, inventory=inventory)
+    manager.set_host_facts("st-pool-b", {"cobaltcore_ceph": {"fsid": "f", "monitors": ["10.0.2.1:6789"]}})
+    hostvars = HostVars(inventory=inventory, variable_manager=manager, loader=loader)
+    region = {"name": "lab", "groups": inventory.get_groups_dict(), "hostvars": hostvars}
+    claims = FILTERS["tenant_claims"](tenants_dir("lab"))
+    plan = FILTERS["tenant_plan"](claims, region, ceph_fact="cobaltcore_ceph")
+    # Both lab tenants have st-pool-a first, which has no fact: no monitors.
+    assert all("monitors" not in m["spec"]["storage"]["ceph"]
+               for m in plan["control_plane"]["lab-control-plane"] if m["kind"] == "ControlPlane")
+    manager.set_host_facts("st-pool-a", {"cobaltcore_ceph": {"fsid": "f", "monitors": ["10.0.1.1:6789"]}})
+    plan = FILTERS["tenant_plan"](claims, region, ceph_fact="cobaltcore_ceph")
+    assert [m["spec"]["storage"]["ceph"]["monitors"] for m in plan["control_plane"]["lab-control-plane"]
+            if m["kind"] == "ControlPlane"] == [["10.0.1.1:6789"]] * 2
+    bad = [dict(claims[0], spec=dict(claims[0]["spec"], size="huge"))]
+    with pytest.raises(AnsibleFilterError, match="spec.size"):
+        FILTERS["tenant_plan"](bad, region)
+
+
+def test_tenant_removal_filter():
+    found = {"st-pool-a": {"side": "storage", "objects": [
+        {"apiVersion": "ceph.rook.io/v1", "kind": "CephBlockPool", "name": "t-volumes", "namespace": "rook-ceph"}]}}
+    removal = FILTERS["tenant_removal"]("t", found)
+    assert removal["data_loss"] == ["st-pool-a: CephBlockPool rook-ceph/t-volumes"]
+    assert [s["step"] for s in removal["steps"]] == ["ceph-pools"]

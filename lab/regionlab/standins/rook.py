@@ -1,0 +1,567 @@
+"""Rook stand-in: status of the ceph.rook.io/v1 kinds as rook-ceph v1.17.9 writes it.
+
+Run from the gardenlet stand-in's loop over the storage-pool clusters (no process of its own),
+once the rook-ceph chart (phase 3, the real chart through the real Flux) serves the CRDs. Modelled
+on github.com/rook/rook v1.17.9, pkg/operator/ceph:
+
+- cluster/cluster.go, controller/conditions.go: CephCluster phase Progressing (state Creating)
+  "Detecting Ceph version" -> "Configuring the Ceph cluster" -> "Configuring Ceph Mons" ->
+  "Configuring Ceph OSDs" -> phase Ready (state Created) "Cluster created successfully", reason
+  ClusterCreated. The transient Progressing condition is dropped when Ready is written; Ready
+  (ClusterCreated) is kept on later reconciles. status.observedGeneration is written only with
+  Ready. A failed orchestration writes Progressing with status False, state Error and the error
+  as message (Rook wraps it: "failed to perform validation before cluster creation: ...",
+  "failed to create cluster: ...") and a Warning event ReconcileFailed; Rook retries.
+  preClusterStartValidation: mon.count > Nodes without mon.allowMultiplePerNode is refused.
+- cluster/cephstatus.go: status.ceph {health, fsid, lastChecked, details, previousHealth,
+  lastChanged}; an unreachable cluster gives HEALTH_ERR with details.error (severity Urgent).
+- cluster/mon/mon.go, controller/cluster_info.go: Secret rook-ceph-mon (type kubernetes.io/rook,
+  finalizer ceph.rook.io/disaster-protection, keys fsid, mon-secret, ceph-username
+  (client.admin), ceph-secret), ConfigMap rook-ceph-mon-endpoints (data "a=<ip>:6789,...",
+  mapping {"node": {"a": {"Name", "Hostname", "Address"}}}, maxMonId, outOfQuorum,
+  externalMons, csi-cluster-config-json). Mon endpoints are the mon Services' ClusterIPs upstream;
+  the lab derives stable addresses in 10.96.0.0/12 from the cluster and mon name. The fsid and keys
+  are generated once and kept (read back from the Secret); they are never logged.
+- controller/controller_utils.go IsReadyToReconcile: the children reconcile only once the
+  namespace's CephCluster reports ceph.health HEALTH_OK or HEALTH_WARN.
+- pool/: CephBlockPool Progressing on creation, Ready with observedGeneration, info {type,
+  failureDomain}, poolID; Failure (no observedGeneration) and a ReconcileFailed event
+  'failed to reconcile CephBlockPool "<ns>/<name>". failed to create pool "<name>".: <error>'.
+- client/: CephClient Progressing, Ready with info.secretName and observedGeneration; Secret
+  rook-ceph-client-<name> (or spec.secretName; type kubernetes.io/rook) with keys <name> (the
+  key), userID, userKey, adminID, adminKey. The key is made once per CephClient (uid): a CephClient
+  deleted and created again gets a new one.
+- file/: CephFilesystem Progressing, Ready with observedGeneration (info only with mirroring: none).
+- object/: CephObjectStore Progressing, Ready with observedGeneration, info.endpoint
+  http://rook-ceph-rgw-<name>.<ns>.svc:<port> (and secureEndpoint with securePort), endpoints
+  {insecure, secure}; object/user/: CephObjectStoreUser "ReconcileFailed" while its store is not
+  Ready, then "Ready" with info.secretName and the Secret rook-ceph-object-user-<store>-<name>
+  (AccessKey, SecretKey, Endpoint).
+
+Not played: finalizers (the lab deletes the CRs at once; the Secrets carry owner references so
+that the garbage collector removes them), Ceph itself, mirroring, upgrades, deletion blocking.
+
+Each step waits the `rook` delay. Failures from standins.yaml `failures`, keyed `<Kind>`,
+`<Kind>/<namespace>` or `<Kind>/<namespace>/<name>`: {message} (the error Rook reports); for a
+CephCluster also {health: HEALTH_WARN|HEALTH_ERR, checks: {<CHECK>: <message>}}, a Ready cluster
+whose Ceph reports that health. Objects whose status another field manager writes are left alone.
+"""
+
+import base64
+import copy
+import hashlib
+import ipaddress
+import json
+import os
+import struct
+import time
+import uuid
+
+from . import loop
+from .client import ApiError, path
+
+GV = "ceph.rook.io/v1"
+MANAGER = "lab-rook-ceph-operator"
+CEPH_VERSION = "19.2.3-0 squid"
+CEPH_IMAGE = "quay.io/ceph/ceph:v19.2.3"
+ROOK_TYPE = "kubernetes.io/rook"
+DISASTER_FINALIZER = "ceph.rook.io/disaster-protection"
+MON_SECRET = "rook-ceph-mon"
+MON_ENDPOINTS = "rook-ceph-mon-endpoints"
+MON_PORT = 6789
+HEALTHY = ("HEALTH_OK", "HEALTH_WARN")
+SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
+
+# kind -> (plural, controller name of its events)
+KINDS = {
+    "CephCluster": ("cephclusters", "rook-ceph-cluster-controller"),
+    "CephBlockPool": ("cephblockpools", "ceph-block-pool-controller"),
+    "CephClient": ("cephclients", "ceph-client-controller"),
+    "CephFilesystem": ("cephfilesystems", "ceph-file-controller"),
+    "CephObjectStore": ("cephobjectstores", "rook-ceph-object-controller"),
+    "CephObjectStoreUser": ("cephobjectstoreusers", "ceph-object-store-user-controller"),
+}
+CHILDREN = ["CephBlockPool", "CephClient", "CephFilesystem", "CephObjectStore", "CephObjectStoreUser"]
+CLUSTER_STEPS = ["Detecting Ceph version", "Configuring the Ceph cluster", "Configuring Ceph Mons",
+                 "Configuring Ceph OSDs"]
+MONS_STEP = 2
+# The error a failure without a message reports, per kind (Rook's wrapping).
+DEFAULT_ERRORS = {
+    "CephCluster": "failed to create cluster: failed to start ceph monitors: failed to assign pods to mons: "
+                   "failed to schedule mons",
+    "CephBlockPool": "failed to create pool \"%(name)s\".: failed to configure pool \"%(name)s\".: "
+                     "failed to initialize pool \"%(name)s\" for RBD use.: exit status 1",
+    "CephClient": "failed to create or update client \"%(name)s\": failed to create client \"%(name)s\": exit status 1",
+    "CephFilesystem": "failed to create filesystem \"%(name)s\": failed to create pools for filesystem: exit status 1",
+    "CephObjectStore": "failed to create object store deployments: failed to create object pools: exit status 1",
+    "CephObjectStoreUser": "failed to create or update object store user \"%(name)s\": exit status 1",
+}
+FAILED_PHASE = {"CephObjectStoreUser": "ReconcileFailed"}
+MONS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def url(kind, namespace=None, name=None, subresource=None):
+    return path(GV, KINDS[kind][0], namespace, name, subresource)
+
+
+SECRETS = path("v1", "secrets")
+CONFIG_MAPS = path("v1", "configmaps")
+NODES = path("v1", "nodes")
+
+
+def cephx_key():
+    """A new cephx key as `ceph auth get-or-create` prints it (base64 of type, created, length, secret)."""
+    now = time.time()
+    header = struct.pack("<hIIh", 1, int(now), int((now % 1) * 1e9), 16)
+    return base64.b64encode(header + os.urandom(16)).decode()
+
+
+def mon_address(cluster, namespace, mon):
+    """A stable ClusterIP-like address for a mon Service (upstream: the Service's ClusterIP)."""
+    digest = int(hashlib.sha256(("%s/%s/%s" % (cluster, namespace, mon)).encode()).hexdigest(), 16)
+    return str(SERVICE_NET[1 + digest % (SERVICE_NET.num_addresses - 2)])
+
+
+def flatten_endpoints(mons):
+    """The `data` key of rook-ceph-mon-endpoints: "a=10.0.0.1:6789,b=..."."""
+    return ",".join("%s=%s" % (name, endpoint) for name, endpoint in mons)
+
+
+def mon_names(count):
+    return [MONS[i] for i in range(count)]
+
+
+def mon_count(cluster):
+    count = ((cluster.get("spec") or {}).get("mon") or {}).get("count") or 0
+    return count if count > 0 else 3  # Rook's DefaultMonCount for 0
+
+
+def validation_error(cluster, node_count):
+    """preClusterStartValidation's refusal, or None."""
+    mon = (cluster.get("spec") or {}).get("mon") or {}
+    count = mon_count(cluster)
+    if not mon.get("allowMultiplePerNode") and node_count < count:
+        return ("failed to perform validation before cluster creation: cannot start %d mons on %d node(s) when "
+                "allowMultiplePerNode is false" % (count, node_count))
+    return None
+
+
+def endpoints_config_map(namespace, owner, mons, nodes):
+    """rook-ceph-mon-endpoints for mons [(name, "ip:port")], spread over nodes [(name, address)]."""
+    mapping = {"node": {}}
+    for index, name in enumerate(name for name, dummy in mons):
+        if nodes:
+            node_name, address = nodes[index % len(nodes)]
+            mapping["node"][name] = {"Name": node_name, "Hostname": node_name, "Address": address}
+    csi = [{"clusterID": namespace, "monitors": [endpoint for dummy, endpoint in mons], "namespace": namespace}]
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": MON_ENDPOINTS, "namespace": namespace, "finalizers": [DISASTER_FINALIZER],
+                         "ownerReferences": [owner]},
+            "data": {"data": flatten_endpoints(mons), "externalMons": "", "maxMonId": str(len(mons) - 1),
+                     "mapping": json.dumps(mapping, separators=(",", ":"), sort_keys=True), "outOfQuorum": "",
+                     "csi-cluster-config-json": json.dumps(csi, separators=(",", ":"))}}
+
+
+def mon_secret(namespace, owner, fsid):
+    data = {"fsid": fsid, "mon-secret": cephx_key(), "ceph-username": "client.admin", "ceph-secret": cephx_key()}
+    return {"apiVersion": "v1", "kind": "Secret", "type": ROOK_TYPE,
+            "metadata": {"name": MON_SECRET, "namespace": namespace, "finalizers": [DISASTER_FINALIZER],
+                         "ownerReferences": [owner]},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
+
+
+def owner_reference(obj, controller=True):
+    meta = obj["metadata"]
+    return {"apiVersion": GV, "kind": obj["kind"], "name": meta["name"], "uid": meta["uid"],
+            "controller": controller, "blockOwnerDeletion": True}
+
+
+def client_secret_name(client):
+    return (client.get("spec") or {}).get("secretName") or "rook-ceph-client-%s" % client["metadata"]["name"]
+
+
+def client_secret(client, key):
+    name = client["metadata"]["name"]
+    data = {name: key, "userID": name, "userKey": key, "adminID": name, "adminKey": key}
+    return {"apiVersion": "v1", "kind": "Secret", "type": ROOK_TYPE,
+            "metadata": {"name": client_secret_name(client), "namespace": client["metadata"]["namespace"],
+                         "ownerReferences": [owner_reference(client)]},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
+
+
+def object_store_domain(store):
+    return "rook-ceph-rgw-%s.%s.svc" % (store["metadata"]["name"], store["metadata"]["namespace"])
+
+
+def object_store_info(store):
+    """buildStatusInfo: endpoint (http), secureEndpoint (https) when both ports are set."""
+    gateway = (store.get("spec") or {}).get("gateway") or {}
+    port, secure = gateway.get("port") or 0, gateway.get("securePort") or 0
+    domain = object_store_domain(store)
+    if port and secure:
+        return {"secureEndpoint": "https://%s:%d" % (domain, secure), "endpoint": "http://%s:%d" % (domain, port)}
+    if secure:
+        return {"endpoint": "https://%s:%d" % (domain, secure)}
+    return {"endpoint": "http://%s:%d" % (domain, port)}
+
+
+def object_store_endpoints(store):
+    gateway = (store.get("spec") or {}).get("gateway") or {}
+    domain = object_store_domain(store)
+    return {"insecure": ["http://%s:%d" % (domain, gateway["port"])] if gateway.get("port") else [],
+            "secure": ["https://%s:%d" % (domain, gateway["securePort"])] if gateway.get("securePort") else []}
+
+
+def user_secret_name(user):
+    return "rook-ceph-object-user-%s-%s" % ((user.get("spec") or {}).get("store") or "", user["metadata"]["name"])
+
+
+def user_secret(user, store):
+    info = object_store_info(store)
+    access = hashlib.sha256(os.urandom(16)).hexdigest()[:20].upper()
+    data = {"AccessKey": access, "SecretKey": base64.b64encode(os.urandom(30)).decode(),
+            "Endpoint": info.get("secureEndpoint") or info["endpoint"]}
+    return {"apiVersion": "v1", "kind": "Secret", "type": ROOK_TYPE,
+            "metadata": {"name": user_secret_name(user), "namespace": user["metadata"]["namespace"],
+                         "labels": {"app": "rook-ceph-rgw", "rook_cluster": user["metadata"]["namespace"],
+                                    "rook_object_store": store["metadata"]["name"], "user": user["metadata"]["name"]},
+                         "ownerReferences": [owner_reference(user)]},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
+
+
+def pool_info(pool):
+    spec = pool.get("spec") or {}
+    return {"type": "Erasure Coded" if spec.get("erasureCoded") and not spec.get("replicated") else "Replicated",
+            "failureDomain": spec.get("failureDomain") or "host"}
+
+
+def pool_error(pool):
+    """validatePool's refusals the lab plays (replica size, compression mode), or None."""
+    spec = pool.get("spec") or {}
+    replicated = spec.get("replicated") or {}
+    if replicated and spec.get("erasureCoded") and replicated.get("size") and \
+            (spec["erasureCoded"].get("codingChunks") or spec["erasureCoded"].get("dataChunks")):
+        return "both replication and erasure code settings cannot be specified"
+    if replicated.get("size") == 1 and replicated.get("requireSafeReplicaSize"):
+        return "error pool size is 1 and requireSafeReplicaSize is true, must be false"
+    compression = (spec.get("parameters") or {}).get("compression_mode")
+    if compression is not None and compression not in ("none", "passive", "aggressive", "force"):
+        return "failed to validate pool spec unknown compression mode \"%s\"" % compression
+    return None
+
+
+def pool_id(pool):
+    """A stable pool number (Ceph assigns them from 1; the lab derives one from the name)."""
+    return 2 + int(hashlib.sha256(pool["metadata"]["name"].encode()).hexdigest(), 16) % 4000
+
+
+def failure_message(kind, obj, failure):
+    return failure.get("message") or DEFAULT_ERRORS[kind] % {"name": obj["metadata"]["name"]}
+
+
+def cluster_conditions(status, ctype, cstatus, reason, message, now):
+    """UpdateClusterCondition: keep only the persisted conditions (reason ClusterCreated), upsert ctype."""
+    kept = [c for c in copy.deepcopy(status.get("conditions") or [])
+            if c.get("reason") == "ClusterCreated" or c.get("type") in ("Deleting", "DeletionIsBlocked")]
+    current = next((c for c in kept if c.get("type") == ctype), None)
+    if current is None:
+        kept.append({"type": ctype, "status": cstatus, "reason": reason, "message": message,
+                     "lastTransitionTime": now, "lastHeartbeatTime": now})
+    else:
+        if (current.get("status"), current.get("message")) != (cstatus, message):
+            current["lastTransitionTime"] = now
+            current["lastHeartbeatTime"] = now
+        current.update(status=cstatus, reason=reason, message=message)
+    return kept
+
+
+def cluster_status(status, ctype, cstatus, reason, message, now, observed_generation=None):
+    """The status fields UpdateClusterCondition writes (phase, state, message, conditions)."""
+    state = "Error" if cstatus == "False" else {"Progressing": "Creating", "Ready": "Created"}.get(ctype)
+    wanted = {"conditions": cluster_conditions(status, ctype, cstatus, reason, message, now), "phase": ctype,
+              "message": message}
+    if state:
+        wanted["state"] = state
+    if observed_generation is not None and ctype == "Ready":
+        wanted["observedGeneration"] = observed_generation
+    return wanted
+
+
+def ceph_status(previous, health, fsid, checks, now):
+    """toCustomResourceStatus for a health report."""
+    ceph = {"health": health, "fsid": fsid, "lastChecked": now,
+            "versions": {"mon": {"ceph version %s (stable)" % CEPH_VERSION: 1},
+                         "overall": {"ceph version %s (stable)" % CEPH_VERSION: 1}}}
+    if checks:
+        ceph["details"] = {k: {"severity": "HEALTH_ERR" if health == "HEALTH_ERR" else "HEALTH_WARN", "message": v}
+                           for k, v in sorted(checks.items())}
+    previous = previous or {}
+    ceph["previousHealth"] = previous.get("previousHealth")
+    ceph["lastChanged"] = previous.get("lastChanged")
+    if previous.get("health") and previous.get("health") != health:
+        ceph["previousHealth"] = previous["health"]
+        ceph["lastChanged"] = now
+    return {k: v for k, v in ceph.items() if v is not None}
+
+
+def _decode(secret, key):
+    value = (secret.get("data") or {}).get(key)
+    return base64.b64decode(value).decode() if value else None
+
+
+class RookOperator:
+    """One pass over the storage-pool clusters, driven by the gardenlet stand-in's loop."""
+
+    def __init__(self, ctl, kubes):
+        """kubes: {cluster name: Kube writing as MANAGER}."""
+        self.ctl = ctl
+        self.kubes = kubes
+        self.events = set()
+
+    def reconcile(self):
+        live = set()
+        for name, kube in self.kubes.items():
+            try:
+                if kube.get(url("CephCluster")) is None:
+                    continue  # the rook-ceph chart (its CRDs) is not installed yet
+                live |= self.reconcile_cluster(name, kube)
+            except ApiError as exc:
+                if exc.code not in (429, 503):
+                    raise
+                # A CRD just installed: "storage is (re)initializing"; the other clusters go on.
+                self.ctl.log("Rook %s: %s; again on the next pass" % (name, exc))
+                self.ctl.next_due = min(self.ctl.next_due, 1.0)
+        self.events = {e for e in self.events if e[0] in live}
+        return live
+
+    def failure(self, kind, obj):
+        meta = obj["metadata"]
+        return self.ctl.settings.get().failure(kind, meta["namespace"], meta["name"])
+
+    def reconcile_cluster(self, cluster_name, kube):
+        live = set()
+        clusters = kube.list(url("CephCluster"))
+        healthy = {}
+        for cluster in clusters:
+            meta = cluster["metadata"]
+            live.add(meta["uid"])
+            if meta.get("deletionTimestamp") or loop.foreign(cluster, MANAGER):
+                continue
+            self.reconcile_ceph_cluster(cluster_name, kube, cluster)
+        # IsReadyToReconcile: the first CephCluster of the namespace, with a usable health.
+        for cluster in kube.list(url("CephCluster")):
+            ns = cluster["metadata"]["namespace"]
+            health = ((cluster.get("status") or {}).get("ceph") or {}).get("health")
+            healthy.setdefault(ns, health in HEALTHY)
+        stores = {}
+        for kind in CHILDREN:
+            for obj in kube.list(url(kind)):
+                live.add(obj["metadata"]["uid"])
+                if kind == "CephObjectStore":
+                    stores[(obj["metadata"]["namespace"], obj["metadata"]["name"])] = obj
+                if obj["metadata"].get("deletionTimestamp") or loop.foreign(obj, MANAGER):
+                    continue
+                self.reconcile_child(cluster_name, kube, kind, obj, healthy.get(obj["metadata"]["namespace"], False),
+                                     stores)
+        return live
+
+    # CephCluster ---------------------------------------------------------------
+
+    def reconcile_ceph_cluster(self, cluster_name, kube, cluster):
+        meta, status = cluster["metadata"], cluster.get("status") or {}
+        uid, gen, now = meta["uid"], meta.get("generation"), loop.now_rfc3339()
+        target = url("CephCluster", meta["namespace"], meta["name"])
+        delay = self.ctl.delay("rook")
+        done = status.get("phase") == "Ready" and status.get("observedGeneration") == gen
+        failure = self.failure("CephCluster", cluster)
+        nodes = kube.list(NODES)
+        error = validation_error(cluster, len(nodes))
+        if failure.get("message") or (failure and not failure.get("health")):
+            error = error or failure_message("CephCluster", cluster, failure)
+        if error:
+            wanted = cluster_status(status, "Progressing", "False", "ClusterProgressing", error, now)
+            self.patch_status(kube, target, cluster, wanted, "CephCluster %s/%s: %s" % (
+                cluster_name, meta["name"], error))
+            self.event(kube, "CephCluster", cluster, 'failed to reconcile CephCluster "%s/%s". failed to reconcile '
+                       'cluster "%s": failed to configure local ceph cluster: %s' % (
+                           meta["namespace"], meta["name"], meta["name"], error))
+            return
+        if not done:
+            step = CLUSTER_STEPS.index(status.get("message")) + 1 if status.get("message") in CLUSTER_STEPS \
+                and status.get("phase") == "Progressing" else 0
+            if step > MONS_STEP:
+                self.ensure_mons(cluster_name, kube, cluster, nodes)
+            if step < len(CLUSTER_STEPS):
+                if step == 0 or self.ctl.after((uid, "cluster", gen, step), delay):
+                    wanted = cluster_status(status, "Progressing", "True", "ClusterProgressing",
+                                            CLUSTER_STEPS[step], now)
+                    self.patch_status(kube, target, cluster, wanted, "CephCluster %s/%s: Progressing %s" % (
+                        cluster_name, meta["name"], CLUSTER_STEPS[step]))
+                return
+            if not self.ctl.after((uid, "cluster", gen, step), delay):
+                return
+            fsid = self.fsid(kube, meta["namespace"])
+            wanted = cluster_status(status, "Ready", "True", "ClusterCreated", "Cluster created successfully", now, gen)
+            wanted["ceph"] = ceph_status(status.get("ceph"), failure.get("health") or "HEALTH_OK", fsid,
+                                         failure.get("checks") or {}, now)
+            wanted["version"] = {"image": CEPH_IMAGE, "version": CEPH_VERSION.split(" ")[0]}
+            wanted["storage"] = {"osd": {"storeType": {"bluestore": max(1, len(nodes))}}}
+            self.patch_status(kube, target, cluster, wanted, "CephCluster %s/%s: Ready, %s" % (
+                cluster_name, meta["name"], wanted["ceph"]["health"]))
+            return
+        # Created: the health checker reports Ceph's health (an injected one, or HEALTH_OK again).
+        ceph = status.get("ceph") or {}
+        health, checks = failure.get("health") or "HEALTH_OK", failure.get("checks") or {}
+        have_checks = {k: (v or {}).get("message") for k, v in (ceph.get("details") or {}).items()}
+        if ceph.get("health") != health or have_checks != checks:
+            wanted = {"ceph": ceph_status(ceph, health, ceph.get("fsid") or self.fsid(kube, meta["namespace"]),
+                                          checks, now)}
+            if "details" not in wanted["ceph"] and ceph.get("details"):
+                wanted["ceph"]["details"] = None  # merge patch: drop the old checks
+            self.patch_status(kube, target, cluster, wanted, "CephCluster %s/%s: %s" % (
+                cluster_name, meta["name"], health))
+
+    def fsid(self, kube, namespace):
+        secret = kube.get(path("v1", "secrets", namespace, MON_SECRET))
+        return _decode(secret, "fsid") if secret else None
+
+    def ensure_mons(self, cluster_name, kube, cluster, nodes):
+        """The mon Secret (fsid and keys made once) and the endpoints ConfigMap."""
+        meta = cluster["metadata"]
+        ns, owner = meta["namespace"], owner_reference(cluster)
+        if kube.get(path("v1", "secrets", ns, MON_SECRET)) is None:
+            if kube.create(path("v1", "secrets", ns), mon_secret(ns, owner, str(uuid.uuid4()))) is not None:
+                self.ctl.log("Secret %s/%s/%s created (fsid and keys not logged)" % (cluster_name, ns, MON_SECRET))
+        if kube.get(path("v1", "configmaps", ns, MON_ENDPOINTS)) is None:
+            mons = [(m, "%s:%d" % (mon_address(cluster_name, ns, m), MON_PORT)) for m in mon_names(mon_count(cluster))]
+            placed = sorted((n["metadata"]["name"], next((a.get("address") for a in (n.get("status") or {}).get(
+                "addresses") or [] if a.get("type") == "InternalIP"), "")) for n in nodes)
+            wanted = endpoints_config_map(ns, owner, mons, placed)
+            if kube.create(path("v1", "configmaps", ns), wanted) is not None:
+                self.ctl.log("ConfigMap %s/%s/%s: %s" % (cluster_name, ns, MON_ENDPOINTS, flatten_endpoints(mons)))
+
+    # The children --------------------------------------------------------------
+
+    def reconcile_child(self, cluster_name, kube, kind, obj, cluster_ready, stores):
+        meta, status = obj["metadata"], obj.get("status") or {}
+        target = url(kind, meta["namespace"], meta["name"])
+        label = "%s %s/%s/%s" % (kind, cluster_name, meta["namespace"], meta["name"])
+        gen = meta.get("generation")
+        if not status and kind != "CephObjectStoreUser":
+            # A new CR: Progressing before anything else (Rook checks its CephCluster after that).
+            wanted = {"phase": "Progressing"}
+            if kind == "CephObjectStore":
+                wanted.update(info={}, endpoints={"insecure": [], "secure": []})
+            self.patch_status(kube, target, obj, wanted, label + ": Progressing")
+            return
+        if not cluster_ready:
+            return  # Rook waits for its CephCluster (no status change)
+        invalid = pool_error(obj) if kind == "CephBlockPool" else None
+        if invalid:  # validatePool: no status change, the error only in the event, retried at once
+            self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". invalid pool CR "%s" spec: %s' % (
+                kind, meta["namespace"], meta["name"], meta["name"], invalid))
+            return
+        failure = self.failure(kind, obj)
+        if failure:
+            message = failure_message(kind, obj, failure)
+            phase = FAILED_PHASE.get(kind, "Failure")
+            self.patch_status(kube, target, obj, {"phase": phase}, "%s: %s %s" % (label, phase, message))
+            self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". %s' % (
+                kind, meta["namespace"], meta["name"], message))
+            return
+        if status.get("phase") == "Ready" and status.get("observedGeneration") == gen and self.outputs_present(kube, kind, obj):
+            return
+        if kind == "CephObjectStoreUser":
+            store = stores.get((meta["namespace"], (obj.get("spec") or {}).get("store")))
+            if store is None or (store.get("status") or {}).get("phase") != "Ready":
+                if status.get("phase") != "ReconcileFailed":
+                    self.patch_status(kube, target, obj, {"phase": "ReconcileFailed"}, label + ": ReconcileFailed")
+                return
+        if not self.ctl.after((meta["uid"], kind, gen), self.ctl.delay("rook")):
+            return
+        wanted = {"phase": "Ready", "observedGeneration": gen}
+        if kind == "CephBlockPool":
+            wanted.update(info=pool_info(obj), poolID=status.get("poolID") or pool_id(obj))
+        elif kind == "CephClient":
+            self.ensure_client_secret(cluster_name, kube, obj)
+            wanted["info"] = {"secretName": client_secret_name(obj)}
+        elif kind == "CephObjectStore":
+            wanted.update(info=object_store_info(obj), endpoints=object_store_endpoints(obj))
+        elif kind == "CephObjectStoreUser":
+            self.ensure_user_secret(cluster_name, kube, obj, stores[(meta["namespace"], obj["spec"]["store"])])
+            wanted["info"] = {"secretName": user_secret_name(obj)}
+        self.patch_status(kube, target, obj, wanted, label + ": Ready")
+
+    def outputs_present(self, kube, kind, obj):
+        """A Ready CephClient/CephObjectStoreUser whose Secret is gone or not its own gets it back."""
+        if kind == "CephClient":
+            secret = kube.get(path("v1", "secrets", obj["metadata"]["namespace"], client_secret_name(obj)))
+            return secret is not None and self.owned_by(secret, obj)
+        if kind == "CephObjectStoreUser":
+            secret = kube.get(path("v1", "secrets", obj["metadata"]["namespace"], user_secret_name(obj)))
+            return secret is not None and self.owned_by(secret, obj)
+        return True
+
+    @staticmethod
+    def owned_by(secret, obj):
+        return any(ref.get("uid") == obj["metadata"]["uid"] for ref in secret["metadata"].get("ownerReferences") or [])
+
+    def ensure_client_secret(self, cluster_name, kube, client):
+        """The client's Secret; its key is made once per CephClient (a recreated CephClient gets a new one)."""
+        meta = client["metadata"]
+        secret_url = path("v1", "secrets", meta["namespace"], client_secret_name(client))
+        secret = kube.get(secret_url)
+        if secret is not None and self.owned_by(secret, client):
+            return
+        wanted = client_secret(client, cephx_key())
+        if secret is None:
+            kube.create(path("v1", "secrets", meta["namespace"]), wanted)
+        else:  # left over from a deleted CephClient of the same name: a new Ceph user, a new key
+            kube.patch(secret_url, secret, {"metadata": {"ownerReferences": wanted["metadata"]["ownerReferences"]},
+                                            "data": wanted["data"]})
+        self.ctl.log("Secret %s/%s/%s written (key not logged)" % (cluster_name, meta["namespace"],
+                                                                   client_secret_name(client)))
+
+    def ensure_user_secret(self, cluster_name, kube, user, store):
+        meta = user["metadata"]
+        secret_url = path("v1", "secrets", meta["namespace"], user_secret_name(user))
+        secret = kube.get(secret_url)
+        if secret is not None and self.owned_by(secret, user):
+            return
+        wanted = user_secret(user, store)
+        if secret is None:
+            kube.create(path("v1", "secrets", meta["namespace"]), wanted)
+        else:
+            kube.patch(secret_url, secret, {"metadata": {"ownerReferences": wanted["metadata"]["ownerReferences"]},
+                                            "data": wanted["data"]})
+        self.ctl.log("Secret %s/%s/%s written (keys not logged)" % (cluster_name, meta["namespace"],
+                                                                    user_secret_name(user)))
+
+    # Writes --------------------------------------------------------------------
+
+    def patch_status(self, kube, target, obj, wanted, message):
+        status = obj.get("status") or {}
+        patch = {k: v for k, v in wanted.items() if status.get(k) != v}
+        if not patch:
+            return False
+        if kube.patch(target, obj, {"status": patch}, "status") is not None:
+            self.ctl.log(message)
+            return True
+        return False
+
+    def event(self, kube, kind, obj, message):
+        """A Warning event ReconcileFailed, once per object, generation and message."""
+        meta = obj["metadata"]
+        key = (meta["uid"], meta.get("generation"), message)
+        if key in self.events:
+            return
+        self.events.add(key)
+        now = loop.now_rfc3339()
+        kube.create(path("v1", "events", meta["namespace"]), {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "%s.%s" % (meta["name"], hashlib.sha256(repr(key).encode()).hexdigest()[:16]),
+                         "namespace": meta["namespace"]},
+            "involvedObject": {"apiVersion": GV, "kind": kind, "name": meta["name"], "namespace": meta["namespace"],
+                               "uid": meta["uid"], "resourceVersion": meta.get("resourceVersion")},
+            "reason": "ReconcileFailed", "message": message, "type": "Warning",
+            "source": {"component": KINDS[kind][1]}, "firstTimestamp": now, "lastTimestamp": now, "count": 1})

@@ -1,0 +1,169 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Phase 7: every tenant of a region as one batch per cluster, and one tenant's removal.
+
+plan() turns all claims into what each cluster gets (one apply call per cluster and
+step, whatever the number of tenants). removal_queries(), removal_steps() and
+data_loss() decide what removing one tenant deletes, in which order, and what of it
+may hold data. Nothing here talks to a cluster.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import claim_name_problems
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import compose_openstack_clusters
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
+
+# The two sides of the region phase 7 writes to.
+CONTROL_PLANE = "control_plane"
+STORAGE = "storage"
+
+KEYSTONE_API_VERSION = "keystone.openstack.c5c3.io/v1alpha1"
+# K-ORC kinds phase 5 creates in an OpenStack cluster's namespace (the catalog and its credentials).
+KORC_KINDS = ("Endpoint", "Service", "ApplicationCredential", "User", "Role", "Project", "Domain")
+# Rook kinds of a tenant, in removal order: the client first (no new access), then what holds data.
+ROOK_REMOVAL_KINDS = ("CephClient", "CephObjectStoreUser", "CephObjectStore", "CephFilesystem", "CephBlockPool")
+# Kinds whose deletion destroys data (needs allow_data_loss).
+DATA_KINDS = ("CephBlockPool", "CephFilesystem", "CephObjectStore", "CephObjectStoreUser")
+
+
+def plan(claims, region, ceph=None):
+    """What phase 7 applies, per cluster, for every claim together.
+
+    ceph maps a storage pool to its Ceph facts ({fsid, monitors}); a ControlPlane whose first
+    storage pool has monitors gets them in spec.storage.ceph.monitors (missing: left out).
+    Raises InputError naming every problem of every claim; nothing is planned then.
+    Every storage pool of the region has an entry (empty without tenants), so each pool's
+    run is the same single call; secrets are grouped by storage pool, then control-plane cluster
+    (one copy call per pair).
+    """
+    compositions = compose_openstack_clusters(claims, region)
+    region = build_region(region)
+    ceph = ceph or {}
+    control_plane = dict((pool.name, []) for pool in region.control_planes)
+    storage = dict((pool.name, []) for pool in region.storage_pools)
+    secrets = dict((pool.name, {}) for pool in region.storage_pools)
+    tenants = []
+    for composed in compositions:
+        namespace_manifest, control_plane_manifest = composed["control_plane"]
+        _add_monitors(control_plane_manifest, composed, ceph)
+        control_plane[composed["control_plane_cluster"]].extend([namespace_manifest, control_plane_manifest])
+        for pool, manifests in composed["storage"].items():
+            storage[pool].extend(manifests)
+        for copy in composed["ceph_client_secrets"]:
+            entry = dict(copy, control_plane_cluster=composed["control_plane_cluster"])
+            entry["labels"] = naming.tenant_labels(composed["name"])
+            secrets[copy["storage_cluster"]].setdefault(composed["control_plane_cluster"], []).append(entry)
+        tenants.append({
+            "name": composed["name"],
+            "claim": composed["claim"],
+            "namespace": composed["namespace"],
+            "control_plane_cluster": composed["control_plane_cluster"],
+            "storage_clusters": list(composed["storage"]),
+        })
+    return {"tenants": tenants, "control_plane": control_plane, "storage": storage, "secrets": secrets}
+
+
+def _add_monitors(manifest, composed, ceph):
+    section = manifest["spec"]["storage"].get("ceph")
+    primary = next(iter(composed["storage"]), None)
+    monitors = (ceph.get(primary) or {}).get("monitors") if primary else None
+    # Only where the ControlPlane uses Ceph and the storage pool reported monitors.
+    if section is not None and monitors:
+        section["monitors"] = list(monitors)
+
+
+def _tenant_selector(name):
+    labels = naming.tenant_labels(name)
+    return ",".join("%s=%s" % (key, labels[key]) for key in sorted(labels))
+
+
+def removal_queries(name, side):
+    """The LISTs that find one tenant's objects on a cluster of one side.
+
+    Each query is {api_version, kind, namespace, label_selector}; label_selector None means
+    every object of the kind in the namespace (the tenant's own namespace only).
+    """
+    problems = claim_name_problems(name, field="tenant")
+    if problems:
+        raise InputError(problems)
+    selector = _tenant_selector(name)
+    if side == STORAGE:
+        return [_query(naming.ROOK_API_VERSION, kind, naming.ROOK_NAMESPACE, selector)
+                for kind in ROOK_REMOVAL_KINDS]
+    if side != CONTROL_PLANE:
+        raise InputError(["side: must be %s or %s, got %r" % (CONTROL_PLANE, STORAGE, side)])
+    namespace = naming.tenant_namespace(name)
+    queries = [_query(naming.KORC_API_VERSION, kind, namespace, None) for kind in KORC_KINDS]
+    queries.append(_query(KEYSTONE_API_VERSION, "Keystone", namespace, None))
+    queries.append(_query(naming.CONTROL_PLANE_API_VERSION, naming.CONTROL_PLANE_KIND, namespace, selector))
+    queries.append(_query("v1", "Secret", namespace, selector))
+    queries.append(_query("v1", "Namespace", None, selector))
+    return queries
+
+
+def _query(api_version, kind, namespace, label_selector):
+    return {"api_version": api_version, "kind": kind, "namespace": namespace, "label_selector": label_selector}
+
+
+def removal_steps(name, found):
+    """The deletions of one tenant, in reverse dependency order.
+
+    found maps a cluster to {side, objects}: the objects removal_queries() found there
+    ({apiVersion, kind, name, namespace}). Returns [{step, cluster, objects}], only steps
+    with objects, each step's objects in creation order (the engine deletes a batch in reverse).
+    Steps: K-ORC, the ControlPlane with its Keystone, the ceph-client Secrets, the CephClients,
+    the Ceph pools (object store user and store, filesystem, block pools), the namespace.
+    Objects outside the tenant (another namespace on the control plane) are never included.
+    """
+    namespace = naming.tenant_namespace(name)
+    order = [
+        ("k-orc", CONTROL_PLANE, lambda o: o["apiVersion"] == naming.KORC_API_VERSION),
+        # One step: the operator would recreate a Keystone whose ControlPlane still exists; the
+        # engine deletes in reverse list order, so the ControlPlane (Foreground: its children) goes first.
+        ("control-plane", CONTROL_PLANE, lambda o: o["kind"] in ("Keystone", naming.CONTROL_PLANE_KIND)),
+        ("ceph-client-secrets", CONTROL_PLANE, lambda o: o["kind"] == "Secret"),
+        ("ceph-clients", STORAGE, lambda o: o["kind"] == "CephClient"),
+        ("ceph-pools", STORAGE, lambda o: o["kind"] in DATA_KINDS),
+        ("namespace", CONTROL_PLANE, lambda o: o["kind"] == "Namespace"),
+    ]
+    steps = []
+    for step, side, wanted in order:
+        for cluster in sorted(found):
+            entry = found[cluster]
+            if entry["side"] != side:
+                continue
+            objects = [o for o in entry["objects"] if wanted(o) and _belongs(o, side, namespace)]
+            if step == "ceph-pools":
+                objects.sort(key=lambda o: -ROOK_REMOVAL_KINDS.index(o["kind"]))
+            elif step == "control-plane":
+                objects.sort(key=lambda o: o["kind"] != "Keystone")
+            if objects:
+                steps.append({"step": step, "cluster": cluster, "objects": objects,
+                              "definition": [_manifest(o) for o in objects]})
+    return steps
+
+
+def _manifest(obj):
+    metadata = {"name": obj["name"]}
+    if obj.get("namespace"):
+        metadata["namespace"] = obj["namespace"]
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": metadata}
+
+
+def _belongs(obj, side, namespace):
+    if side == STORAGE:
+        return obj.get("namespace") == naming.ROOK_NAMESPACE and obj["kind"] in ROOK_REMOVAL_KINDS
+    if obj["kind"] == "Namespace":
+        return obj["name"] == namespace
+    return obj.get("namespace") == namespace
+
+
+def data_loss(steps):
+    """What removing would destroy that may hold data, as '<cluster>: <Kind> <namespace>/<name>'."""
+    return ["%s: %s %s/%s" % (step["cluster"], obj["kind"], obj["namespace"], obj["name"])
+            for step in steps for obj in step["objects"] if obj["kind"] in DATA_KINDS]

@@ -1,0 +1,201 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: secret_copy
+short_description: Copy keys of Secrets from one cluster to another without ever showing them
+version_added: 0.6.0
+description:
+  - Reads each copy's C(source) Secret on the source cluster (the module's Kubernetes connection) and
+    server-side applies its C(target) on the target cluster (O(target_kubeconfig)) with the one data key
+    C(key), type C(Opaque) and the copy's C(labels) (see O(copies)). Phase 7 copies Rook's CephClient Secret
+    C(rook-ceph-client-openstack-<name>) (key C(userKey)) of a storage pool to C(ceph-client-<name>) in the
+    tenant namespace of the control-plane cluster.
+  - A target whose key already equals the source's is not written; when the source changes (Rook rotated the
+    key), the next run writes the new value.
+  - Every copy is checked first (input, then that each source Secret and key exists); any problem fails naming
+    all of them, before anything is written.
+  - The values are masked from the first moment they are read; results, diffs and errors carry only names.
+author:
+  - CobaltCore team (@c5c3)
+extends_documentation_fragment:
+  - c5c3.cobaltcore.kube_connection
+attributes:
+  check_mode:
+    description:
+      - Reads both sides and sends the writes as server-side dry runs; nothing is written. A source that does not
+        exist yet (Rook has not made the key) is reported as C(source missing) instead of failing.
+    support: full
+  diff_mode:
+    description: The target Secrets' fields before and after, values redacted.
+    support: full
+options:
+  target_kubeconfig:
+    description: Kubeconfig of the target cluster (path or dict).
+    type: raw
+    required: true
+  target_context:
+    description: Context of O(target_kubeconfig); omitted, its current one.
+    type: str
+  copies:
+    description:
+      - What to copy; each item a dict with C(source) and C(target) (each C({namespace, name})), C(key) (the data
+        key, the same on both sides) and optional C(labels) for the target. Other keys are ignored, so phase 7
+        passes its plan's entries as they are.
+    type: list
+    elements: dict
+    required: true
+  field_manager:
+    description: The server-side apply field manager on the target.
+    type: str
+    default: c5c3.cobaltcore
+"""
+
+EXAMPLES = r"""
+- name: Copy the tenants' Ceph keys of this storage pool to the control plane
+  c5c3.cobaltcore.secret_copy:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    target_kubeconfig: "{{ hostvars['lab-control-plane'].cobaltcore_kubeconfig }}"
+    copies:
+      - source: {namespace: rook-ceph, name: rook-ceph-client-openstack-customer-a-prod}
+        target: {namespace: openstack-customer-a-prod, name: ceph-client-customer-a-prod}
+        key: userKey
+        labels: {c5c3.io/openstack-cluster-name: customer-a-prod}
+"""
+
+RETURN = r"""
+results:
+  description: One entry per copy, names only.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    source:
+      description: C(<namespace>/<name>) of the source Secret.
+      type: str
+    target:
+      description: C(<namespace>/<name>) of the target Secret.
+      type: str
+    result:
+      description: C(created), C(configured) (the value changed), C(unchanged), or in check mode C(source missing).
+      type: str
+summary:
+  description: How many copies ended in each result.
+  returned: always
+  type: dict
+"""
+
+import base64
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import Applier, summary
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import connection
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+
+
+def _ref(value, field, problems):
+    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) and value.get(k) for k in ("namespace", "name")):
+        problems.append(problem(field, "must be a mapping with namespace and name, got %r" % (value,)))
+        return None
+    return value["namespace"], value["name"]
+
+
+def validate_copies(copies):
+    """(source, target, key, labels) of each copy, or InputError naming every bad field."""
+    problems = []
+    checked = []
+    for index, copy in enumerate(copies):
+        field = "copies[%d]" % index
+        if not isinstance(copy, dict):
+            problems.append(problem(field, "must be a mapping, got %r" % (copy,)))
+            continue
+        source = _ref(copy.get("source"), field + ".source", problems)
+        target = _ref(copy.get("target"), field + ".target", problems)
+        key = copy.get("key")
+        if not isinstance(key, str) or not key:
+            problems.append(problem(field + ".key", "must be a non-empty string, got %r" % (key,)))
+        labels = copy.get("labels") or {}
+        if not isinstance(labels, dict):
+            problems.append(problem(field + ".labels", "must be a mapping, got %r" % (labels,)))
+        checked.append((source, target, key, labels))
+    if problems:
+        raise InputError(problems)
+    return checked
+
+
+class SecretCopyModule(KubeModule):
+    argument_spec = dict(
+        target_kubeconfig=dict(type="raw", required=True, no_log=True),
+        target_context=dict(type="str"),
+        copies=dict(type="list", elements="dict", required=True),
+        field_manager=dict(type="str", default="c5c3.cobaltcore"),
+    )
+    narrowed_options = ("kubeconfig", "target_kubeconfig")
+
+    def narrowed_strings(self, params):
+        secret, public = super(SecretCopyModule, self).narrowed_strings(params)
+        target_secret, target_public = masking.kubeconfig_strings(params.get("target_kubeconfig"))
+        return secret | target_secret, public | target_public
+
+    def run(self):
+        copies = validate_copies(self.params["copies"])
+        secrets = self.client.resource("v1", "Secret")
+        values = {}
+        problems = []
+        for source, _target, key, _labels in copies:
+            if source in values:
+                continue
+            live = self.client.get(secrets, source[1], source[0])
+            data = (live or {}).get("data") or {}
+            self.hide(*[v for v in data.values() if isinstance(v, str)])
+            self.hide(*[_decoded(v) for v in data.values() if isinstance(v, str)])
+            values[source] = data
+            if live is None:
+                problems.append(problem("%s/%s" % source, "source Secret not found", "copy"))
+        for source, _target, key, _labels in copies:
+            if source in values and values[source] and key not in values[source]:
+                problems.append(problem("%s/%s" % source, "has no key %s" % key, "copy"))
+        if problems and not self.check_mode:
+            raise InputError(problems)
+        # Check mode before the first run: Rook has not made the key yet, so there is nothing to compare.
+        ready = [c for c in copies if c[2] in values[c[0]]]
+        manifests = [{
+            "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": target[1], "namespace": target[0], "labels": dict(labels)},
+            "data": {key: values[source][key]},
+        } for source, target, key, labels in ready]
+        target_client = connection.KubeClient(
+            {"kubeconfig": self.params["target_kubeconfig"], "context": self.params["target_context"]})
+        try:
+            applier = Applier(target_client, field_manager=self.params["field_manager"],
+                              check_mode=self.check_mode, diff=self.diff)
+            results = self.record(applier.apply(manifests)) if manifests else []
+        finally:
+            for verb, count in target_client.requests.items():
+                self.client.requests[verb] = self.client.requests.get(verb, 0) + count
+        by_target = dict(((r["namespace"], r["name"]), r["result"]) for r in results)
+        self.results.update(
+            results=[{"source": "%s/%s" % source, "target": "%s/%s" % target,
+                      "result": by_target.get(target, "source missing")}
+                     for source, target, _key, _labels in copies],
+            summary=summary(results))
+
+
+def _decoded(value):
+    try:
+        return base64.b64decode(value).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def main():
+    SecretCopyModule()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The storage pools (phase 6): a Ready CephCluster with HEALTH_OK per pool, its fsid and monitors as the
+fact cobaltcore_ceph, equal to what Rook wrote.
+
+Rook is the gardenlet stand-in's Rook stand-in (lab/regionlab/standins/rook.py); the CRDs come from
+the real rook-ceph chart, installed in phase 3.
+"""
+
+import base64
+import json
+import time
+
+import yaml
+
+from conftest import REPO, failures, lab_kubectl, objects, run_playbook, task_results, wait_truthy
+from regionlab import config
+
+STORAGE = REPO / "playbooks" / "storage.yml"
+POOLS = ("st-pool-a", "st-pool-b")
+NAMESPACE = "rook-ceph"
+APPLY = "Apply the pool's CephCluster and wait until Rook reports it Ready"
+INFO = "Read the fsid and monitors Rook wrote"
+FACT = "The pool's Ceph for the tenants' phase (hostvars[<pool>].cobaltcore_ceph)"
+ERROR = "failed to create cluster: failed to start ceph monitors: failed to assign pods to mons: lab failure"
+
+
+def rook_outputs(pool):
+    cluster = objects(pool, "cephclusters.ceph.rook.io", NAMESPACE)[0]
+    config_map = json.loads(lab_kubectl(pool, "get", "configmap", "rook-ceph-mon-endpoints", "-n", NAMESPACE,
+                                        "-o", "json").stdout)
+    secret = json.loads(lab_kubectl(pool, "get", "secret", "rook-ceph-mon", "-n", NAMESPACE, "-o", "json").stdout)
+    return cluster, config_map, {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+
+
+def test_every_storage_pool_has_a_ready_ceph_cluster_and_its_fact(region):
+    facts = task_results(region.first.out, FACT)
+    assert sorted(facts) == sorted(POOLS)
+    fsids = set()
+    for pool in POOLS:
+        cluster, config_map, secret = rook_outputs(pool)
+        status = cluster["status"]
+        assert (status["phase"], status["state"], status["message"]) == ("Ready", "Created",
+                                                                         "Cluster created successfully")
+        assert status["observedGeneration"] == cluster["metadata"]["generation"]
+        assert status["ceph"]["health"] == "HEALTH_OK"
+        assert cluster["spec"]["mon"]["count"] == 1 and cluster["metadata"]["labels"]["c5c3.io/storage-pool"] == pool
+        fact = facts[pool]["ansible_facts"]["cobaltcore_ceph"]
+        assert fact["fsid"] == secret["fsid"] == status["ceph"]["fsid"]
+        monitors = [entry.split("=", 1)[1] for entry in config_map["data"]["data"].split(",")]
+        assert fact["monitors"] == monitors and len(monitors) == 1
+        assert fact["health"] == "HEALTH_OK"
+        fsids.add(fact["fsid"])
+        # The mon and admin keys are in no output of the -vvv build.
+        for key in ("mon-secret", "ceph-secret"):
+            assert secret[key] not in region.first.text, (pool, key)
+    assert len(fsids) == len(POOLS)  # one Ceph cluster per pool
+
+
+def test_the_rerun_changes_nothing(region):
+    for pool, result in task_results(region.second.out, APPLY).items():
+        assert not result["changed"] and result["results"][0]["result"] == "unchanged", pool
+    first, second = task_results(region.first.out, FACT), task_results(region.second.out, FACT)
+    assert all(first[p]["ansible_facts"] == second[p]["ansible_facts"] for p in POOLS)
+    assert all(not r["changed"] for r in task_results(region.second.out, INFO).values())
+
+
+def test_a_failing_ceph_cluster_fails_the_play_naming_pool_and_rooks_message(region):
+    saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
+    data = yaml.safe_load(saved or "{}") or {}
+    data.setdefault("failures", {})["CephCluster/%s/rook-ceph" % NAMESPACE] = {"message": ERROR}
+    try:
+        config.STANDINS.write_text(yaml.safe_dump(data))
+        # Rook reports the failed orchestration on the CephCluster (both pools share the namespace name).
+        wait_truthy(lambda: rook_outputs("st-pool-b")[0]["status"].get("message") == ERROR, "Rook reports the failure")
+        started = time.monotonic()
+        rc, out = run_playbook(STORAGE, "--limit", "st-pool-b", "-e", json.dumps({"ceph_cluster_wait_timeout": 10}))
+        print("\nfailing CephCluster reported after %.1fs" % (time.monotonic() - started))
+        assert rc != 0
+        failed = failures(out)
+        assert [(task.split(" : ", 1)[-1], host) for task, host, dummy in failed] == [(APPLY, "st-pool-b")]
+        assert ERROR in failed[0][2] and "rook-ceph" in failed[0][2], failed[0][2]
+        status = rook_outputs("st-pool-b")[0]["status"]
+        assert (status["phase"], status["state"]) == ("Progressing", "Error")
+    finally:
+        if saved is None:
+            config.STANDINS.unlink()
+        else:
+            config.STANDINS.write_text(saved)
+    # Taken out again: Rook orchestrates once more and the phase converges, with the same fsid.
+    fsid = rook_outputs("st-pool-b")[2]["fsid"]
+    rc, out = run_playbook(STORAGE)
+    assert rc == 0, failures(out)
+    assert task_results(out, FACT)["st-pool-b"]["ansible_facts"]["cobaltcore_ceph"]["fsid"] == fsid

@@ -1,0 +1,234 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Phase 7: the lab's two tenants (inventories/lab/tenants) on the shared region, and one tenant's removal.
+
+The region fixture runs site.yml (phase 7 last) with -vvv, then again; the Ceph objects' status and Secrets are
+the Rook stand-in's (lab/regionlab/standins/rook.py, upstream rook-ceph's shapes), the ControlPlanes' children
+the c5c3-operator stand-in's. A test that removes a tenant restores it with tenants.yml.
+"""
+
+import base64
+import json
+
+import pytest
+
+from conftest import (REGION_HOST, REPO, failures, kubectl, lab_kubectl, objects, play_seconds, run_playbook,
+                      task_results)
+from regionlab import config
+
+TENANTS_PLAY = REPO / "playbooks" / "tenants.yml"
+REMOVE_PLAY = REPO / "playbooks" / "tenant_remove.yml"
+POOLS = ("st-pool-a", "st-pool-b")
+ROOK_KINDS = ("cephblockpools", "cephclients", "cephfilesystems", "cephobjectstores", "cephobjectstoreusers")
+# What the composition puts where for the lab's claims (docs/tenants.md, tiered pools).
+EXPECTED = {
+    "st-pool-a": {
+        "cephblockpools": ["lab-tenant-a-ephemeral", "lab-tenant-a-images", "lab-tenant-a-volumes",
+                           "lab-tenant-b-ephemeral", "lab-tenant-b-images", "lab-tenant-b-volumes"],
+        "cephclients": ["openstack-lab-tenant-a", "openstack-lab-tenant-b"],
+        "cephfilesystems": ["lab-tenant-b-cephfs"],
+    },
+    "st-pool-b": {
+        "cephblockpools": ["lab-tenant-b-volumes"],
+        "cephclients": ["openstack-lab-tenant-b"],
+    },
+}
+CAPS = {
+    ("st-pool-a", "openstack-lab-tenant-a"): ", ".join(
+        "profile rbd pool=lab-tenant-a-%s" % p for p in ("volumes", "images", "ephemeral")),
+    ("st-pool-a", "openstack-lab-tenant-b"): ", ".join(
+        "profile rbd pool=lab-tenant-b-%s" % p for p in ("volumes", "images", "ephemeral")),
+    ("st-pool-b", "openstack-lab-tenant-b"): "profile rbd pool=lab-tenant-b-volumes",
+}
+# (storage pool, client) -> the Secret the control plane gets.
+COPIES = {
+    ("st-pool-a", "openstack-lab-tenant-a"): ("openstack-lab-tenant-a", "ceph-client-lab-tenant-a"),
+    ("st-pool-a", "openstack-lab-tenant-b"): ("openstack-lab-tenant-b", "ceph-client-lab-tenant-b"),
+    ("st-pool-b", "openstack-lab-tenant-b"): ("openstack-lab-tenant-b", "ceph-client-lab-tenant-b-st-pool-b"),
+}
+PHASE7_TASKS = ("Apply the tenants' namespaces and ControlPlanes",
+                "Apply the tenants' Ceph objects of this storage pool and wait for them")
+
+
+def tenant_objects(pool, tenant=None):
+    """{(resource, name): object} of the tenants' Rook objects on a storage pool (one tenant's only, if given)."""
+    found = {}
+    for resource in ROOK_KINDS:
+        for obj in objects(pool, resource, "rook-ceph"):
+            labels = obj["metadata"].get("labels") or {}
+            name = labels.get("c5c3.io/openstack-cluster-name")
+            if name and (tenant is None or name == tenant):
+                found[(resource, obj["metadata"]["name"])] = obj
+    return found
+
+
+def control_plane_objects(tenant):
+    """{(resource, name): object} of one tenant on the control-plane cluster."""
+    namespace = "openstack-" + tenant
+    found = dict((("namespaces", n["metadata"]["name"]), n) for n in objects(REGION_HOST, "namespaces")
+                 if n["metadata"]["name"] == namespace)
+    if found:
+        for resource in ("controlplanes.c5c3.io", "secrets"):
+            for obj in objects(REGION_HOST, resource, namespace):
+                if resource != "secrets" or obj["metadata"]["name"].startswith("ceph-client-"):
+                    found[(resource, obj["metadata"]["name"])] = obj
+    return found
+
+
+def versions(found):
+    return dict((key, obj["metadata"]["resourceVersion"]) for key, obj in found.items())
+
+
+def tenant_state(tenant):
+    state = dict(((REGION_HOST,) + key, value) for key, value in versions(control_plane_objects(tenant)).items())
+    for pool in POOLS:
+        state.update(((pool,) + key, value) for key, value in versions(tenant_objects(pool, tenant)).items())
+    return state
+
+
+def spec_state(tenant):
+    """uid and generation (resourceVersion where there is no generation) of one tenant's objects."""
+    found = dict(((REGION_HOST,) + key, obj) for key, obj in control_plane_objects(tenant).items())
+    for pool in POOLS:
+        found.update(((pool,) + key, obj) for key, obj in tenant_objects(pool, tenant).items())
+    return dict((key, (obj["metadata"]["uid"], obj["metadata"].get("generation") or obj["metadata"]["resourceVersion"]))
+                for key, obj in found.items())
+
+
+def rook_key(pool, client):
+    secret = json.loads(kubectl(config.STATE / "kubeconfig" / ("%s.yaml" % pool), "-n", "rook-ceph", "get", "secret",
+                                "rook-ceph-client-" + client, "-o", "json").stdout)
+    return secret["data"]["userKey"]
+
+
+def copied_key(namespace, name):
+    proc = kubectl(config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST), "-n", namespace, "get", "secret", name,
+                   "-o", "json", check=False)
+    return json.loads(proc.stdout)["data"] if proc.returncode == 0 else None
+
+
+def play(playbook, *args):
+    return run_playbook(playbook, *args, COBALTCORE_LAB_DIR=str(config.STATE))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tenants(region):
+    """Phase 7 again: earlier tests of the session (test_keystone_catalog) remove openstack-lab-tenant-a."""
+    rc, out = play(TENANTS_PLAY)
+    assert rc == 0, failures(out)
+    return out
+
+
+def test_the_lab_tenants_converge(region):
+    items = json.loads(lab_kubectl(REGION_HOST, "get", "controlplanes.c5c3.io", "-A", "-o", "json").stdout)["items"]
+    cps = dict((cp["metadata"]["namespace"], cp) for cp in items)
+    for tenant in ("lab-tenant-a", "lab-tenant-b"):
+        cp = cps["openstack-" + tenant]
+        conditions = dict((c["type"], c["status"]) for c in cp["status"]["conditions"])
+        assert conditions["InfrastructureReady"] == "True", (tenant, cp["status"]["conditions"])
+        assert cp["spec"]["storage"]["ceph"]["secretRef"] == {"name": "ceph-client-" + tenant, "key": "userKey"}
+        # storage.yml's fact (cobaltcore_ceph of st-pool-a) reached the ControlPlane.
+        assert cp["spec"]["storage"]["ceph"]["monitors"], tenant
+    health = task_results(region.first.out, "Wait for every ControlPlane of the control-plane cluster")[REGION_HOST]
+    assert not health.get("failed")
+    for pool in POOLS:
+        found = tenant_objects(pool)
+        by_resource = {}
+        for resource, name in found:
+            by_resource.setdefault(resource, []).append(name)
+        assert dict((r, sorted(n)) for r, n in by_resource.items()) == EXPECTED[pool], pool
+        for (resource, name), obj in found.items():
+            assert obj["status"]["phase"] == "Ready", (pool, resource, name, obj.get("status"))
+            if resource == "cephclients":
+                assert obj["spec"]["caps"] == {"mon": "profile rbd", "mgr": "profile rbd", "osd": CAPS[(pool, name)]}
+    for (pool, client), (namespace, name) in COPIES.items():
+        assert copied_key(namespace, name) == {"userKey": rook_key(pool, client)}, (pool, client)
+
+
+def test_phase7_first_run_and_noop_rerun(region):
+    first = dict(play_seconds(region.first.out)).get("Phase 7 - tenants")
+    second = dict(play_seconds(region.second.out)).get("Phase 7 - tenants")
+    print("\nphase 7: first run %.1fs, no-op re-run %.1fs" % (first, second))
+    for name in PHASE7_TASKS:
+        for host, result in task_results(region.second.out, name).items():
+            if result.get("skipped"):
+                continue
+            assert not result["changed"], (name, host, result.get("summary"))
+            assert set(result["requests"]) <= {"GET"}, (name, host, result["requests"])
+    copies = task_results(region.second.out, "Copy the tenants' Ceph keys of this storage pool to the control plane")
+    for host, result in copies.items():
+        for item in result.get("results", []):
+            assert not item["changed"] and set(item["requests"]) <= {"GET"}, (host, item["requests"])
+            assert [r["result"] for r in item["results"]] == ["unchanged"] * len(item["results"])
+
+
+def test_rerun_writes_nothing(region):
+    before = [tenant_state(t) for t in ("lab-tenant-a", "lab-tenant-b")]
+    rc, out = play(TENANTS_PLAY)
+    assert rc == 0, failures(out)
+    stats = out["stats"]
+    assert all(s["changed"] == 0 for s in stats.values()), stats
+    after = [tenant_state(t) for t in ("lab-tenant-a", "lab-tenant-b")]
+    assert after == before
+
+
+def test_no_ceph_key_in_the_verbose_run(region):
+    for (pool, client) in COPIES:
+        encoded = rook_key(pool, client)
+        for secret in (encoded, base64.b64decode(encoded).decode()):
+            assert secret not in region.first.text, "the Ceph key of %s on %s appears in the -vvv run" % (client, pool)
+
+
+def test_removal_refuses_without_confirmation(region):
+    before = tenant_state("lab-tenant-a")
+    rc, out = play(REMOVE_PLAY, "-e", "tenant=lab-tenant-a", "-e", "confirm=lab-tenant-b")
+    assert rc != 0 and any("confirm" in (msg or "") for _t, _h, msg in failures(out)), failures(out)
+    assert tenant_state("lab-tenant-a") == before
+
+
+def test_removal_without_allow_data_loss_deletes_nothing(region):
+    before = tenant_state("lab-tenant-a")
+    rc, out = play(REMOVE_PLAY, "-e", "tenant=lab-tenant-a", "-e", "confirm=lab-tenant-a")
+    assert rc != 0
+    messages = " ".join(msg or "" for _t, _h, msg in failures(out))
+    for name in ("lab-tenant-a-volumes", "lab-tenant-a-images", "lab-tenant-a-ephemeral"):
+        assert "st-pool-a: CephBlockPool rook-ceph/%s" % name in messages
+    assert "lab-tenant-b" not in messages
+    assert tenant_state("lab-tenant-a") == before
+
+
+@pytest.mark.parametrize("tenant,other", [("lab-tenant-a", "lab-tenant-b")])
+def test_removing_one_tenant_leaves_the_other(region, tenant, other):
+    other_before = tenant_state(other)
+    try:
+        rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % tenant, "-e", "confirm=%s" % tenant,
+                       "-e", "allow_data_loss=true")
+        assert rc == 0, failures(out)
+        assert tenant_state(tenant) == {}
+        assert copied_key("openstack-" + tenant, "ceph-client-" + tenant) is None
+        assert tenant_state(other) == other_before
+        # Removing what is gone deletes nothing.
+        rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % tenant, "-e", "confirm=%s" % tenant)
+        assert rc == 0, failures(out)
+        assert all(s["changed"] == 0 for s in out["stats"].values())
+    finally:
+        rc, out = play(TENANTS_PLAY)
+    assert rc == 0, failures(out)
+    assert tenant_state(tenant)
+    assert copied_key("openstack-" + tenant, "ceph-client-" + tenant) == {
+        "userKey": rook_key("st-pool-a", "openstack-" + tenant)}
+
+
+def test_an_invalid_claim_stops_phase_7_before_any_write(region, tmp_path):
+    claims = (REPO / "inventories" / "lab" / "tenants" / "lab-tenant-a.yaml").read_text()
+    (tmp_path / "a.yaml").write_text(claims)
+    (tmp_path / "b.yaml").write_text(claims.replace("name: lab-tenant-a", "name: lab-tenant-c")
+                                     .replace("size: small", "size: huge").replace("st-pool-a", "st-pool-x"))
+    # uid and generation: a ControlPlane restored by the test before may still get status from its operator.
+    before = [spec_state(t) for t in ("lab-tenant-a", "lab-tenant-b")]
+    rc, out = play(TENANTS_PLAY, "-e", "cobaltcore_tenants_dir=%s" % tmp_path)
+    assert rc != 0
+    messages = " ".join(msg or "" for _t, _h, msg in failures(out))
+    assert "tenant-lab-a/lab-tenant-c spec.size" in messages and "spec.storageClusters[0]" in messages, messages
+    assert [spec_state(t) for t in ("lab-tenant-a", "lab-tenant-b")] == before
+    assert tenant_state("lab-tenant-c") == {}

@@ -1,0 +1,328 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Rook stand-in against an in-memory API: the status Rook v1.17.9 writes, its Secrets and ConfigMap.
+
+The lab test (tests/integration/test_storage_pools.py) drives it against the real API servers.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import base64
+import json
+import os
+import sys
+import uuid
+
+from conftest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "lab"))
+from regionlab.standins import client, rook, settings  # noqa: E402  pylint: disable=wrong-import-position
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate  # noqa: E402
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster  # noqa: E402
+
+
+def merge(target, patch):
+    """JSON merge patch (RFC 7386) in place."""
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict) and isinstance(target.get(key), dict):
+            merge(target[key], value)
+        else:
+            target[key] = json.loads(json.dumps(value))
+
+
+class FakeKube:
+    """Objects by URL path; list of a collection path returns the objects below it (any namespace)."""
+
+    def __init__(self):
+        self.objects = {}
+        self.writes = 0
+        self.version = 0
+
+    def _collection(self, url):
+        parts = url.split("/")
+        return parts[:-1], parts[-1]
+
+    def _matches(self, collection, url):
+        plural = collection.split("/")[-1]
+        parts = url.split("/")
+        if len(parts) < 2 or parts[-2] != plural:
+            return False
+        prefix = collection.rsplit("/", 1)[0]
+        return url.startswith(prefix + "/")
+
+    def list(self, url):
+        return [obj for key, obj in sorted(self.objects.items()) if self._matches(url, key)]
+
+    def get(self, url):
+        if url.endswith(("/cephclusters", "/cephblockpools")):
+            return {"items": self.list(url)}
+        return self.objects.get(url)
+
+    def _bump(self, obj):
+        self.version += 1
+        obj["metadata"]["resourceVersion"] = str(self.version)
+
+    def create(self, url, obj):
+        key = url + "/" + obj["metadata"]["name"]
+        if key in self.objects:
+            return None
+        obj = json.loads(json.dumps(obj))
+        obj["metadata"].setdefault("uid", str(uuid.uuid4()))
+        obj["metadata"].setdefault("generation", 1)
+        self._bump(obj)
+        self.objects[key] = obj
+        self.writes += 1
+        return obj
+
+    def patch(self, url, obj, patch, subresource=None):
+        have = self.objects.get(url)
+        if have is None or have["metadata"]["resourceVersion"] != obj["metadata"]["resourceVersion"]:
+            return None
+        body = dict(patch)
+        meta = body.pop("metadata", None) or {}
+        merge(have, body)
+        if "ownerReferences" in meta:
+            have["metadata"]["ownerReferences"] = meta["ownerReferences"]
+        self._bump(have)
+        self.writes += 1
+        return have
+
+    def delete(self, url):
+        return self.objects.pop(url, None)
+
+
+class Settings:
+    def __init__(self, data):
+        self.value = settings.StandinSettings(data)
+
+    def get(self):
+        return self.value
+
+
+class Ctl:
+    def __init__(self, data=None):
+        self.settings = Settings(data or {})
+        self.logs = []
+        self.next_due = 10.0
+
+    def after(self, key, delay):
+        return True
+
+    def delay(self, name):
+        return 0.0
+
+    def log(self, message):
+        self.logs.append(message)
+
+
+NS = "rook-ceph"
+
+
+def add(kube, kind, name, spec, namespace=NS):
+    plural = rook.KINDS[kind][0] if kind in rook.KINDS else kind
+    return kube.create(rook.url(kind, namespace) if kind in rook.KINDS else "/api/v1/%s" % plural,
+                       {"apiVersion": rook.GV, "kind": kind, "metadata": {"name": name, "namespace": namespace},
+                        "spec": spec})
+
+
+def node(kube, name, address):
+    kube.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+                                  "status": {"addresses": [{"type": "InternalIP", "address": address}]}})
+
+
+def obj(kube, kind, name, namespace=NS):
+    return kube.objects[rook.url(kind, namespace, name)]
+
+
+def passes(operator, count=8):
+    for dummy in range(count):
+        operator.reconcile()
+
+
+def secret_data(secret):
+    return {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+
+
+def ready(o):
+    return evaluate(o).ready
+
+
+def test_cluster_goes_through_rooks_steps_to_ready_with_health_ok_and_its_outputs():
+    kube, ctl = FakeKube(), Ctl()
+    node(kube, "st-1", "10.250.5.10")
+    operator = rook.RookOperator(ctl, {"st-pool-a": kube})
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    operator.reconcile()
+    status = obj(kube, "CephCluster", "rook-ceph")["status"]
+    assert (status["phase"], status["state"], status["message"]) == ("Progressing", "Creating", "Detecting Ceph version")
+    assert "observedGeneration" not in status
+    passes(operator)
+    status = obj(kube, "CephCluster", "rook-ceph")["status"]
+    assert (status["phase"], status["state"], status["message"]) == ("Ready", "Created", "Cluster created successfully")
+    assert status["observedGeneration"] == 1
+    assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [("Ready", "True", "ClusterCreated")]
+    assert status["ceph"]["health"] == "HEALTH_OK"
+    mon = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-mon"])
+    assert set(mon) == {"fsid", "mon-secret", "ceph-username", "ceph-secret"}
+    assert status["ceph"]["fsid"] == mon["fsid"] and str(uuid.UUID(mon["fsid"])) == mon["fsid"]
+    endpoints = kube.objects["/api/v1/namespaces/rook-ceph/configmaps/rook-ceph-mon-endpoints"]["data"]
+    assert endpoints["data"] == "a=%s:6789" % rook.mon_address("st-pool-a", NS, "a")
+    assert endpoints["maxMonId"] == "0"
+    mapping = {"node": {"a": {"Name": "st-1", "Hostname": "st-1", "Address": "10.250.5.10"}}}
+    assert json.loads(endpoints["mapping"]) == mapping
+    assert ready(obj(kube, "CephCluster", "rook-ceph"))
+    # The collection's parsing reads the same monitors back.
+    assert ceph_cluster.parse_mon_endpoints(endpoints["data"]) == [
+        {"name": "a", "endpoint": "%s:6789" % rook.mon_address("st-pool-a", NS, "a")}]
+    # Converged: no more writes, and nothing secret in the log.
+    writes = kube.writes
+    passes(operator)
+    assert kube.writes == writes
+    assert not any(mon["mon-secret"] in line or mon["ceph-secret"] in line or mon["fsid"] in line for line in ctl.logs)
+
+
+def test_too_many_mons_for_the_nodes_is_refused_as_rook_does():
+    kube = FakeKube()
+    node(kube, "st-1", "10.250.5.10")
+    operator = rook.RookOperator(Ctl(), {"st-pool-a": kube})
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 3}})
+    passes(operator)
+    status = obj(kube, "CephCluster", "rook-ceph")["status"]
+    assert (status["phase"], status["state"]) == ("Progressing", "Error")
+    assert status["message"] == ("failed to perform validation before cluster creation: cannot start 3 mons on 1 node(s) "
+                                 "when allowMultiplePerNode is false")
+    verdict = evaluate(obj(kube, "CephCluster", "rook-ceph"))
+    assert not verdict.ready and any("cannot start 3 mons" in m for m in verdict.missing)
+    events = [o for k, o in kube.objects.items() if "/events/" in k]
+    assert len(events) == 1 and events[0]["reason"] == "ReconcileFailed"
+    # Allowed several per node: it comes up with three mons on the one Node.
+    cluster = obj(kube, "CephCluster", "rook-ceph")
+    cluster["spec"]["mon"]["allowMultiplePerNode"] = True
+    cluster["metadata"]["generation"] = 2
+    passes(operator)
+    assert ready(obj(kube, "CephCluster", "rook-ceph"))
+    endpoints = kube.objects["/api/v1/namespaces/rook-ceph/configmaps/rook-ceph-mon-endpoints"]["data"]
+    assert [m["name"] for m in ceph_cluster.parse_mon_endpoints(endpoints["data"])] == ["a", "b", "c"]
+
+
+def test_injected_cluster_failure_and_health():
+    kube = FakeKube()
+    node(kube, "st-1", "10.250.5.10")
+    ctl = Ctl({"failures": {"CephCluster/rook-ceph": {"message": "failed to create cluster: boom"}}})
+    operator = rook.RookOperator(ctl, {"st-pool-a": kube})
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    passes(operator)
+    status = obj(kube, "CephCluster", "rook-ceph")["status"]
+    assert (status["phase"], status["state"], status["message"]) == ("Progressing", "Error", "failed to create cluster: boom")
+    ctl.settings = Settings({"failures": {"CephCluster": {"health": "HEALTH_ERR", "checks": {"MON_DOWN": "1/1 mons down"}}}})
+    passes(operator)
+    status = obj(kube, "CephCluster", "rook-ceph")["status"]
+    assert status["phase"] == "Ready" and status["ceph"]["health"] == "HEALTH_ERR"
+    assert status["ceph"]["details"]["MON_DOWN"]["message"] == "1/1 mons down"
+    assert not ready(obj(kube, "CephCluster", "rook-ceph"))
+    ctl.settings = Settings({})
+    passes(operator)
+    status = obj(kube, "CephCluster", "rook-ceph")["status"]
+    assert status["ceph"]["health"] == "HEALTH_OK" and "details" not in status["ceph"]
+    assert status["ceph"]["previousHealth"] == "HEALTH_ERR"
+
+
+def test_children_wait_for_their_cluster_then_become_ready_with_rooks_outputs():
+    kube, ctl = FakeKube(), Ctl()
+    node(kube, "st-1", "10.250.5.10")
+    operator = rook.RookOperator(ctl, {"st-pool-a": kube})
+    add(kube, "CephBlockPool", "t-volumes", {"failureDomain": "host", "replicated": {"size": 3},
+                                             "quotas": {"maxSize": "10Gi"}})
+    add(kube, "CephClient", "openstack-t", {"caps": {"mon": "profile rbd"}})
+    add(kube, "CephFilesystem", "t-cephfs", {})
+    add(kube, "CephObjectStore", "t-rgw", {"gateway": {"port": 80, "securePort": 443, "instances": 2}})
+    add(kube, "CephObjectStoreUser", "swift-t", {"store": "t-rgw"})
+    passes(operator)
+    # No CephCluster: Progressing (the user has no status yet), nothing Ready.
+    assert obj(kube, "CephBlockPool", "t-volumes")["status"] == {"phase": "Progressing"}
+    assert "status" not in obj(kube, "CephObjectStoreUser", "swift-t")
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    passes(operator, 12)
+    pool = obj(kube, "CephBlockPool", "t-volumes")
+    assert pool["status"]["phase"] == "Ready" and pool["status"]["observedGeneration"] == 1
+    assert pool["status"]["info"] == {"type": "Replicated", "failureDomain": "host"}
+    client = obj(kube, "CephClient", "openstack-t")
+    assert client["status"]["info"] == {"secretName": "rook-ceph-client-openstack-t"}
+    secret = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-client-openstack-t"])
+    assert set(secret) == {"openstack-t", "userID", "userKey", "adminID", "adminKey"}
+    assert secret["openstack-t"] == secret["userKey"] == secret["adminKey"] and secret["userID"] == "openstack-t"
+    assert obj(kube, "CephFilesystem", "t-cephfs")["status"]["phase"] == "Ready"
+    store = obj(kube, "CephObjectStore", "t-rgw")["status"]
+    assert store["info"] == {"endpoint": "http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80",
+                             "secureEndpoint": "https://rook-ceph-rgw-t-rgw.rook-ceph.svc:443"}
+    user = obj(kube, "CephObjectStoreUser", "swift-t")["status"]
+    assert user["phase"] == "Ready" and user["info"] == {"secretName": "rook-ceph-object-user-t-rgw-swift-t"}
+    keys = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-object-user-t-rgw-swift-t"])
+    assert set(keys) == {"AccessKey", "SecretKey", "Endpoint"}
+    assert keys["Endpoint"] == "https://rook-ceph-rgw-t-rgw.rook-ceph.svc:443"
+    for kind, name in (("CephBlockPool", "t-volumes"), ("CephClient", "openstack-t"), ("CephFilesystem", "t-cephfs"),
+                       ("CephObjectStore", "t-rgw"), ("CephObjectStoreUser", "swift-t")):
+        assert ready(obj(kube, kind, name)), kind
+    # Stable: no writes; the key does not change.
+    writes = kube.writes
+    passes(operator)
+    assert kube.writes == writes
+    assert not any(secret["userKey"] in line for line in ctl.logs)
+    # Deleted and created again: a new Ceph user, a new key in the same Secret.
+    kube.delete(rook.url("CephClient", NS, "openstack-t"))
+    add(kube, "CephClient", "openstack-t", {"caps": {"mon": "profile rbd"}})
+    passes(operator)
+    again = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-client-openstack-t"])
+    assert again["userKey"] != secret["userKey"] and again["openstack-t"] == again["userKey"]
+
+
+def test_injected_child_failures_and_refused_pools():
+    kube = FakeKube()
+    node(kube, "st-1", "10.250.5.10")
+    ctl = Ctl({"failures": {"CephBlockPool/rook-ceph/t-images": {"message": rook.DEFAULT_ERRORS["CephBlockPool"] % {
+        "name": "t-images"}}}})
+    operator = rook.RookOperator(ctl, {"st-pool-a": kube})
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    add(kube, "CephBlockPool", "t-images", {"replicated": {"size": 3}})
+    add(kube, "CephBlockPool", "t-unsafe", {"replicated": {"size": 1, "requireSafeReplicaSize": True}})
+    add(kube, "CephBlockPool", "t-single", {"replicated": {"size": 1}})
+    passes(operator, 12)
+    failed = obj(kube, "CephBlockPool", "t-images")
+    assert failed["status"]["phase"] == "Failure" and "observedGeneration" not in failed["status"]
+    verdict = evaluate(failed)
+    assert verdict.terminal
+    events = {o["involvedObject"]["name"]: o["message"] for k, o in kube.objects.items() if "/events/" in k}
+    assert events["t-images"].startswith('failed to reconcile CephBlockPool "rook-ceph/t-images". '
+                                         'failed to create pool "t-images".')
+    assert obj(kube, "CephBlockPool", "t-unsafe")["status"]["phase"] == "Progressing"
+    assert "requireSafeReplicaSize is true" in events["t-unsafe"]
+    assert obj(kube, "CephBlockPool", "t-single")["status"]["phase"] == "Ready"
+
+
+def test_status_written_by_someone_else_is_left_alone():
+    kube = FakeKube()
+    operator = rook.RookOperator(Ctl(), {"st-pool-a": kube})
+    cluster = add(kube, "CephCluster", "rook-ceph", {})
+    cluster["metadata"]["managedFields"] = [{"manager": "a-test", "subresource": "status"}]
+    kube.objects[rook.url("CephCluster", NS, "rook-ceph")] = cluster
+    passes(operator)
+    assert "status" not in obj(kube, "CephCluster", "rook-ceph")
+
+
+class Initializing(FakeKube):
+    def get(self, url):
+        raise client.ApiError(429, {"message": "storage is (re)initializing"})
+
+
+def test_a_cluster_whose_crds_are_still_initializing_does_not_stop_the_others():
+    ready_kube, ctl = FakeKube(), Ctl()
+    node(ready_kube, "st-1", "10.250.5.10")
+    add(ready_kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    operator = rook.RookOperator(ctl, {"st-pool-a": Initializing(), "st-pool-b": ready_kube})
+    operator.reconcile()
+    assert obj(ready_kube, "CephCluster", "rook-ceph")["status"]["phase"] == "Progressing"
+    assert ctl.next_due == 1.0 and any("storage is (re)initializing" in line for line in ctl.logs)
