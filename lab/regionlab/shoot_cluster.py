@@ -69,6 +69,15 @@ def reset(cluster, timeout=120):
         session.delete("%s%s/%s" % (base, _api(api_version), plural),
                        params={"labelSelector": "app.kubernetes.io/managed-by=Helm"}, timeout=60)
     namespaces = [n["metadata"]["name"] for n in session.get(base + "/api/v1/namespaces", timeout=30).json()["items"]]
+    # Secrets and ConfigMaps with finalizers (Rook's disaster protection of its mon Secret and endpoints
+    # ConfigMap) would keep their namespace: their controller is gone with the cluster.
+    for plural in ("secrets", "configmaps"):
+        for item in _items(session, "%s/api/v1/%s" % (base, plural)):
+            meta = item["metadata"]
+            if meta.get("finalizers") and meta["namespace"] not in SYSTEM_NAMESPACES:
+                session.patch("%s/api/v1/namespaces/%s/%s/%s" % (base, meta["namespace"], plural, meta["name"]),
+                              json={"metadata": {"finalizers": None}},
+                              headers={"Content-Type": "application/merge-patch+json"}, timeout=30)
     for name in namespaces:
         if name not in SYSTEM_NAMESPACES:
             session.delete("%s/api/v1/namespaces/%s" % (base, name), timeout=30)

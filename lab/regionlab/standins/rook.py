@@ -353,6 +353,7 @@ class RookOperator:
             ns = cluster["metadata"]["namespace"]
             health = ((cluster.get("status") or {}).get("ceph") or {}).get("health")
             healthy.setdefault(ns, health in HEALTHY)
+        self.release_mon_outputs(kube, clusters)
         stores = {}
         for kind in CHILDREN:
             for obj in kube.list(url(kind)):
@@ -420,6 +421,22 @@ class RookOperator:
                 wanted["ceph"]["details"] = None  # merge patch: drop the old checks
             self.patch_status(kube, target, cluster, wanted, "CephCluster %s/%s: %s" % (
                 cluster_name, meta["name"], health))
+
+    def release_mon_outputs(self, kube, clusters):
+        """reconcileDelete's removeFinalizers: a deleted CephCluster's mon Secret and endpoints ConfigMap lose
+        the disaster-protection finalizer (their owner reference lets the garbage collector remove them)."""
+        alive = {c["metadata"]["uid"] for c in clusters if not c["metadata"].get("deletionTimestamp")}
+        for plural, name in (("secrets", MON_SECRET), ("configmaps", MON_ENDPOINTS)):
+            for item in kube.list(path("v1", plural)):
+                meta = item["metadata"]
+                owners = {ref.get("uid") for ref in meta.get("ownerReferences") or []}
+                if meta["name"] != name or DISASTER_FINALIZER not in (meta.get("finalizers") or []) or owners & alive:
+                    continue
+                kept = [f for f in meta["finalizers"] if f != DISASTER_FINALIZER]
+                if kube.patch(path("v1", plural, meta["namespace"], name), item,
+                              {"metadata": {"finalizers": kept or None}}) is not None:
+                    self.ctl.log("%s %s/%s: finalizer %s removed (its CephCluster is gone)" % (
+                        plural[:-1], meta["namespace"], name, DISASTER_FINALIZER))
 
     def fsid(self, kube, namespace):
         secret = kube.get(path("v1", "secrets", namespace, MON_SECRET))

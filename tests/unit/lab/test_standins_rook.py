@@ -85,8 +85,7 @@ class FakeKube:
         body = dict(patch)
         meta = body.pop("metadata", None) or {}
         merge(have, body)
-        if "ownerReferences" in meta:
-            have["metadata"]["ownerReferences"] = meta["ownerReferences"]
+        merge(have["metadata"], {k: v for k, v in meta.items() if k != "resourceVersion"})
         self._bump(have)
         self.writes += 1
         return have
@@ -326,3 +325,20 @@ def test_a_cluster_whose_crds_are_still_initializing_does_not_stop_the_others():
     operator.reconcile()
     assert obj(ready_kube, "CephCluster", "rook-ceph")["status"]["phase"] == "Progressing"
     assert ctl.next_due == 1.0 and any("storage is (re)initializing" in line for line in ctl.logs)
+
+
+def test_a_deleted_cluster_releases_its_mon_secret_and_endpoints():
+    kube = FakeKube()
+    node(kube, "st-1", "10.250.5.10")
+    operator = rook.RookOperator(Ctl(), {"st-pool-a": kube})
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    passes(operator)
+    secret = kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-mon"]
+    assert secret["metadata"]["finalizers"] == [rook.DISASTER_FINALIZER]
+    passes(operator)
+    assert secret["metadata"]["finalizers"] == [rook.DISASTER_FINALIZER]  # kept while the cluster lives
+    kube.delete(rook.url("CephCluster", NS, "rook-ceph"))
+    operator.reconcile()
+    for url in ("/api/v1/namespaces/rook-ceph/secrets/rook-ceph-mon",
+                "/api/v1/namespaces/rook-ceph/configmaps/rook-ceph-mon-endpoints"):
+        assert "finalizers" not in kube.objects[url]["metadata"], url
