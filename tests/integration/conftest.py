@@ -161,8 +161,15 @@ def lab_kubectl(cluster, *args, check=True):
 
 
 def objects(cluster, resource, namespace=None):
+    """The items of a LIST; retried a few times, as any client retries a busy API server (a loaded
+    machine makes the lab's answer with 429/503 or time out now and then); the last error is raised."""
     args = ["get", resource, "-o", "json"] + (["-n", namespace] if namespace else [])
-    return json.loads(lab_kubectl(cluster, *args).stdout)["items"]
+    for attempt in range(4):
+        proc = lab_kubectl(cluster, *args, check=attempt == 3)
+        if proc.returncode == 0:
+            return json.loads(proc.stdout)["items"]
+        time.sleep(1 + 2 * attempt)
+    raise AssertionError("unreachable")
 
 
 def writes():
