@@ -213,7 +213,7 @@ CASES = {
              "status.message: Configuring Ceph Mons"),
             ({"phase": "Ready", "state": "Created", "observedGeneration": GEN, "ceph": {
                 "health": "HEALTH_ERR", "details": {"OSD_FULL": {"severity": "HEALTH_ERR", "message": "1 full osd(s)"}}}},
-             "status.ceph.health is HEALTH_ERR (OSD_FULL)"),
+             "status.ceph.health is HEALTH_ERR (OSD_FULL: 1 full osd(s))"),
             # The operator retries failed orchestrations: not terminal.
             ({"phase": "Failure", "state": "Error", "observedGeneration": GEN,
               "message": "failed to start ceph monitors"}, "status.message: failed to start ceph monitors"),
