@@ -10,6 +10,7 @@ it). From a plain checkout that path is a symlink under .cache/collections
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import copy
 import glob
 import json
 import os
@@ -156,3 +157,15 @@ def inventory_path():
 def tenants_dir():
     """Factory: inventories/<region>/tenants."""
     return lambda region: os.path.join(INVENTORIES, region, "tenants")
+
+
+def merge_patch(target, patch):
+    """A JSON merge patch (RFC 7386) applied in place, as the API server applies one: None deletes a
+    key, mappings merge, anything else replaces. For the unit tests' in-memory API servers."""
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict) and isinstance(target.get(key), dict):
+            merge_patch(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)

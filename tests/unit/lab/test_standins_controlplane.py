@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, merge_patch
 
 sys.path.insert(0, os.path.join(REPO, "lab"))
 from regionlab.standins import c5c3, operators, settings  # noqa: E402  pylint: disable=wrong-import-position
@@ -27,16 +27,6 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import readine
 
 NS = "cp-unit"
 ZERO = {k: 0 for k in settings.DEFAULT_DELAYS}
-
-
-def _merge(target, patch):
-    for key, value in patch.items():
-        if value is None:
-            target.pop(key, None)
-        elif isinstance(value, dict) and isinstance(target.get(key), dict):
-            _merge(target[key], value)
-        else:
-            target[key] = copy.deepcopy(value)
 
 
 class Store:
@@ -83,8 +73,8 @@ class FakeKube:
             self.store.objects[key] = live
             self.store.created.append(obj["kind"])
         before = copy.deepcopy(live.get("spec"))
-        _merge(live["metadata"], dict(obj["metadata"].items()))
-        _merge(live.setdefault("spec", {}), obj["spec"])
+        merge_patch(live["metadata"], dict(obj["metadata"].items()))
+        merge_patch(live.setdefault("spec", {}), obj["spec"])
         if before is not None and before != live["spec"]:
             live["metadata"]["generation"] += 1
         return copy.deepcopy(live)
@@ -94,7 +84,7 @@ class FakeKube:
         if live is None:
             return None
         if subresource == "status":
-            _merge(live.setdefault("status", {}), patch["status"])
+            merge_patch(live.setdefault("status", {}), patch["status"])
             fields = live["metadata"]["managedFields"]
             if not any(f["manager"] == self.manager for f in fields):
                 fields.append({"manager": self.manager, "subresource": "status"})

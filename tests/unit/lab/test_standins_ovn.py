@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, merge_patch
 
 sys.path.insert(0, os.path.join(REPO, "lab"))
 from regionlab.standins import ovn, settings  # noqa: E402  pylint: disable=wrong-import-position
@@ -38,16 +38,6 @@ PLAN = network_plan.build_plan({"name": "lab", "hypervisor_pools": [
                                                                         "physnet-external": "br-ex"}}},
     {"name": "hv-pool-b", "workers": 1, "network": {"underlay": "10.20.2.0/24", "encapsulation": "10.20.2.10-10.20.2.250",
                                                     "bridge_mappings": {"physnet-provider": "br-provider"}}}]})
-
-
-def _merge(target, patch):
-    for key, value in patch.items():
-        if value is None:
-            target.pop(key, None)
-        elif isinstance(value, dict) and isinstance(target.get(key), dict):
-            _merge(target[key], value)
-        else:
-            target[key] = copy.deepcopy(value)
 
 
 class FakeKube:
@@ -100,7 +90,7 @@ class FakeKube:
         live = self.objects.get(tuple(url.rsplit("/", 1)))
         if live is None:
             return None
-        _merge(live.setdefault("status", {}), patch["status"])
+        merge_patch(live.setdefault("status", {}), patch["status"])
         if not any(f["manager"] == self.manager for f in live["metadata"]["managedFields"]):
             live["metadata"]["managedFields"].append({"manager": self.manager, "subresource": "status"})
         live["metadata"]["resourceVersion"] = str(next(self.versions))
