@@ -27,14 +27,8 @@ description:
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
+  - c5c3.cobaltcore.read_only
   - c5c3.cobaltcore.kube_connection
-attributes:
-  check_mode:
-    description: The module never writes, so check mode reads (and waits) the same way.
-    support: full
-  diff_mode:
-    description: Nothing changes, so there is no diff.
-    support: none
 options:
   namespace:
     description:

@@ -16,14 +16,8 @@ description:
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
+  - c5c3.cobaltcore.read_only
   - c5c3.cobaltcore.kube_connection
-attributes:
-  check_mode:
-    description: Only reads.
-    support: full
-  diff_mode:
-    description: Nothing changes.
-    support: none
 options:
   names:
     description: Only these Servers.

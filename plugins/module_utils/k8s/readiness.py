@@ -594,17 +594,20 @@ class Rule(object):
     observed_generation: the kind reports status.observedGeneration (bool or function(obj)).
     statusless: the kind has no status; existing is enough for the check to run (bool or function(obj)).
     ready/terminal/source: the rule in words and where upstream defines it (docs/readiness.md).
+    events: upstream puts its error into the object's Warning events only (not into status), so a
+    failed or timed-out wait reports the latest one.
     """
 
-    __slots__ = ("check", "ready", "terminal", "source", "observed_generation", "statusless")
+    __slots__ = ("check", "ready", "terminal", "source", "observed_generation", "statusless", "events")
 
-    def __init__(self, check, ready, terminal, source, observed_generation=False, statusless=False):
+    def __init__(self, check, ready, terminal, source, observed_generation=False, statusless=False, events=False):
         self.check = check
         self.ready = ready
         self.terminal = terminal
         self.source = source
         self.observed_generation = observed_generation
         self.statusless = statusless
+        self.events = events
 
 
 _METAL = "ironcore-dev/metal-operator api/v1alpha1/"
@@ -654,25 +657,25 @@ RULES = {
     ("ceph.rook.io", "CephBlockPool"): Rule(
         _field_rule(("status", "phase"), ("Ready",), ("Failure",)),
         "observedGeneration current; phase Ready", _ROOK_FAILURE,
-        _ROOK + "pkg/operator/ceph/pool/controller.go", observed_generation=True),
+        _ROOK + "pkg/operator/ceph/pool/controller.go", observed_generation=True, events=True),
     ("ceph.rook.io", "CephClient"): Rule(
         _field_rule(("status", "phase"), ("Ready",), ("Failure",)),
         "observedGeneration current; phase Ready", _ROOK_FAILURE,
-        _ROOK + "pkg/operator/ceph/client/controller.go", observed_generation=True),
+        _ROOK + "pkg/operator/ceph/client/controller.go", observed_generation=True, events=True),
     ("ceph.rook.io", "CephFilesystem"): Rule(
         _field_rule(("status", "phase"), ("Ready",), ("Failure",)),
         "observedGeneration current; phase Ready", _ROOK_FAILURE,
-        _ROOK + "pkg/operator/ceph/file/controller.go", observed_generation=True),
+        _ROOK + "pkg/operator/ceph/file/controller.go", observed_generation=True, events=True),
     ("ceph.rook.io", "CephObjectStore"): Rule(
         _ceph_object_store,
         "observedGeneration current; phase Ready (Connected from older RGW health checks)",
         _ROOK_FAILURE + ", unless written by the RGW bucket health check (bucketStatus.health Failure)",
-        _ROOK + "pkg/operator/ceph/object/status.go, health.go", observed_generation=True),
+        _ROOK + "pkg/operator/ceph/object/status.go, health.go", observed_generation=True, events=True),
     ("ceph.rook.io", "CephObjectStoreUser"): Rule(
         _field_rule(("status", "phase"), ("Ready",)),
         "observedGeneration current; phase Ready",
         "none (ReconcileFailed is also written while the object store is not ready yet, and retried)",
-        _ROOK + "pkg/operator/ceph/object/user/controller.go", observed_generation=True),
+        _ROOK + "pkg/operator/ceph/object/user/controller.go", observed_generation=True, events=True),
     ("ceph.rook.io", "CephRBDMirror"): Rule(
         _field_rule(("status", "phase"), ("Ready",), ("Failed",)),
         "observedGeneration current; phase Ready", "phase Failed (status for the current generation)",

@@ -15,7 +15,7 @@ import time
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import describe
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate, group_of, rule_for
 
 
 class WaitError(Exception):
@@ -89,27 +89,46 @@ class Waiter:
             if absent:
                 pending = [(ref, None) for ref, state, _obj in states if state is not None]
             else:
-                failed = [(ref, state) for ref, state, _obj in states if state is not None and state.terminal]
+                failed = [(ref, state, obj) for ref, state, obj in states if state is not None and state.terminal]
                 if failed:
                     raise WaitError(self._message("failed", failed), self._results(states, started))
-                pending = [(ref, state) for ref, state, _obj in states if state is None or not state.ready]
+                pending = [(ref, state, obj) for ref, state, obj in states if state is None or not state.ready]
             return not pending, (states, pending)
 
         done, (states, pending) = poll(attempt, timeout, self.sleep)
         if not done:
             verb = "still present" if absent else "not ready"
-            raise WaitError(self._message("%s after %ss" % (verb, timeout), pending), self._results(states, started))
+            raise WaitError(self._message("%s after %ss" % (verb, timeout), pending, absent),
+                            self._results(states, started))
         return self._results(states, started)
 
-    @staticmethod
-    def _message(what, entries):
+    def _message(self, what, entries, absent=False):
         lines = []
-        for ref, state in entries:
+        for ref, state, obj in entries:
             if state is None:
                 lines.append("%s: %s" % (describe(ref), "not found"))
-            else:
-                lines.append("%s: %s" % (describe(ref), "; ".join(state.missing) or "still present"))
+                continue
+            line = "%s: %s" % (describe(ref), "; ".join(state.missing) or "still present")
+            if not absent:
+                line += self._last_warning(obj)
+            lines.append(line)
         return "%d object(s) %s: %s" % (len(entries), what, " | ".join(lines))
+
+    def _last_warning(self, obj):
+        """'; last Warning event <reason>: <message>' for kinds whose operator reports errors only as events."""
+        meta = (obj or {}).get("metadata") or {}
+        if not meta.get("uid") or not rule_for(group_of(obj.get("apiVersion")), obj.get("kind")).events:
+            return ""
+        try:
+            events = self.client.list(self.client.resource("v1", "Event"), meta.get("namespace"),
+                                      field_selector="involvedObject.uid=%s,type=Warning" % meta["uid"])
+        except KubeError:
+            return ""  # the report stands without it
+        if not events:
+            return ""
+        latest = max(events, key=lambda e: (e.get("lastTimestamp") or e.get("eventTime") or "",
+                                            (e.get("metadata") or {}).get("creationTimestamp") or ""))
+        return "; last Warning event %s: %s" % (latest.get("reason"), latest.get("message"))
 
     @staticmethod
     def _results(states, started):

@@ -94,6 +94,7 @@ KINDS = {
     (IRONCORE, "BMC"): ("bmcs", False), (IRONCORE, "BMCSecret"): ("bmcsecrets", False),
     (IRONCORE, "Server"): ("servers", False), (IRONCORE, "ServerClaim"): ("serverclaims", True),
     ("c5c3.io/v1alpha1", "ControlPlane"): ("controlplanes", True),
+    ("v1", "Event"): ("events", True), ("ceph.rook.io/v1", "CephBlockPool"): ("cephblockpools", True),
 }
 
 
@@ -114,6 +115,20 @@ def _matches(obj, selector):
             continue
         key, _eq, value = term.partition("=")
         if key not in labels or (_eq and labels[key] != value):
+            return False
+    return True
+
+
+def _field_matches(obj, selector):
+    """Equality terms of a field selector (dotted paths, as the API server takes them)."""
+    for term in (selector or "").split(","):
+        if not term:
+            continue
+        path, _eq, value = term.partition("=")
+        found = obj
+        for part in path.split("."):
+            found = found.get(part) if isinstance(found, dict) else None
+        if found != value:
             return False
     return True
 
@@ -183,7 +198,7 @@ class _Client(object):
         self._count("GET", rtype.kind, None, namespace)
         return [copy.deepcopy(o) for (v, k, ns, _n), o in sorted(self.api.objects.items(), key=lambda i: str(i[0]))
                 if (v, k) == (rtype.api_version, rtype.kind) and (namespace is None or ns == namespace)
-                and _matches(o, label_selector)]
+                and _matches(o, label_selector) and _field_matches(o, field_selector)]
 
     def server_side_apply(self, rtype, obj, field_manager=None, force=False, dry_run=False):
         meta = obj["metadata"]

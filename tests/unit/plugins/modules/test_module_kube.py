@@ -139,6 +139,32 @@ def test_wait_failure_messages(kube):
     assert result["objects"][0]["found"] is False
 
 
+def test_wait_reports_the_latest_warning_event_of_a_kind_that_reports_errors_only_there(kube):
+    pool = {"apiVersion": "ceph.rook.io/v1", "kind": "CephBlockPool",
+            "metadata": {"name": "t-volumes", "namespace": "rook-ceph", "uid": "u1", "generation": 1},
+            "status": {"phase": "Failure"}}
+    kube.add(pool)
+
+    def event(name, uid, kind, message, stamp):
+        kube.add({"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": "rook-ceph"},
+                  "involvedObject": {"uid": uid}, "type": kind, "reason": "ReconcileFailed", "message": message,
+                  "lastTimestamp": stamp})
+    event("old", "u1", "Warning", "failed to create pool: first", "2026-01-01T00:00:00Z")
+    event("new", "u1", "Warning", "failed to create pool: second", "2026-01-01T00:01:00Z")
+    event("normal", "u1", "Normal", "not an error", "2026-01-01T00:02:00Z")
+    event("other", "u2", "Warning", "another pool's error", "2026-01-01T00:03:00Z")
+    ref = {"api_version": "ceph.rook.io/v1", "kind": "CephBlockPool", "name": "t-volumes", "namespace": "rook-ceph"}
+    result, _text = run_module(wait.main, {"resources": [ref], "timeout": 1})
+    assert result["failed"] and result["msg"].startswith("1 object(s) failed: CephBlockPool rook-ceph/t-volumes: ")
+    assert result["msg"].endswith("; last Warning event ReconcileFailed: failed to create pool: second"), result["msg"]
+    # A kind whose errors are in its status gets no event line.
+    kube.add(dict(configmap("c"), metadata={"name": "c", "namespace": "rook-ceph", "uid": "u1"}))
+    result, _text = run_module(wait.main, {"resources": [{"api_version": "v1", "kind": "ConfigMap", "name": "c",
+                                                          "namespace": "rook-ceph"}], "expression": "data.x == 'y'",
+                                           "timeout": 0})
+    assert result["failed"] and "Warning event" not in result["msg"]
+
+
 def test_wait_argument_rules(kube):
     result, _text = run_module(wait.main, {"label_selectors": ["a=b"]})
     assert result["failed"] and "label_selectors" in result["msg"] and "api_version" in result["msg"]

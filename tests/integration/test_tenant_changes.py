@@ -1,0 +1,156 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Phase 7 when claims change: a quota, a second storage pool, a second claim on the same pools, a failing pool.
+
+The tests work on two tenants of their own (lab-tenant-q, lab-tenant-r) from a tenants directory of their own, so
+the lab's tenants are the witnesses that nothing else is touched; both are removed at the end. The Keystone step
+and the ControlPlane wait are left out: these runs are about what a claim change writes.
+"""
+
+import json
+
+import pytest
+import yaml
+
+from conftest import REGION_HOST, failures, task_results, wait_truthy
+from regionlab import config
+from test_tenants import (REMOVE_PLAY, TENANTS_PLAY, control_plane_objects, copied_key, play, rook_key,
+                          spec_state, tenant_objects, tenant_state)
+
+Q, R = "lab-tenant-q", "lab-tenant-r"
+# What a test run leaves out (their own tests cover them).
+QUICK = {"tenants_keystone": False, "tenants_control_plane_wait": False, "tenants_ceph_wait_timeout": 120}
+APPLY_TASKS = ("Apply the tenants' namespaces and ControlPlanes",
+               "Apply the tenants' Ceph objects of this storage pool and wait for them")
+# Rook's wrapping of a pool it cannot create (pool/controller.go), with the lab's cause.
+ROOK_ERROR = 'failed to create pool "{0}".: failed to configure pool "{0}".: lab failure (injected)'.format(R + "-images")
+
+
+def claim(name, pools=("st-pool-a",), quota=None):
+    spec = {"region": "lab", "size": "small", "hypervisorClusters": ["hv-pool-a"], "storageClusters": list(pools)}
+    if quota is not None:
+        spec["storage"] = {"ceph": {"volumePool": {"quotaGB": quota}}}
+    return {"apiVersion": "c5c3.io/v1alpha1", "kind": "OpenStackCluster",
+            "metadata": {"name": name, "namespace": "tenant-" + name}, "spec": spec}
+
+
+class Claims(object):
+    """A tenants directory: write the claims, run phase 7 on them."""
+
+    def __init__(self, directory):
+        self.directory = directory
+
+    def run(self, *claims, **extra):
+        for old in self.directory.glob("*.yaml"):
+            old.unlink()
+        for item in claims:
+            (self.directory / ("%s.yaml" % item["metadata"]["name"])).write_text(yaml.safe_dump(item))
+        variables = dict(QUICK, cobaltcore_tenants_dir=str(self.directory), **extra)
+        return play(TENANTS_PLAY, "-e", json.dumps(variables))
+
+
+def written(out):
+    """[(host, 'Kind namespace/name', result)] of every object phase 7's apply tasks did not leave unchanged."""
+    found = []
+    for task in APPLY_TASKS:
+        for host, result in task_results(out, task).items():
+            for item in result.get("results", []):
+                if item["result"] != "unchanged":
+                    found.append((host, "%s %s/%s" % (item["kind"], item.get("namespace") or "", item["name"]),
+                                  item["result"]))
+    return sorted(found)
+
+
+def everyone():
+    """uid and generation of every tenant's objects: operators keep writing status, so not resourceVersions."""
+    return dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", Q, R))
+
+
+@pytest.fixture(scope="module")
+def claims(region, tmp_path_factory):
+    directory = Claims(tmp_path_factory.mktemp("tenants"))
+    yield directory
+    for name in (Q, R):
+        rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % name, "-e", "confirm=%s" % name, "-e", "allow_data_loss=true")
+        assert rc == 0, failures(out)
+        assert tenant_state(name) == {}
+
+
+def test_a_quota_change_patches_one_pool(claims):
+    rc, out = claims.run(claim(Q, quota=100))
+    assert rc == 0, failures(out)
+    before = everyone()
+    rc, out = claims.run(claim(Q, quota=200))
+    assert rc == 0, failures(out)
+    assert written(out) == [("st-pool-a", "CephBlockPool rook-ceph/%s-volumes" % Q, "configured")]
+    pools = tenant_objects("st-pool-a", Q)
+    assert pools[("cephblockpools", Q + "-volumes")]["spec"]["quotas"] == {"maxSize": "200Gi"}
+    after = everyone()
+    changed = sorted(key for tenant in after for key in after[tenant] if after[tenant][key] != before[tenant].get(key))
+    assert changed == [("st-pool-a", "cephblockpools", Q + "-volumes")]
+
+
+def test_a_second_storage_pool_adds_its_pools_and_a_second_cinder_backend(claims):
+    rc, out = claims.run(claim(Q, quota=200))
+    assert rc == 0, failures(out)
+    first_pool = spec_state(Q)
+    others = [spec_state(t) for t in ("lab-tenant-a", "lab-tenant-b")]
+    rc, out = claims.run(claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200))
+    assert rc == 0, failures(out)
+    assert sorted(tenant_objects("st-pool-b", Q)) == [("cephblockpools", Q + "-volumes"),
+                                                      ("cephclients", "openstack-" + Q)]
+    assert copied_key("openstack-" + Q, "ceph-client-%s-st-pool-b" % Q) == {
+        "userKey": rook_key("st-pool-b", "openstack-" + Q)}
+    cinder = control_plane_objects(Q)[("controlplanes.c5c3.io", Q)]["spec"]["cinder"]
+    assert len(cinder["backends"]) == 2, cinder["backends"]
+    assert len(set(b["name"] for b in cinder["backends"])) == 2
+    # What the first pool holds and the ControlPlane's other sections stay as they were.
+    now = spec_state(Q)
+    changed = sorted(key for key in now if now[key] != first_pool.get(key))
+    assert [key for key in changed if key[0] == "st-pool-a"] == [], changed
+    assert [key for key in changed if key[0] == REGION_HOST] == [
+        (REGION_HOST, "controlplanes.c5c3.io", Q), (REGION_HOST, "secrets", "ceph-client-%s-st-pool-b" % Q)], changed
+    assert [spec_state(t) for t in ("lab-tenant-a", "lab-tenant-b")] == others
+
+
+def test_a_second_claim_on_the_same_pools_leaves_the_first_untouched(claims):
+    first = claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200)
+    rc, out = claims.run(first)
+    assert rc == 0, failures(out)
+    before = spec_state(Q)
+    rc, out = claims.run(first, claim(R, pools=("st-pool-b", "st-pool-a")))
+    assert rc == 0, failures(out)
+    assert all(host in (REGION_HOST, "st-pool-a", "st-pool-b") and "/%s" % R in name
+               for host, name, _result in written(out)), written(out)
+    assert spec_state(Q) == before
+    assert sorted(tenant_objects("st-pool-b", R)) == [
+        ("cephblockpools", R + "-ephemeral"), ("cephblockpools", R + "-images"), ("cephblockpools", R + "-volumes"),
+        ("cephclients", "openstack-" + R)]
+    assert sorted(tenant_objects("st-pool-a", R)) == [("cephblockpools", R + "-volumes"),
+                                                      ("cephclients", "openstack-" + R)]
+
+
+def test_a_failing_pool_fails_the_run_naming_tenant_pool_and_rooks_message(claims):
+    saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
+    data = yaml.safe_load(saved or "{}") or {}
+    data.setdefault("failures", {})["CephBlockPool/rook-ceph/%s-images" % R] = {"message": ROOK_ERROR}
+    try:
+        config.STANDINS.write_text(yaml.safe_dump(data))
+        wait_truthy(lambda: tenant_objects("st-pool-b", R)[("cephblockpools", R + "-images")]["status"]["phase"]
+                    == "Failure", "Rook reports the failure")
+        rc, out = claims.run(claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200),
+                             claim(R, pools=("st-pool-b", "st-pool-a")), tenants_ceph_wait_timeout=20)
+        assert rc != 0
+        failed = failures(out)
+        assert [host for _task, host, _msg in failed] == ["st-pool-b"], failed
+        message = failed[0][2]
+        assert "CephBlockPool rook-ceph/%s-images" % R in message, message
+        assert ROOK_ERROR in message, message
+    finally:
+        if saved is None:
+            config.STANDINS.unlink()
+        else:
+            config.STANDINS.write_text(saved)
+    rc, out = claims.run(claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200),
+                         claim(R, pools=("st-pool-b", "st-pool-a")))
+    assert rc == 0, failures(out)
