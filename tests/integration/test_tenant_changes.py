@@ -12,7 +12,7 @@ import json
 import pytest
 import yaml
 
-from conftest import REGION_HOST, failures, task_results, wait_truthy
+from conftest import REGION_HOST, failures, lab_kubectl, task_results, wait_truthy
 from regionlab import config
 from test_tenants import (REMOVE_PLAY, TENANTS_PLAY, control_plane_objects, copied_key, play, rook_key,
                           spec_state, tenant_objects, tenant_state)
@@ -88,6 +88,20 @@ def test_a_quota_change_patches_one_pool(claims):
     after = everyone()
     changed = sorted(key for tenant in after for key in after[tenant] if after[tenant][key] != before[tenant].get(key))
     assert changed == [("st-pool-a", "cephblockpools", Q + "-volumes")]
+
+
+def test_a_new_key_from_rook_reaches_the_control_plane(claims):
+    """Rook makes a new key for a CephClient made anew (uid): the next run copies it, nothing else."""
+    rc, out = claims.run(claim(Q, quota=200))
+    assert rc == 0, failures(out)
+    old = rook_key("st-pool-a", "openstack-" + Q)
+    lab_kubectl("st-pool-a", "-n", "rook-ceph", "delete", "cephclient", "openstack-" + Q, "--wait=true")
+    rc, out = claims.run(claim(Q, quota=200))
+    assert rc == 0, failures(out)
+    new = rook_key("st-pool-a", "openstack-" + Q)
+    assert new != old
+    assert copied_key("openstack-" + Q, "ceph-client-" + Q) == {"userKey": new}
+    assert written(out) == [("st-pool-a", "CephClient rook-ceph/openstack-" + Q, "created")]
 
 
 def test_a_second_storage_pool_adds_its_pools_and_a_second_cinder_backend(claims):
