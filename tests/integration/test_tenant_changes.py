@@ -27,9 +27,14 @@ ROOK_ERROR = 'failed to create pool "{0}".: failed to configure pool "{0}".: lab
 
 
 def claim(name, pools=("st-pool-a",), quota=None):
+    """lab-tenant-q also has Manila on a CephFS and an object store."""
     spec = {"region": "lab", "size": "small", "hypervisorClusters": ["hv-pool-a"], "storageClusters": list(pools)}
+    ceph = spec.setdefault("storage", {}).setdefault("ceph", {})
     if quota is not None:
-        spec["storage"] = {"ceph": {"volumePool": {"quotaGB": quota}}}
+        ceph["volumePool"] = {"quotaGB": quota}
+    if name == Q:
+        spec["services"] = {"manila": True}
+        ceph.update(filesystem={"enabled": True}, objectStore={"enabled": True})
     return {"apiVersion": "c5c3.io/v1alpha1", "kind": "OpenStackCluster",
             "metadata": {"name": name, "namespace": "tenant-" + name}, "spec": spec}
 
@@ -113,6 +118,7 @@ def test_a_second_storage_pool_adds_its_pools_and_a_second_cinder_backend(claims
     assert rc == 0, failures(out)
     assert sorted(tenant_objects("st-pool-b", Q)) == [("cephblockpools", Q + "-volumes"),
                                                       ("cephclients", "openstack-" + Q)]
+    assert all(obj["status"]["phase"] == "Ready" for obj in tenant_objects("st-pool-b", Q).values())
     assert copied_key("openstack-" + Q, "ceph-client-%s-st-pool-b" % Q) == {
         "userKey": rook_key("st-pool-b", "openstack-" + Q)}
     cinder = control_plane_objects(Q)[("controlplanes.c5c3.io", Q)]["spec"]["openstack"]["cinder"]
@@ -168,3 +174,24 @@ def test_a_failing_pool_fails_the_run_naming_tenant_pool_and_rooks_message(claim
     rc, out = claims.run(claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200),
                          claim(R, pools=("st-pool-b", "st-pool-a")))
     assert rc == 0, failures(out)
+
+
+def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only_that_tenant(claims):
+    first = tenant_objects("st-pool-a", Q)
+    assert sorted(kind for kind, _name in first) == ["cephblockpools"] * 3 + [
+        "cephclients", "cephfilesystems", "cephobjectstores", "cephobjectstoreusers"]
+    assert first[("cephfilesystems", Q + "-cephfs")]["spec"]["preserveFilesystemOnDelete"] is True
+    assert first[("cephobjectstores", Q + "-rgw")]["spec"]["preservePoolsOnDelete"] is True
+    assert all(obj["status"]["phase"] == "Ready" for obj in first.values()), first
+    others = dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R))
+    rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % Q, "-e", "confirm=%s" % Q, "-e", "allow_data_loss=true")
+    assert rc == 0, failures(out)
+    steps = task_results(out, "Delete the tenant step by step")[REGION_HOST]["results"]
+    by_step = dict((item["item"]["step"] + "@" + item["item"]["cluster"], item) for item in steps)
+    release = by_step["release-data@st-pool-a"]
+    assert sorted((r["kind"], r["result"]) for r in release["results"]) == [
+        ("CephFilesystem", "configured"), ("CephObjectStore", "configured")]
+    order = [key for key in by_step]
+    assert order.index("release-data@st-pool-a") < order.index("ceph-pools@st-pool-a")
+    assert tenant_state(Q) == {}
+    assert dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R)) == others

@@ -42,22 +42,42 @@ def client(name, labels, pools):
     return _rook_object("CephClient", name, labels, {"caps": ceph.client_caps(pools)})
 
 
+# A deleted CephFilesystem/CephObjectStore keeps its Ceph pools (Rook's preserve...OnDelete) until a
+# tenant's removal with allow_data_loss releases them (RELEASE_DATA).
+PRESERVE_ON_DELETE = {
+    "CephFilesystem": ("preserveFilesystemOnDelete", "preservePoolsOnDelete"),
+    "CephObjectStore": ("preservePoolsOnDelete",),
+}
+
+
+def _preserved(kind, spec, preserve=True):
+    spec.update((field, preserve) for field in PRESERVE_ON_DELETE[kind])
+    return spec
+
+
 def filesystem(name, labels, data_replication, metadata_replication):
-    """CephFilesystem with one data pool and one active MDS plus a standby."""
-    return _rook_object("CephFilesystem", name, labels, {
+    """CephFilesystem with one data pool and one active MDS plus a standby; kept in Ceph when deleted."""
+    return _rook_object("CephFilesystem", name, labels, _preserved("CephFilesystem", {
         "metadataPool": {"replicated": {"size": metadata_replication}},
         "dataPools": [{"name": "data0", "replicated": {"size": data_replication}}],
         "metadataServer": {"activeCount": 1, "activeStandby": True},
-    })
+    }))
 
 
 def object_store(name, labels, data_replication):
-    """CephObjectStore (RadosGW) for the Swift/S3 API."""
-    return _rook_object("CephObjectStore", name, labels, {
+    """CephObjectStore (RadosGW) for the Swift/S3 API; its pools are kept in Ceph when deleted."""
+    return _rook_object("CephObjectStore", name, labels, _preserved("CephObjectStore", {
         "metadataPool": {"replicated": {"size": 3}},
         "dataPool": {"replicated": {"size": data_replication}},
         "gateway": {"port": 80, "securePort": 443, "instances": 2},
-    })
+    }))
+
+
+def release_data(kind, name):
+    """The patch that lets Rook delete a CephFilesystem's/CephObjectStore's Ceph pools with it."""
+    return {"apiVersion": naming.ROOK_API_VERSION, "kind": kind,
+            "metadata": {"name": name, "namespace": naming.ROOK_NAMESPACE},
+            "spec": _preserved(kind, {}, preserve=False)}
 
 
 def object_store_user(name, labels, store, display_name):

@@ -13,6 +13,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.rook_manifests import (PRESERVE_ON_DELETE,
+                                                                                             release_data)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import claim_name_problems
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import compose_openstack_clusters
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
@@ -117,7 +119,9 @@ def removal_steps(name, found):
     ({apiVersion, kind, name, namespace}). Returns [{step, cluster, objects}], only steps
     with objects, each step's objects in creation order (the engine deletes a batch in reverse).
     Steps: K-ORC, the ControlPlane with its Keystone, the ceph-client Secrets, the CephClients,
-    the Ceph pools (object store user and store, filesystem, block pools), the namespace.
+    releasing the filesystems' and object stores' Ceph pools (preserve...OnDelete false; a step with
+    state present and no deletion), the Ceph pools (object store user and store, filesystem, block
+    pools), the namespace. Every step has state absent unless it says present.
     Objects outside the tenant (another namespace on the control plane) are never included.
     """
     namespace = naming.tenant_namespace(name)
@@ -128,6 +132,7 @@ def removal_steps(name, found):
         ("control-plane", CONTROL_PLANE, lambda o: o["kind"] in ("Keystone", naming.CONTROL_PLANE_KIND)),
         ("ceph-client-secrets", CONTROL_PLANE, lambda o: o["kind"] == "Secret"),
         ("ceph-clients", STORAGE, lambda o: o["kind"] == "CephClient"),
+        ("release-data", STORAGE, lambda o: o["kind"] in PRESERVE_ON_DELETE),
         ("ceph-pools", STORAGE, lambda o: o["kind"] in DATA_KINDS),
         ("namespace", CONTROL_PLANE, lambda o: o["kind"] == "Namespace"),
     ]
@@ -142,8 +147,13 @@ def removal_steps(name, found):
                 objects.sort(key=lambda o: -ROOK_REMOVAL_KINDS.index(o["kind"]))
             elif step == "control-plane":
                 objects.sort(key=lambda o: o["kind"] != "Keystone")
-            if objects:
-                steps.append({"step": step, "cluster": cluster, "objects": objects,
+            if not objects:
+                continue
+            if step == "release-data":
+                steps.append({"step": step, "cluster": cluster, "objects": objects, "state": "present",
+                              "definition": [release_data(o["kind"], o["name"]) for o in objects]})
+            else:
+                steps.append({"step": step, "cluster": cluster, "objects": objects, "state": "absent",
                               "definition": [_manifest(o) for o in objects]})
     return steps
 
@@ -166,4 +176,4 @@ def _belongs(obj, side, namespace):
 def data_loss(steps):
     """What removing would destroy that may hold data, as '<cluster>: <Kind> <namespace>/<name>'."""
     return ["%s: %s %s/%s" % (step["cluster"], obj["kind"], obj["namespace"], obj["name"])
-            for step in steps for obj in step["objects"] if obj["kind"] in DATA_KINDS]
+            for step in steps if step["state"] == "absent" for obj in step["objects"] if obj["kind"] in DATA_KINDS]

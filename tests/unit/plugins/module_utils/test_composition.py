@@ -304,6 +304,8 @@ def test_filesystem_spec():
         "metadataPool": {"replicated": {"size": 4}},
         "dataPools": [{"name": "data0", "replicated": {"size": 2}}],
         "metadataServer": {"activeCount": 1, "activeStandby": True},
+        # A deleted filesystem keeps its data until a removal with allow_data_loss releases it.
+        "preserveFilesystemOnDelete": True, "preservePoolsOnDelete": True,
     }
 
 
@@ -314,7 +316,8 @@ def test_object_store_and_swift_user():
     assert store["kind"] == "CephObjectStore" and store["metadata"]["name"] == "t-rgw"
     assert store["spec"] == {"metadataPool": {"replicated": {"size": 3}},
                              "dataPool": {"replicated": {"size": 2}},
-                             "gateway": {"port": 80, "securePort": 443, "instances": 2}}
+                             "gateway": {"port": 80, "securePort": 443, "instances": 2},
+                             "preservePoolsOnDelete": True}
     assert user["kind"] == "CephObjectStoreUser" and user["metadata"]["name"] == "swift-t"
     assert user["spec"] == {"store": "t-rgw", "displayName": "OpenStack Swift User - t",
                             "capabilities": {"user": "*", "bucket": "*"}}

@@ -133,8 +133,15 @@ def test_removal_steps_in_reverse_dependency_order():
     assert [(s["step"], s["cluster"]) for s in steps] == [
         ("k-orc", "lab-control-plane"), ("control-plane", "lab-control-plane"),
         ("ceph-client-secrets", "lab-control-plane"), ("ceph-clients", "st-pool-a"), ("ceph-clients", "st-pool-b"),
-        ("ceph-pools", "st-pool-a"), ("namespace", "lab-control-plane")]
+        ("release-data", "st-pool-a"), ("ceph-pools", "st-pool-a"), ("namespace", "lab-control-plane")]
     by_step = dict((s["step"], s) for s in steps)
+    assert [s["state"] for s in steps] == ["absent"] * 5 + ["present", "absent", "absent"]
+    # Before they go, the filesystem and the object store let Rook delete their Ceph pools with them.
+    assert by_step["release-data"]["definition"] == [
+        {"apiVersion": "ceph.rook.io/v1", "kind": "CephObjectStore", "metadata": {"name": "t-rgw", "namespace": "rook-ceph"},
+         "spec": {"preservePoolsOnDelete": False}},
+        {"apiVersion": "ceph.rook.io/v1", "kind": "CephFilesystem", "metadata": {"name": "t-cephfs", "namespace": "rook-ceph"},
+         "spec": {"preserveFilesystemOnDelete": False, "preservePoolsOnDelete": False}}]
     # Creation order: the engine deletes in reverse (the ControlPlane before its Keystone, the user before its store).
     assert [o["kind"] for o in by_step["control-plane"]["objects"]] == ["Keystone", "ControlPlane"]
     assert [o["kind"] for o in by_step["ceph-pools"]["objects"]] == [
