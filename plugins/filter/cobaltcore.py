@@ -11,6 +11,7 @@ __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import claim_status
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
@@ -78,6 +79,16 @@ def region_control_plane_filter(region, services=None, size="medium"):
 
 def tenant_claims_filter(directory):
     return load_claim_files(directory)
+
+
+def claim_statuses_filter(claims, problems, region, generations=None, reports=None, ceph_ready=True,
+                          ceph_message=None, apply_valid=False):
+    return claim_status.statuses(claims, problems, region, generations=generations, reports=reports,
+                                 ceph_ready=ceph_ready, ceph_message=ceph_message, apply_valid=apply_valid)
+
+
+def valid_claims_filter(claims, problems):
+    return claim_status.valid_claims(claims, problems)
 
 
 @fails_on_input_error("invalid OpenStackCluster claims, nothing applied")
@@ -162,6 +173,8 @@ class FilterModule(object):
             "quota_bytes": quota_bytes_filter,
             "tenant_names": tenant_names_filter,
             "tenant_claims": tenant_claims_filter,
+            "claim_statuses": claim_statuses_filter,
+            "valid_claims": valid_claims_filter,
             "tenant_plan": tenant_plan_filter,
             "tenant_removal": tenant_removal_filter,
             "region_control_plane": region_control_plane_filter,
