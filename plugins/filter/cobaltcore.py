@@ -17,7 +17,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import g
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
-    claim_name_problems, load_claim_files, validate_claims)
+    claim_name_problems, claims_named, load_claim_files, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
     compose_openstack_cluster, region_control_plane)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
@@ -77,8 +77,9 @@ def region_control_plane_filter(region, services=None, size="medium"):
     return region_control_plane(_region(region), services, size)
 
 
-def tenant_claims_filter(directory):
-    return load_claim_files(directory)
+def tenant_claims_filter(directory, name=None):
+    claims = load_claim_files(directory)
+    return claims if name is None else claims_named(claims, name)
 
 
 def claim_statuses_filter(claims, problems, region, generations=None, reports=None, ceph_ready=True,

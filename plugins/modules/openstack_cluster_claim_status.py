@@ -18,7 +18,7 @@ description:
     Conditions of other types are kept.
   - One LIST of the claims (all namespaces, or O(namespace)), then one merge patch of the status subresource per
     claim whose conditions change; a claim whose status is already so is not written, so a re-run is a no-op.
-    A claim that is gone is reported C(absent).
+    A claim that is gone (or a cluster that does not serve the kind) is reported C(absent); no statuses, no request.
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
@@ -91,6 +91,7 @@ requests:
 from datetime import datetime, timezone
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import claim_status, naming
 
@@ -140,11 +141,18 @@ class OpenStackClusterClaimStatusModule(KubeModule):
 
     def run(self):
         self.validate()
-        rtype = self.client.resource(naming.CLAIM_API_VERSION, naming.CLAIM_KIND)
+        self.results["results"] = results = []
+        if not self.params["statuses"]:
+            return  # no request: the kind may not be served yet (check mode before the CRD exists)
+        try:
+            rtype = self.client.resource(naming.CLAIM_API_VERSION, naming.CLAIM_KIND)
+        except KubeError as exc:
+            if exc.status != 404:
+                raise
+            rtype = None
         live = dict(((item["metadata"]["namespace"], item["metadata"]["name"]), item)
-                    for item in self.client.list(rtype, self.params["namespace"]))
+                    for item in (self.client.list(rtype, self.params["namespace"]) if rtype else []))
         now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        results = []
         for entry in self.params["statuses"]:
             key = (entry["namespace"], entry["name"])
             result = {"namespace": entry["namespace"], "name": entry["name"]}
@@ -173,7 +181,6 @@ class OpenStackClusterClaimStatusModule(KubeModule):
                     "before": {"conditions": status.get("conditions") or []}, "after": {"conditions": conditions},
                     "before_header": "OpenStackCluster %s/%s status" % key,
                     "after_header": "OpenStackCluster %s/%s status" % key})
-        self.results["results"] = results
 
 
 def main():

@@ -158,3 +158,10 @@ def test_claim_statuses_and_valid_claims_filters():
     assert [(s["name"], s["observed_generation"], s["conditions"][0]["status"]) for s in statuses] == [
         ("t", None, "False"), ("u", 2, "False")]
     assert FILTERS["claim_statuses"](claims, problems, "eu-de-1", apply_valid=True)[0]["name"] == "u"
+
+
+def test_tenant_claims_of_one_name_skip_malformed_claims(tmp_path):
+    (tmp_path / "a.yaml").write_text("kind: x\n---\ntext\n---\nmetadata: s\n---\nmetadata: {name: b, namespace: n}\n")
+    assert FILTERS["tenant_claims"](str(tmp_path), name="b") == [{"metadata": {"name": "b", "namespace": "n"}}]
+    assert FILTERS["tenant_claims"](str(tmp_path), name="c") == []
+    assert len(FILTERS["tenant_claims"](str(tmp_path))) == 4

@@ -131,3 +131,10 @@ def test_bad_conditions_fail_naming_each_before_any_write(cluster):
                   "statuses[0].conditions[1].type"):
         assert field in result["msg"]
     assert [c for c in cluster.calls if c[0] == "PATCH"] == []
+
+
+def test_no_statuses_make_no_request_and_an_unserved_kind_has_only_absent_claims(kube):
+    result, _text = write([])
+    assert result["results"] == [] and kube.calls == []
+    result, _text = write([{"namespace": "tenant-a", "name": "a", "conditions": [SYNCED]}])
+    assert not result["changed"] and [r["result"] for r in result["results"]] == ["absent"]

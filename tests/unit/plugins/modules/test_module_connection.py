@@ -35,7 +35,7 @@ KUBE_MODULES = {
     cluster_info: {},
     control_plane_health: {"name": "lab"},
     openstack_cluster_claims: {"region": "lab"},
-    openstack_cluster_claim_status: {"statuses": []},
+    openstack_cluster_claim_status: {"statuses": [{"namespace": "n", "name": "a"}]},
 }
 
 # Keystone's own TLS, timeout and interface settings, none of which may reach the Kubernetes client.
