@@ -17,7 +17,9 @@ description:
   - With O(install_crd), first applies the claims' C(CustomResourceDefinition) C(openstackclusters.c5c3.io), built
     from the seed XRD's schema (module_utils C(region/claim_schema.py)) with the status subresource, and waits
     until it is C(Established). The CRD is only sent when it differs (server-side apply); check mode sends it as
-    a server dry run.
+    a server dry run. A CRD of that name without the label C(app.kubernetes.io/managed-by=c5c3.cobaltcore) is
+    another owner's (Crossplane makes it from the XRD) and is used as it is, never changed; it must serve
+    C(v1alpha1) with the status subresource.
   - One LIST (or one GET with O(name)); a cluster that does not serve the kind has no claims.
 author:
   - CobaltCore team (@c5c3)
@@ -80,7 +82,8 @@ served:
   returned: always
   type: bool
 crd:
-  description: The result of applying the CRD (C(created), C(configured) or C(unchanged)).
+  description: The result of applying the CRD (C(created), C(configured), C(unchanged)), or C(foreign) for another
+    owner's CRD, left as it is.
   returned: when O(install_crd) is true
   type: str
 requests:
@@ -121,10 +124,25 @@ class OpenStackClusterClaimsModule(KubeModule):
         install_crd=dict(type="bool", default=False),
     )
 
+    def install_crd(self):
+        crd = claim_schema.crd()
+        live = self.client.get(self.client.resource(crd["apiVersion"], crd["kind"]), claim_schema.CRD_NAME)
+        labels = ((live or {}).get("metadata") or {}).get("labels") or {}
+        if live is not None and labels.get(naming.MANAGED_BY_LABEL) != naming.MANAGED_BY:
+            # Another owner's (Crossplane makes it from the XRD's claimNames): used as it is, never taken over.
+            versions = dict((v.get("name"), v) for v in live["spec"].get("versions") or [])
+            version = versions.get(claim_schema.CLAIM_VERSION) or {}
+            if not version.get("served") or "status" not in (version.get("subresources") or {}):
+                raise KubeError("CRD %s belongs to another owner and does not serve %s with a status subresource; "
+                                "phase 7 cannot write the claims' status" % (claim_schema.CRD_NAME,
+                                                                             naming.CLAIM_API_VERSION))
+            self.results["crd"] = "foreign"
+            return
+        self.results["crd"] = self.record(self.applier().apply([crd]))[0]["result"]
+
     def run(self):
         if self.params["install_crd"]:
-            results = self.record(self.applier().apply([claim_schema.crd()]))
-            self.results["crd"] = results[0]["result"]
+            self.install_crd()
         try:
             rtype = self.client.resource(naming.CLAIM_API_VERSION, naming.CLAIM_KIND)
         except KubeError as exc:

@@ -13,7 +13,8 @@ import json
 import pytest
 
 from conftest import REPO, failures, kubectl, lab_kubectl, run_playbook
-from regionlab import config
+from regionlab import config, processes
+from regionlab import kube as labkube
 from test_tenants import spec_state, tenant_state
 
 TENANTS_PLAY = REPO / "playbooks" / "tenants.yml"
@@ -67,9 +68,18 @@ def apply_claims(*claims):
         assert proc.returncode == 0, proc.stderr
 
 
+def restore_lab_crd():
+    """The lab's own claim CRD (hand-written, as Crossplane makes it from the XRD) instead of the collection's."""
+    cluster = next(c for c in config.clusters() if c.name == MGMT)
+    lab_kubectl(MGMT, "delete", "crd", CRD, "--ignore-not-found", "--wait=true", "--timeout=120s")
+    labkube.apply_files(cluster, labkube.crd_files(cluster))
+    processes.wait_until(lambda: not labkube.crds_not_established(cluster), 120, "CRDs of %s Established" % MGMT)
+
+
 @pytest.fixture(scope="module")
 def management(region):
-    """A management cluster without the claims' CRD (so without claims) at the start, cleaned up at the end."""
+    """A management cluster without the claims' CRD (so without claims) at the start; at the end the tenant is
+    removed, the claims deleted and the lab's own CRD back."""
     lab_kubectl(MGMT, "delete", "crd", CRD, "--ignore-not-found", "--wait=true", "--timeout=120s")
     lab_before = [spec_state(t) for t in LAB_TENANTS]
     yield lab_before
@@ -77,6 +87,7 @@ def management(region):
         lab_kubectl(MGMT, "delete", "namespace", namespace, "--ignore-not-found", "--wait=false")
     rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % GOOD[1], "-e", "confirm=%s" % GOOD[1],
                    "-e", "allow_data_loss=true", *SOURCE)
+    restore_lab_crd()
     assert rc == 0, failures(out)
 
 

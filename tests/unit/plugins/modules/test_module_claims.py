@@ -138,3 +138,18 @@ def test_no_statuses_make_no_request_and_an_unserved_kind_has_only_absent_claims
     assert result["results"] == [] and kube.calls == []
     result, _text = write([{"namespace": "tenant-a", "name": "a", "conditions": [SYNCED]}])
     assert not result["changed"] and [r["result"] for r in result["results"]] == ["absent"]
+
+
+def test_another_owners_crd_is_used_as_it_is(cluster):
+    theirs = claim_schema.crd()
+    theirs["metadata"]["labels"] = {"lab.c5c3.io/source": "hand-written"}
+    theirs["spec"]["versions"][0]["additionalPrinterColumns"] = []
+    cluster.add(theirs)
+    add_claim(cluster, "a", "tenant-a")
+    result, _text = read(install_crd=True)
+    assert not result["changed"] and result["crd"] == "foreign" and len(result["claims"]) == 1
+    assert [c for c in cluster.calls if c[0] == "PATCH"] == []
+    del theirs["spec"]["versions"][0]["subresources"]
+    cluster.add(theirs)
+    result, _text = read(install_crd=True)
+    assert result["failed"] and "status subresource" in result["msg"]
