@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from conftest import REPO, failures, kubectl, lab_kubectl, run_playbook
+from conftest import REPO, failures, kubectl, lab_kubectl, run_playbook, task_results
 from regionlab import config, processes
 from regionlab import kube as labkube
 from test_tenants import spec_state, tenant_state
@@ -34,12 +34,10 @@ def claim(namespace, name, **spec):
             "metadata": {"name": name, "namespace": namespace}, "spec": body}
 
 
-# The XRD admits it (so does the CRD); the collection's rules do not: an unknown storage pool, Manila
-# without the CephFilesystem, an image pool replication above 5.
-INVALID = claim(*BAD, storageClusters=["st-pool-zz"], services={"manila": True},
-                storage={"ceph": {"filesystem": {"enabled": False}, "imagePool": {"replication": 7}}})
-BAD_FIELDS = ("spec.storageClusters[0]", "spec.storage.ceph.filesystem.enabled",
-              "spec.storage.ceph.imagePool.replication")
+# The XRD admits it (so does the CRD); the collection's rules do not: an unknown storage pool, an image pool
+# replication above 5.
+INVALID = claim(*BAD, storageClusters=["st-pool-zz"], storage={"ceph": {"imagePool": {"replication": 7}}})
+BAD_FIELDS = ("spec.storageClusters[0]", "spec.storage.ceph.imagePool.replication")
 
 
 def play(playbook, *args):
@@ -103,6 +101,7 @@ def test_check_mode_installs_nothing_and_the_run_installs_the_crd(management):
     assert version["subresources"] == {"status": {}}
     assert [c["name"] for c in version["additionalPrinterColumns"]] == ["REGION", "SIZE", "SYNCED", "READY", "AGE"]
     # The API server refuses what the XRD refuses.
+    lab_kubectl(MGMT, "create", "namespace", GOOD[0], check=False)
     proc = kubectl_apply(claim(*GOOD, size="huge"))
     assert proc.returncode != 0 and "size" in proc.stderr
     assert live_claim(*GOOD) is None
@@ -161,8 +160,7 @@ def test_removal_reads_the_claim_from_the_management_cluster(management):
     rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % GOOD[1], "-e", "confirm=%s" % GOOD[1],
                    "-e", "allow_data_loss=true", *SOURCE)
     assert rc == 0, failures(out)
-    said = [r.get("msg") for p in out["plays"] for t in p["tasks"] if t["task"]["name"] == "Say that the claim is still there"
-            for r in t["hosts"].values() if not r.get("skipped")]
+    said = [r.get("msg") for r in task_results(out, "Say that the claim is still there").values() if not r.get("skipped")]
     assert said and "%s/%s is still on the management cluster" % GOOD in said[0], said
     assert tenant_state(GOOD[1]) == {}
     # The lab's own tenants (the tenants directory) were never touched.
