@@ -11,12 +11,13 @@ __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import claim_status
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
-    claim_name_problems, load_claim_files, validate_claims)
+    claim_name_problems, claims_named, load_claim_files, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
     compose_openstack_cluster, region_control_plane)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
@@ -76,8 +77,19 @@ def region_control_plane_filter(region, services=None, size="medium"):
     return region_control_plane(_region(region), services, size)
 
 
-def tenant_claims_filter(directory):
-    return load_claim_files(directory)
+def tenant_claims_filter(directory, name=None):
+    claims = load_claim_files(directory)
+    return claims if name is None else claims_named(claims, name)
+
+
+def claim_statuses_filter(claims, problems, region, generations=None, reports=None, ceph_ready=True,
+                          ceph_message=None, apply_valid=False):
+    return claim_status.statuses(claims, problems, region, generations=generations, reports=reports,
+                                 ceph_ready=ceph_ready, ceph_message=ceph_message, apply_valid=apply_valid)
+
+
+def valid_claims_filter(claims, problems):
+    return claim_status.valid_claims(claims, problems)
 
 
 @fails_on_input_error("invalid OpenStackCluster claims, nothing applied")
@@ -162,6 +174,8 @@ class FilterModule(object):
             "quota_bytes": quota_bytes_filter,
             "tenant_names": tenant_names_filter,
             "tenant_claims": tenant_claims_filter,
+            "claim_statuses": claim_statuses_filter,
+            "valid_claims": valid_claims_filter,
             "tenant_plan": tenant_plan_filter,
             "tenant_removal": tenant_removal_filter,
             "region_control_plane": region_control_plane_filter,

@@ -2,11 +2,14 @@
 # Copyright (c) CobaltCore contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The OpenStackCluster claim schema: the seed XRD's spec, plus the stricter
-constraints the XRD leaves out.
+constraints the XRD leaves out, and the claim's CRD for the management cluster.
 
 XRD_SPEC_SCHEMA is a transcription of the XRD (descriptions dropped). The
 stricter constraints are kept apart in STRICTER_CONSTRAINTS so that each rule
-can be traced to its source; SPEC_SCHEMA is both merged.
+can be traced to its source; SPEC_SCHEMA is both merged. crd() is the
+CustomResourceDefinition of the claims built from XRD_SPEC_SCHEMA, so the API
+server admits exactly what the XRD admits; the stricter rules are reported in
+each claim's status instead.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -14,6 +17,7 @@ __metaclass__ = type
 
 import copy
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.ceph import (
     COMPRESSION_MODES, MAX_REPLICATION, MIN_REPLICATION)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import SIZES
@@ -127,3 +131,74 @@ def _merge_constraints(schema, constraints):
 
 
 SPEC_SCHEMA = _merge_constraints(XRD_SPEC_SCHEMA, STRICTER_CONSTRAINTS)
+
+
+# The claim's CRD (what Crossplane would make of the XRD's claimNames): c5c3.io/v1alpha1, namespaced.
+CLAIM_GROUP, CLAIM_VERSION = naming.CLAIM_API_VERSION.split("/")
+CLAIM_PLURAL = "openstackclusters"
+CRD_NAME = "%s.%s" % (CLAIM_PLURAL, CLAIM_GROUP)
+
+# Crossplane's Condition (crossplane-runtime apis/common/v1): type, status, reason, message,
+# lastTransitionTime, observedGeneration; one condition per type.
+CONDITION_SCHEMA = _object(
+    required=("type", "status", "reason", "lastTransitionTime"),
+    properties={
+        "type": _STRING,
+        "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+        "reason": _STRING,
+        "message": _STRING,
+        "lastTransitionTime": {"type": "string", "format": "date-time"},
+        "observedGeneration": {"type": "integer", "format": "int64", "minimum": 0},
+    },
+)
+STATUS_SCHEMA = _object({
+    "conditions": {"type": "array", "items": CONDITION_SCHEMA,
+                   "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]},
+})
+
+
+def _condition_column(name, condition):
+    return {"name": name, "type": "string", "jsonPath": ".status.conditions[?(@.type=='%s')].status" % condition}
+
+
+PRINTER_COLUMNS = [
+    {"name": "REGION", "type": "string", "jsonPath": ".spec.region"},
+    {"name": "SIZE", "type": "string", "jsonPath": ".spec.size"},
+    _condition_column("SYNCED", "Synced"),
+    _condition_column("READY", "Ready"),
+    {"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+]
+
+
+def crd():
+    """The CustomResourceDefinition of the OpenStackCluster claims (status subresource, printer columns)."""
+    schema = _object(
+        required=("spec",),
+        properties={
+            "apiVersion": _STRING,
+            "kind": _STRING,
+            "metadata": {"type": "object"},
+            "spec": copy.deepcopy(XRD_SPEC_SCHEMA),
+            "status": copy.deepcopy(STATUS_SCHEMA),
+        },
+    )
+    kind = naming.CLAIM_KIND
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": CRD_NAME, "labels": {naming.MANAGED_BY_LABEL: naming.MANAGED_BY}},
+        "spec": {
+            "group": CLAIM_GROUP,
+            "names": {"kind": kind, "listKind": kind + "List", "plural": CLAIM_PLURAL,
+                      "singular": kind.lower()},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": CLAIM_VERSION,
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": schema},
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": copy.deepcopy(PRINTER_COLUMNS),
+            }],
+        },
+    }

@@ -241,6 +241,13 @@ def _referenced_pools(claim):
                     yield index_path("spec." + field, index), name
 
 
+def claims_named(claims, name):
+    """The claims whose metadata.name is name (malformed ones are skipped)."""
+    return [claim for claim in claim_list(claims) or []
+            if isinstance(claim, Mapping) and isinstance(claim.get("metadata"), Mapping)
+            and claim["metadata"].get("name") == name]
+
+
 def claim_spec_with_defaults(spec):
     """The claim's spec with every XRD default filled in (spec must be valid)."""
     return with_defaults(SPEC_SCHEMA, spec)

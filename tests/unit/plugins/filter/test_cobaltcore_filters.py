@@ -35,7 +35,8 @@ def test_filter_names():
         "validate_claims", "compose_openstack_cluster", "region_model", "size_preset",
         "ceph_caps", "ceph_cluster", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
         "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
-        "operator_releases", "network_plan", "tenant_claims", "tenant_plan", "tenant_removal"])
+        "operator_releases", "network_plan", "tenant_claims", "tenant_plan", "tenant_removal",
+        "claim_statuses", "valid_claims"])
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
@@ -146,3 +147,21 @@ def test_tenant_removal_filter():
     removal = FILTERS["tenant_removal"]("t", found)
     assert removal["data_loss"] == ["st-pool-a: CephBlockPool rook-ceph/t-volumes"]
     assert [s["step"] for s in removal["steps"]] == ["ceph-pools"]
+
+
+def test_claim_statuses_and_valid_claims_filters():
+    bad = dict(CLAIM, metadata={"name": "u", "namespace": "tenant-u"}, spec=dict(CLAIM["spec"], size="huge"))
+    claims = [CLAIM, bad]
+    problems = FILTERS["validate_claims"](claims, REGION)
+    assert FILTERS["valid_claims"](claims, problems) == [CLAIM]
+    statuses = FILTERS["claim_statuses"](claims, problems, "eu-de-1", generations={"tenant-u/u": 2})
+    assert [(s["name"], s["observed_generation"], s["conditions"][0]["status"]) for s in statuses] == [
+        ("t", None, "False"), ("u", 2, "False")]
+    assert FILTERS["claim_statuses"](claims, problems, "eu-de-1", apply_valid=True)[0]["name"] == "u"
+
+
+def test_tenant_claims_of_one_name_skip_malformed_claims(tmp_path):
+    (tmp_path / "a.yaml").write_text("kind: x\n---\ntext\n---\nmetadata: s\n---\nmetadata: {name: b, namespace: n}\n")
+    assert FILTERS["tenant_claims"](str(tmp_path), name="b") == [{"metadata": {"name": "b", "namespace": "n"}}]
+    assert FILTERS["tenant_claims"](str(tmp_path), name="c") == []
+    assert len(FILTERS["tenant_claims"](str(tmp_path))) == 4

@@ -16,7 +16,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import KeystoneModule
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     apply, cluster_info, control_plane_health, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
-    ironcore_server_info, wait)
+    ironcore_server_info, openstack_cluster_claim_status, openstack_cluster_claims, wait)
 
 from module_harness import KEYSTONE_MODULES, SECRET_B64, run_module
 from module_harness import keystone, kube  # noqa: F401  # pylint: disable=unused-import
@@ -34,6 +34,8 @@ KUBE_MODULES = {
     ironcore_server_info: {},
     cluster_info: {},
     control_plane_health: {"name": "lab"},
+    openstack_cluster_claims: {"region": "lab"},
+    openstack_cluster_claim_status: {"statuses": [{"namespace": "n", "name": "a"}]},
 }
 
 # Keystone's own TLS, timeout and interface settings, none of which may reach the Kubernetes client.
