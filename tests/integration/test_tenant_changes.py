@@ -191,7 +191,7 @@ def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only
     release = by_step["release-data@st-pool-a"]
     assert sorted((r["kind"], r["result"]) for r in release["results"]) == [
         ("CephFilesystem", "configured"), ("CephObjectStore", "configured")]
-    order = [key for key in by_step]
+    order = list(by_step)
     assert order.index("release-data@st-pool-a") < order.index("ceph-pools@st-pool-a")
     assert tenant_state(Q) == {}
     assert dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R)) == others

@@ -13,8 +13,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.rook_manifests import (PRESERVE_ON_DELETE,
-                                                                                             release_data)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.rook_manifests import (
+    PRESERVE_ON_DELETE, release_data)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import claim_name_problems
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import compose_openstack_clusters
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
