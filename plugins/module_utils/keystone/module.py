@@ -176,6 +176,18 @@ class KeystoneModule(KubeConnection, OpenStackModule):
         self.diff = self.ansible._diff
         self.cloud_name = self.conn.config.name if getattr(self.conn, "config", None) else None
 
+    @classmethod
+    def argument_secrets(cls, params):
+        """Values of the module's no_log options given per cluster (clusters[].params), masked before validation:
+        params is a plain dict, so Ansible does not know which of its keys are secret."""
+        secret = [key for key, spec in cls.argument_spec.items() if spec.get("no_log")]
+        found = set()
+        for entry in params.get("clusters") or []:
+            values = entry.get("params") if isinstance(entry, dict) else None
+            if isinstance(values, dict):
+                found.update(str(values[key]) for key in secret if values.get(key) not in (None, ""))
+        return found
+
     def openstack_cloud_from_module(self):
         self.ansible.settle_masks()  # before secret_auth masks the password it reads
         settings = self.params.get("secret_auth")

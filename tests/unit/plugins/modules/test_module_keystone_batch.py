@@ -9,6 +9,7 @@ import base64
 import pytest
 import yaml
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import KeystoneModule
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments, keystone_verify,
     korc_credentials)
@@ -156,3 +157,11 @@ def test_single_cluster_form_still_needs_its_required_options(keystones):
     result, _text = run_module(korc_credentials.main, {"kubeconfig": "/k.yaml", "secret_auth": entry(
         keystones, "tenant-a")["secret_auth"]})
     assert result["failed"] and result["problems"] == ["namespace is required"], result
+
+
+def test_a_no_log_option_given_per_cluster_is_masked_before_validation():
+    class WithToken(KeystoneModule):
+        argument_spec = dict(token=dict(type="str", no_log=True), region=dict(type="str"))
+    raw = {"clusters": [{"name": "a", "params": {"token": "tok-1", "region": "r"}}, {"name": "b", "params": "x"}]}
+    assert WithToken.argument_secrets(raw) == {"tok-1"}
+    assert korc_credentials.KorcCredentialsModule.argument_secrets(raw) == set()
