@@ -77,6 +77,7 @@ test: setup ## the whole test suite
 	$(MAKE) integration
 	$(MAKE) molecule
 
-bench: lab-build ## benchmarks, ratios measured side by side; a no-op site.yml and the cost of a task
+bench: lab-build ## benchmarks, ratios measured side by side; a no-op site.yml, the cost of a task, phase 7 with 10 tenants vs 1
 	python tests/bench/apply_bench.py
 	python tests/bench/region_bench.py
+	BENCH_CONVERGED=1 python tests/bench/tenants_bench.py

@@ -45,6 +45,60 @@ options:
         description: The Secret's key holding the password.
         type: str
         default: password
+  clusters:
+    description:
+      - The batch form - the module's work for many OpenStack clusters in one run, each cluster with its own
+        Keystone. Every entry is validated before the first cluster is touched; the clusters then run side by
+        side, and every cluster's failure is reported together, naming the cluster (the others still run).
+      - Results are in RV(clusters), one entry per cluster in this order.
+      - Without it the module works on one cluster with its top-level options.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: The OpenStack cluster's name (in results and messages); unique.
+        type: str
+        required: true
+      secret_auth:
+        description:
+          - This cluster's admin, as O(secret_auth) (the password read from this cluster's Secret).
+          - Omitted - the top-level O(secret_auth), O(cloud) or O(auth).
+        type: dict
+        suboptions:
+          auth_url:
+            description: Keystone's URL.
+            type: str
+            required: true
+          username:
+            description: The user.
+            type: str
+            default: admin
+          project_name:
+            description: The project to scope the token to.
+            type: str
+            default: admin
+          domain_name:
+            description: The domain of the user and the project.
+            type: str
+            default: Default
+          secret_namespace:
+            description: The Secret's namespace.
+            type: str
+            required: true
+          secret_name:
+            description: The Secret holding the password.
+            type: str
+            required: true
+          secret_key:
+            description: The Secret's key holding the password.
+            type: str
+            default: password
+      params:
+        description:
+          - The module's own options for this cluster (not the connection or authentication options), validated
+            like them; options not given here take their top-level values.
+        type: dict
+        default: {}
   connect_retries:
     description: Attempts for each Keystone call while Keystone is unreachable or answers 5xx.
     type: int

@@ -9,13 +9,22 @@ Each filter's documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog, failures
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog, clusters, failures
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
 
 
 @fails_on_input_error("invalid Keystone bootstrap settings, nothing was changed")
 def keystone_catalog_plan_filter(settings):
     return catalog.catalog_plan(settings)
+
+
+@fails_on_input_error("invalid Keystone bootstrap settings, nothing was changed")
+def keystone_bootstrap_batch_filter(cluster_list, defaults, endpoints=None, korc=None):
+    return clusters.batch(cluster_list, defaults, endpoints, korc)
+
+
+def keystone_tenant_clusters_filter(tenants, control_planes):
+    return clusters.tenant_clusters(tenants, control_planes)
 
 
 def korc_import_failure_filter(wait_result, manifests):
@@ -31,7 +40,9 @@ class FilterModule(object):
 
     def filters(self):
         return {
+            "keystone_bootstrap_batch": keystone_bootstrap_batch_filter,
             "keystone_catalog_plan": keystone_catalog_plan_filter,
+            "keystone_tenant_clusters": keystone_tenant_clusters_filter,
             "korc_import_failure": korc_import_failure_filter,
             "korc_refs": korc_refs_filter,
         }

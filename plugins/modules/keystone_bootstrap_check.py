@@ -65,6 +65,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+clusters:
+  description:
+    - With O(clusters), one entry per cluster in that order - C(name), C(changed), the results described here for
+      that cluster and, for a cluster that failed, C(failed) and C(msg).
+  returned: with O(clusters)
+  type: list
+  elements: dict
 domain_id:
   description: The ID of O(domain).
   returned: success

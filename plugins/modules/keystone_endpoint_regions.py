@@ -32,14 +32,16 @@ attributes:
     support: none
 options:
   region:
-    description: The region the endpoints belong to.
+    description:
+      - The region the endpoints belong to.
+      - Required, here or per cluster in O(clusters[].params).
     type: str
-    required: true
   endpoints:
-    description: The endpoints.
+    description:
+      - The endpoints.
+      - Required, here or per cluster in O(clusters[].params).
     type: list
     elements: dict
-    required: true
     suboptions:
       service:
         description: The service's name.
@@ -71,6 +73,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+clusters:
+  description:
+    - With O(clusters), one entry per cluster in that order - C(name), C(changed), the results described here for
+      that cluster and, for a cluster that failed, C(failed) and C(msg).
+  returned: with O(clusters)
+  type: list
+  elements: dict
 moved:
   description: The endpoints whose region this run set (or would set, in check mode).
   returned: always
@@ -99,8 +108,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module im
 
 class KeystoneEndpointRegionsModule(KeystoneModule):
     argument_spec = dict(
-        region=dict(type="str", required=True),
-        endpoints=dict(type="list", elements="dict", required=True, options=dict(
+        region=dict(type="str"),
+        endpoints=dict(type="list", elements="dict", options=dict(
             service=dict(type="str", required=True),
             type=dict(type="str", required=True),
             interface=dict(type="str", required=True, choices=["public", "internal", "admin"]),
@@ -108,6 +117,7 @@ class KeystoneEndpointRegionsModule(KeystoneModule):
         )),
     )
     module_kwargs = dict(supports_check_mode=True)
+    cluster_required = ("region", "endpoints")
 
     def run(self):
         self.authorize()

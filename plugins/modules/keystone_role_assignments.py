@@ -31,10 +31,11 @@ attributes:
     support: none
 options:
   assignments:
-    description: What to grant.
+    description:
+      - What to grant.
+      - Required, here or per cluster in O(clusters[].params).
     type: list
     elements: dict
-    required: true
     suboptions:
       user:
         description: The user's name.
@@ -69,6 +70,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+clusters:
+  description:
+    - With O(clusters), one entry per cluster in that order - C(name), C(changed), the results described here for
+      that cluster and, for a cluster that failed, C(failed) and C(msg).
+  returned: with O(clusters)
+  type: list
+  elements: dict
 assignments:
   description: One entry per requested assignment, with the roles this run granted.
   returned: always
@@ -95,7 +103,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module im
 
 class KeystoneRoleAssignmentsModule(KeystoneModule):
     argument_spec = dict(
-        assignments=dict(type="list", elements="dict", required=True, options=dict(
+        assignments=dict(type="list", elements="dict", options=dict(
             user=dict(type="str", required=True),
             user_domain=dict(type="str", default="Default"),
             project=dict(type="str", required=True),
@@ -104,6 +112,7 @@ class KeystoneRoleAssignmentsModule(KeystoneModule):
         )),
     )
     module_kwargs = dict(supports_check_mode=True)
+    cluster_required = ("assignments",)
 
     def run(self):
         self.authorize()

@@ -33,13 +33,15 @@ attributes:
     support: none
 options:
   namespace:
-    description: The OpenStack cluster's namespace on the control-plane cluster (where the Secrets are).
+    description:
+      - The OpenStack cluster's namespace on the control-plane cluster (where the Secrets are).
+      - Required, here or per cluster in O(clusters[].params).
     type: str
-    required: true
   region:
-    description: The region every endpoint must be in.
+    description:
+      - The region every endpoint must be in.
+      - Required, here or per cluster in O(clusters[].params).
     type: str
-    required: true
   domain:
     description: The domain of the service users and the service project.
     type: str
@@ -49,10 +51,11 @@ options:
     type: str
     default: service
   services:
-    description: The services of the catalog (the C(services) of the C(keystone_catalog_plan) filter).
+    description:
+      - The services of the catalog (the C(services) of the C(keystone_catalog_plan) filter).
+      - Required, here or per cluster in O(clusters[].params).
     type: list
     elements: dict
-    required: true
     suboptions:
       name:
         description: The service's name.
@@ -103,6 +106,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+clusters:
+  description:
+    - With O(clusters), one entry per cluster in that order - C(name), C(changed), the results described here for
+      that cluster and, for a cluster that failed, C(failed) and C(msg).
+  returned: with O(clusters)
+  type: list
+  elements: dict
 checked:
   description: How many services, endpoints, users and credentials were checked.
   returned: always
@@ -140,11 +150,11 @@ def credential_of(values, cloud):
 
 class KeystoneVerifyModule(KeystoneModule):
     argument_spec = dict(
-        namespace=dict(type="str", required=True),
-        region=dict(type="str", required=True),
+        namespace=dict(type="str"),
+        region=dict(type="str"),
         domain=dict(type="str", default="Default"),
         project=dict(type="str", default="service"),
-        services=dict(type="list", elements="dict", required=True, options=dict(
+        services=dict(type="list", elements="dict", options=dict(
             name=dict(type="str", required=True),
             type=dict(type="str", required=True),
             public_url=dict(type="str", required=True),
@@ -157,6 +167,7 @@ class KeystoneVerifyModule(KeystoneModule):
         korc_cloud=dict(type="str", default=naming.KORC_CLOUD_NAME),
     )
     module_kwargs = dict(supports_check_mode=True)
+    cluster_required = ("namespace", "region", "services")
 
     def run(self):
         self.authorize()

@@ -38,9 +38,10 @@ attributes:
     support: full
 options:
   namespace:
-    description: The OpenStack cluster's namespace on the control-plane cluster.
+    description:
+      - The OpenStack cluster's namespace on the control-plane cluster.
+      - Required, here or per cluster in O(clusters[].params).
     type: str
-    required: true
   secret_name:
     description: The Secret K-ORC reads (C(cloudCredentialsRef.secretName)).
     type: str
@@ -105,6 +106,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+clusters:
+  description:
+    - With O(clusters), one entry per cluster in that order - C(name), C(changed), the results described here for
+      that cluster and, for a cluster that failed, C(failed) and C(msg).
+  returned: with O(clusters)
+  type: list
+  elements: dict
 minted:
   description: Whether this run created a new application credential (or would, in check mode).
   returned: always
@@ -183,7 +191,7 @@ def stored_credential(secret, cloud_name):
 
 class KorcCredentialsModule(KeystoneModule):
     argument_spec = dict(
-        namespace=dict(type="str", required=True),
+        namespace=dict(type="str"),
         secret_name=dict(type="str", default=naming.KORC_CLOUDS_SECRET),
         cloud_name=dict(type="str", default=naming.KORC_CLOUD_NAME),
         name=dict(type="str"),
@@ -196,6 +204,7 @@ class KorcCredentialsModule(KeystoneModule):
         synced_secret=dict(type="str", no_log=False),
     )
     module_kwargs = dict(supports_check_mode=True)
+    cluster_required = ("namespace",)
 
     def token_for(self, credential_id, secret, auth_url):
         """The AccessInfo the credential gets, None when Keystone refuses it; retries outages."""

@@ -9,6 +9,8 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from datetime import datetime
 from pathlib import Path
 
@@ -327,6 +329,39 @@ def korc_ids(kubeconfig, namespace=REGION_NAMESPACE):
     """{(kind, name): Keystone ID} of the K-ORC objects of an OpenStack cluster."""
     items = json.loads(kubectl(kubeconfig, "-n", namespace, "get", KORC_RESOURCES, "-o", "json").stdout)["items"]
     return dict(((o["kind"], o["metadata"]["name"]), (o.get("status") or {}).get("id")) for o in items)
+
+
+def keystone_endpoint(kubeconfig, namespace=REGION_NAMESPACE):
+    """The endpoint of an OpenStack cluster's own Keystone (its Keystone CR's status)."""
+    return kubectl(kubeconfig, "-n", namespace, "get", "keystone", "keystone", "-o",
+                   "jsonpath={.status.endpoint}").stdout
+
+
+def keystone_admin(kubeconfig, namespace=REGION_NAMESPACE):
+    """The bootstrap admin of an OpenStack cluster's own Keystone (password from its Secret), authorized."""
+    import openstack
+    from regionlab import keystone as lab_keystone
+    conn = openstack.connect(load_yaml_config=False, auth_type="password", auth={
+        "auth_url": keystone_endpoint(kubeconfig, namespace), "username": "admin", "project_name": "admin",
+        "user_domain_name": "Default", "project_domain_name": "Default",
+        "password": secret_data(kubeconfig, "keystone-admin-credentials", namespace)["password"]},
+        region_name=lab_keystone.REGION)
+    conn.authorize()
+    return conn
+
+
+def token_status(auth_url, clouds_yaml, cloud):
+    """HTTP status of a token request with the application credential of a clouds.yaml at auth_url."""
+    auth = yaml.safe_load(clouds_yaml)["clouds"][cloud]["auth"]
+    body = {"auth": {"identity": {"methods": ["application_credential"], "application_credential": {
+        "id": auth["application_credential_id"], "secret": auth["application_credential_secret"]}}}}
+    request = urllib.request.Request(auth_url + "/auth/tokens", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
 
 
 def secret_data(kubeconfig, name, namespace=REGION_NAMESPACE):

@@ -19,13 +19,14 @@ import pytest
 import yaml
 
 from conftest import (KORC_KINDS, KORC_RESOURCES, REGION_HOST as HOST, REGION_NAMESPACE as NAMESPACE, REPO,
-                      delete_namespace as _delete_namespace, kubectl, remove_openstack_cluster as _remove_cluster,
-                      run_playbook, run_tasks)
+                      delete_namespace as _delete_namespace, keystone_admin as _admin, keystone_endpoint as _endpoint, kubectl,
+                      remove_openstack_cluster as _remove_cluster, run_playbook, run_tasks, token_status)
 from regionlab import config
 from regionlab import keystone as lab_keystone
 
 PLAYBOOK = REPO / "playbooks" / "keystone.yml"
-TENANT = "lab-tenant-a"
+# Not a lab claim: phase 7 owns lab-tenant-a and lab-tenant-b (test_tenants.py).
+TENANT = "kc-tenant"
 TENANT_NAMESPACE = "openstack-" + TENANT
 BAD_IMPORT_NAMESPACE = "openstack-badimport"
 SERVICES = ["glance", "placement", "nova", "neutron", "cinder"]
@@ -36,22 +37,6 @@ def _lab_admin():
     """The lab's own Keystone (not run by a Keystone CR), for the keystone_bootstrap_keystone_cr=false cases."""
     settings = yaml.safe_load(lab_keystone.CLOUDS.read_text())["clouds"][lab_keystone.CLOUD_NAME]
     conn = openstack.connect(load_yaml_config=False, **settings)
-    conn.authorize()
-    return conn
-
-
-def _endpoint(kubeconfig, namespace=NAMESPACE):
-    return kubectl(kubeconfig, "-n", namespace, "get", "keystone", "keystone", "-o",
-                   "jsonpath={.status.endpoint}").stdout
-
-
-def _admin(kubeconfig, namespace=NAMESPACE):
-    """The bootstrap admin of a cluster's own Keystone (password from its Secret)."""
-    conn = openstack.connect(load_yaml_config=False, auth_type="password", auth={
-        "auth_url": _endpoint(kubeconfig, namespace), "username": "admin", "project_name": "admin",
-        "user_domain_name": "Default", "project_domain_name": "Default",
-        "password": _secret(kubeconfig, "keystone-admin-credentials", namespace)["password"]},
-        region_name=lab_keystone.REGION)
     conn.authorize()
     return conn
 
@@ -143,7 +128,7 @@ def test_keystone_cr_is_bootstrapped_with_the_generated_password(first_run, cp_k
     assert len(_secret(cp_kubeconfig, "keystone-admin-credentials")["password"]) == 32
     # The region's Keystone is the CR's own, not the lab's standing one.
     assert cr["status"]["endpoint"] != lab_keystone.URL
-    assert ("ok", "Check in Keystone what the bootstrap created (domain, projects, roles, the admin's role)") in [
+    assert ("ok", "Check in each Keystone what the bootstrap created (domain, projects, roles, the admin's role)") in [
         ("ok" if not t["hosts"][HOST].get("failed") else "failed", t["task"]["name"].split(" : ", 1)[-1])
         for p in first_run["out"]["plays"] for t in p["tasks"] if HOST in t["hosts"]]
 
@@ -363,7 +348,7 @@ def test_a_failed_bootstrap_fails_the_play_at_once_with_the_operators_message(la
         elapsed = time.time() - started
         assert rc != 0
         name, result = _failed_task(out)
-        assert name == "Wait for the Keystone bootstrap (BootstrapReady and Ready for the current generation)"
+        assert name == "Wait for the Keystone bootstraps (BootstrapReady and Ready for the current generation)"
         assert "BootstrapFailed" in result["msg"] and "job has permanently failed" in result["msg"], result["msg"]
         assert elapsed < 200, elapsed  # at the operator's verdict, not at the timeout
     finally:
@@ -382,7 +367,7 @@ def test_keystone_unreachable_is_retried_then_fails_naming_the_endpoint(first_ru
                                             keystone_bootstrap_connect_retry_delay=0.2))
     assert rc != 0
     name, result = _failed_task(out)
-    assert name == "Check in Keystone what the bootstrap created (domain, projects, roles, the admin's role)"
+    assert name == "Check in each Keystone what the bootstrap created (domain, projects, roles, the admin's role)"
     assert ("Keystone at %s (user admin, password from Secret openstack/keystone-admin-credentials) is not reachable"
             % closed) in result["msg"], result["msg"]
     assert "failed 3 times" in result["msg"]
@@ -394,7 +379,7 @@ def test_wrong_admin_password_fails_clearly(lab, cp_kubeconfig, tmp_path):
         keystone_bootstrap_create_namespace=False)))
     assert rc != 0
     name, result = _failed_task(out)
-    assert name == "Mint K-ORC's application credential and write its clouds.yaml Secret"
+    assert name == "Mint K-ORC's application credentials and write their clouds.yaml Secrets"
     assert "Keystone at %s (cloud lab-admin) refused the credentials (HTTP 401)" % lab_keystone.URL in result["msg"]
     assert "wrong-password-0123456789" not in json.dumps(out)
 
@@ -451,8 +436,11 @@ def test_openbao_path_deletes_a_replaced_credential_only_once_eso_delivered_the_
         _delete_korc_credentials(admin, "k-orc-" + namespace)
 
 
-def _tenant_play(kubeconfig, services):
-    claim = REPO / "inventories" / "lab" / "tenants" / ("%s.yaml" % TENANT)
+def _tenant_play(kubeconfig, services, tmp_path):
+    """The ControlPlane composed from lab-tenant-a's claim renamed, and the role on its cluster alone."""
+    lab_claim = (REPO / "inventories" / "lab" / "tenants" / "lab-tenant-a.yaml").read_text()
+    claim = tmp_path / ("%s.yaml" % TENANT)
+    claim.write_text(lab_claim.replace("name: lab-tenant-a", "name: %s" % TENANT))
     return [{"name": "tenant", "hosts": HOST, "gather_facts": False, "tasks": [
         {"name": "ControlPlane of the tenant", "c5c3.cobaltcore.apply": {
             "kubeconfig": str(kubeconfig),
@@ -463,22 +451,6 @@ def _tenant_play(kubeconfig, services):
         {"name": "Keystone of the tenant", "ansible.builtin.include_role": {"name": "c5c3.cobaltcore.keystone_bootstrap"},
          "vars": {"keystone_bootstrap_kubeconfig": str(kubeconfig), "keystone_bootstrap_namespace": TENANT_NAMESPACE,
                   "keystone_bootstrap_cluster_name": TENANT, "keystone_bootstrap_services": services}}]}]
-
-
-def _token_status(auth_url, clouds_yaml, cloud):
-    """HTTP status of a token request with the application credential of a clouds.yaml at auth_url."""
-    auth = yaml.safe_load(clouds_yaml)["clouds"][cloud]["auth"]
-    body = {"auth": {"identity": {"methods": ["application_credential"], "application_credential": {
-        "id": auth["application_credential_id"], "secret": auth["application_credential_secret"]}}}}
-    import urllib.error
-    import urllib.request
-    request = urllib.request.Request(auth_url + "/auth/tokens", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status
-    except urllib.error.HTTPError as error:
-        return error.code
 
 
 def _removing_the_korc_objects_leaves_what_the_bootstrap_created(kubeconfig, namespace, admin, endpoint):
@@ -501,7 +473,7 @@ def test_tenant_cluster_has_its_own_keystone_and_keeps_the_bootstrap_when_korc_l
     assert first_run["rc"] == 0
     services = ["keystone", "glance", "placement"]
     play = tmp_path / "tenant.yml"
-    play.write_text(json.dumps(_tenant_play(cp_kubeconfig, services)))
+    play.write_text(json.dumps(_tenant_play(cp_kubeconfig, services, tmp_path)))
     try:
         started = time.time()
         rc, out = run_playbook(play)
@@ -524,8 +496,8 @@ def test_tenant_cluster_has_its_own_keystone_and_keeps_the_bootstrap_when_korc_l
         for namespace, own, other in ((NAMESPACE, region_url, tenant_url), (TENANT_NAMESPACE, tenant_url, region_url)):
             for secret, cloud in (("k-orc-clouds-yaml", "openstack"), ("glance-keystone-credentials", "glance")):
                 clouds_yaml = _secret(cp_kubeconfig, secret, namespace)["clouds.yaml"]
-                assert _token_status(own, clouds_yaml, cloud) == 201, (namespace, secret)
-                assert _token_status(other, clouds_yaml, cloud) in (401, 404), (namespace, secret)
+                assert token_status(own, clouds_yaml, cloud) == 201, (namespace, secret)
+                assert token_status(other, clouds_yaml, cloud) in (401, 404), (namespace, secret)
         for obj in _korc_objects(cp_kubeconfig, TENANT_NAMESPACE):
             korc_secret = obj["spec"].get("cloudCredentialsRef", {}).get("secretName")
             assert korc_secret in ("k-orc-clouds-yaml", "glance-keystone-user", "placement-keystone-user"), obj

@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from conftest import (REGION_HOST, REPO, failures, kubectl, lab_kubectl, objects, play_seconds, run_playbook,
-                      task_results)
+from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, failures, keystone_admin, keystone_endpoint, kubectl,
+                      lab_kubectl, objects, play_seconds, run_playbook, secrets_of, task_results, token_status)
 from regionlab import config
 
 TENANTS_PLAY = REPO / "playbooks" / "tenants.yml"
@@ -46,6 +46,21 @@ COPIES = {
     ("st-pool-a", "openstack-lab-tenant-b"): ("openstack-lab-tenant-b", "ceph-client-lab-tenant-b"),
     ("st-pool-b", "openstack-lab-tenant-b"): ("openstack-lab-tenant-b", "ceph-client-lab-tenant-b-st-pool-b"),
 }
+LAB_TENANTS = ("lab-tenant-a", "lab-tenant-b")
+# Each tenant's catalog: what its ControlPlane runs (the XRD's defaults nova, neutron, cinder, glance and
+# cortex; nova with placement; lab-tenant-b's claim adds manila).
+CATALOGS = {
+    "lab-tenant-a": ["cinder", "cortex", "glance", "keystone", "neutron", "nova", "placement"],
+    "lab-tenant-b": ["cinder", "cortex", "glance", "keystone", "manila", "neutron", "nova", "placement"],
+}
+# Phase 7's Keystone steps that talk to Keystone: one module call for every tenant (option clusters).
+KEYSTONE_BATCH_TASKS = (
+    "Check in each Keystone what the bootstrap created (domain, projects, roles, the admin's role)",
+    "Mint K-ORC's application credentials and write their clouds.yaml Secrets",
+    "Put the catalogs' endpoints into the region (K-ORC v2.6.0 Endpoints have none)",
+    "Grant the service users their roles on the service project (K-ORC v2.6.0 has no RoleAssignment)",
+    "Verify the catalogs, the service users and every credential in Keystone",
+)
 PHASE7_TASKS = ("Apply the tenants' namespaces and ControlPlanes",
                 "Apply the tenants' Ceph objects of this storage pool and wait for them")
 
@@ -105,6 +120,23 @@ def copied_key(namespace, name):
     proc = kubectl(config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST), "-n", namespace, "get", "secret", name,
                    "-o", "json", check=False)
     return json.loads(proc.stdout)["data"] if proc.returncode == 0 else None
+
+
+def cp_kubeconfig():
+    return config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
+
+
+def phase7_tasks(out):
+    """{task name: {host: result}} of the keystone_bootstrap role's tasks in phase 7's play."""
+    found = {}
+    for played in out["plays"]:
+        if played["play"]["name"] != "Phase 7 - tenants":
+            continue
+        for task in played["tasks"]:
+            role, _sep, name = task["task"]["name"].rpartition(" : ")
+            if role.endswith("keystone_bootstrap"):
+                found[name] = task["hosts"]
+    return found
 
 
 def play(playbook, *args):
@@ -179,6 +211,67 @@ def test_no_ceph_key_in_the_verbose_run(region):
             assert secret not in region.first.text, "the Ceph key of %s on %s appears in the -vvv run" % (client, pool)
 
 
+def test_every_tenant_has_its_own_keystone_with_the_catalog_of_its_control_plane(region):
+    urls = {REGION_NAMESPACE: keystone_endpoint(cp_kubeconfig())}
+    for tenant in LAB_TENANTS:
+        namespace = "openstack-" + tenant
+        urls[namespace] = keystone_endpoint(cp_kubeconfig(), namespace)
+        admin = keystone_admin(cp_kubeconfig(), namespace)
+        services = dict((s.id, s.name) for s in admin.identity.services())
+        assert sorted(services.values()) == CATALOGS[tenant], tenant
+        # Every service's public and internal endpoint, in the region (inventory cobaltcore_region: lab).
+        endpoints = sorted((services[e.service_id], e.interface) for e in admin.identity.endpoints()
+                           if e.region_id == "lab")
+        for service in CATALOGS[tenant]:
+            assert (service, "public") in endpoints and (service, "internal") in endpoints, (tenant, service)
+        users = sorted(u.name for u in admin.identity.users(domain_id="default"))
+        assert users == sorted(["admin"] + [n for n in CATALOGS[tenant] if n != "keystone"]), tenant
+    assert len(set(urls.values())) == 3 and all(urls.values()), urls
+
+
+def test_each_tenants_credentials_get_a_token_from_its_own_keystone_only(region):
+    urls = dict((namespace, keystone_endpoint(cp_kubeconfig(), namespace))
+                for namespace in (REGION_NAMESPACE,) + tuple("openstack-" + t for t in LAB_TENANTS))
+    for tenant in LAB_TENANTS:
+        namespace = "openstack-" + tenant
+        secrets = secrets_of(cp_kubeconfig(), namespace)
+        for secret, cloud in (("k-orc-clouds-yaml", "openstack"), ("glance-keystone-credentials", "glance"),
+                              ("nova-keystone-credentials", "nova")):
+            clouds_yaml = secrets[secret]["clouds.yaml"]
+            for where, url in urls.items():
+                status = token_status(url, clouds_yaml, cloud)
+                if where == namespace:
+                    assert status == 201, (tenant, secret, where)
+                else:
+                    assert status in (401, 404), (tenant, secret, where, status)
+
+
+def test_phase7_bootstraps_every_tenant_with_one_call_per_step_and_reruns_as_a_noop(region):
+    first, second = phase7_tasks(region.first.out), phase7_tasks(region.second.out)
+    for name in KEYSTONE_BATCH_TASKS:
+        result = first[name][REGION_HOST]
+        assert not result.get("failed"), (name, result.get("msg"))
+        # One entry per tenant (Ansible masks "lab" in them: the region's name is a value of the credential
+        # Secrets the modules read, and every value of a Secret read is masked).
+        assert len(result["clusters"]) == len(LAB_TENANTS) and not any(c.get("failed") for c in result["clusters"])
+        assert [c["name"].rsplit("-", 1)[-1] for c in result["clusters"]] == ["a", "b"], name
+    for name, hosts in second.items():
+        for host, result in hosts.items():
+            assert not result.get("changed"), (name, host)
+            if "requests" in result and not result.get("skipped"):
+                assert set(result["requests"]) <= {"GET"}, (name, host, result["requests"])
+
+
+def test_no_tenant_keystone_secret_in_the_verbose_run(region):
+    for tenant in LAB_TENANTS:
+        for name, data in secrets_of(cp_kubeconfig(), "openstack-" + tenant).items():
+            if name == "keystone-admin-credentials" or name.endswith(("-keystone-user", "-keystone-credentials")) \
+                    or name == "k-orc-clouds-yaml":
+                for key, value in data.items():
+                    if key in ("password", "value", "clouds.yaml"):
+                        assert value not in region.first.text, "%s/%s %s appears in the -vvv run" % (tenant, name, key)
+
+
 def test_removal_refuses_without_confirmation(region):
     before = tenant_state("lab-tenant-a")
     rc, out = play(REMOVE_PLAY, "-e", "tenant=lab-tenant-a", "-e", "confirm=lab-tenant-b")
@@ -217,6 +310,9 @@ def test_removing_one_tenant_leaves_the_other(region, tenant, other):
     assert tenant_state(tenant)
     assert copied_key("openstack-" + tenant, "ceph-client-" + tenant) == {
         "userKey": rook_key("st-pool-a", "openstack-" + tenant)}
+    # Restored with a new Keystone of its own, bootstrapped with its catalog.
+    admin = keystone_admin(cp_kubeconfig(), "openstack-" + tenant)
+    assert sorted(s.name for s in admin.identity.services()) == CATALOGS[tenant]
 
 
 def test_an_invalid_claim_stops_phase_7_before_any_write(region, tmp_path):

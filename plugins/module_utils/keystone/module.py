@@ -16,15 +16,23 @@ of a CobaltCore region needs:
   ``client_key``, which are Keystone's;
 * ``secret_auth`` authenticates with a password read from a Kubernetes Secret (the
   bootstrap admin's), so the password never passes through Ansible variables;
+* ``clusters`` runs the module for many OpenStack clusters in one process: each entry
+  names a cluster, its own ``secret_auth`` and its values of the module's options; all
+  entries are validated before the first one runs, they run side by side, each with its
+  own Keystone connection, and every cluster's failure is reported together, naming it;
 * secret values read or written are masked in everything Ansible prints.
 """
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import copy
 import functools
 import importlib
 import time
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.openstack.cloud.plugins.module_utils import openstack as openstack_cloud
 from ansible_collections.openstack.cloud.plugins.module_utils.openstack import OpenStackModule
@@ -49,17 +57,28 @@ KEYSTONE_RETRY_SPEC = dict(
     connect_retries=dict(type="int", default=6),
     connect_retry_delay=dict(type="float", default=1.0),
 )
+SECRET_AUTH_OPTIONS = dict(
+    auth_url=dict(type="str", required=True),
+    username=dict(type="str", default="admin"),
+    project_name=dict(type="str", default="admin"),
+    domain_name=dict(type="str", default="Default"),
+    secret_namespace=dict(type="str", required=True, no_log=False),
+    secret_name=dict(type="str", required=True, no_log=False),
+    secret_key=dict(type="str", default="password", no_log=False),
+)
 SECRET_AUTH_SPEC = dict(
-    secret_auth=dict(type="dict", no_log=False, options=dict(
-        auth_url=dict(type="str", required=True),
-        username=dict(type="str", default="admin"),
-        project_name=dict(type="str", default="admin"),
-        domain_name=dict(type="str", default="Default"),
-        secret_namespace=dict(type="str", required=True, no_log=False),
-        secret_name=dict(type="str", required=True, no_log=False),
-        secret_key=dict(type="str", default="password", no_log=False),
+    secret_auth=dict(type="dict", no_log=False, options=copy.deepcopy(SECRET_AUTH_OPTIONS)),
+)
+# The batch form: one entry per OpenStack cluster; params holds the module's own options for it.
+CLUSTERS_SPEC = dict(
+    clusters=dict(type="list", elements="dict", options=dict(
+        name=dict(type="str", required=True),
+        secret_auth=dict(type="dict", no_log=False, options=copy.deepcopy(SECRET_AUTH_OPTIONS)),
+        params=dict(type="dict", default={}),
     )),
 )
+# Clusters served side by side (Keystone calls wait on the network, not on the CPU).
+BATCH_WORKERS = 8
 
 
 class KeystoneError(Exception):
@@ -131,13 +150,19 @@ class KeystoneModule(KubeConnection, OpenStackModule):
         auth_secret, auth_public = masking.auth_strings(params.get("auth"))
         return secret | auth_secret, (public | auth_public) - auth_secret
 
+    # Options the module needs, given at the top or in every entry of clusters (checked after merging).
+    cluster_required = ()
+
     def __init__(self):
+        self.own_spec = self.argument_spec
         spec = dict(KEYSTONE_RETRY_SPEC)
         spec.update(self.kube_connection_spec())
         spec.update(SECRET_AUTH_SPEC)
+        spec.update(CLUSTERS_SPEC)
         spec.update(self.argument_spec)
         self.argument_spec = spec
         self.module_kwargs = dict(self.module_kwargs, mutually_exclusive=[("secret_auth", "cloud"), ("secret_auth", "auth")])
+        self.cluster = None
         self.diff = False
         # OpenStackModule builds its AnsibleModule itself: let it build one that masks before validating
         # (and unmasks a kubeconfig's names, so a failed validation's message stays readable).
@@ -151,19 +176,43 @@ class KeystoneModule(KubeConnection, OpenStackModule):
         self.diff = self.ansible._diff
         self.cloud_name = self.conn.config.name if getattr(self.conn, "config", None) else None
 
+    @classmethod
+    def argument_secrets(cls, params):
+        """Values of the module's no_log options given per cluster (clusters[].params), masked before validation:
+        params is a plain dict, so Ansible does not know which of its keys are secret."""
+        secret = [key for key, spec in cls.argument_spec.items() if spec.get("no_log")]
+        found = set()
+        for entry in params.get("clusters") or []:
+            values = entry.get("params") if isinstance(entry, dict) else None
+            if isinstance(values, dict):
+                found.update(str(values[key]) for key in secret if values.get(key) not in (None, ""))
+        return found
+
     def openstack_cloud_from_module(self):
         self.ansible.settle_masks()  # before secret_auth masks the password it reads
         settings = self.params.get("secret_auth")
-        if not settings:
+        clusters = self.params.get("clusters")
+        if not settings and not (clusters is not None and all(c.get("secret_auth") for c in clusters)
+                                 and not self.params.get("cloud") and not self.params.get("auth")):
             return super(KeystoneModule, self).openstack_cloud_from_module()
         self.params.pop("cloud", None)
         try:
             sdk = importlib.import_module("openstack")
         except ImportError:
             self.fail_json(msg="openstacksdk is required for this module")
+        if not settings:
+            return sdk, None  # every cluster connects with its own secret_auth
+        self.sdk = sdk
+        try:
+            return sdk, self.secret_auth_connection(settings)
+        except KeystoneError as exc:
+            self.fail_json(msg=str(exc))
+
+    def secret_auth_connection(self, settings):
+        """An SDK connection as the user of secret_auth (password read from its Secret)."""
         password = self.secret_password(settings)
         try:
-            return sdk, sdk.connect(
+            return self.sdk.connect(
                 auth_type="password",
                 auth=dict(auth_url=settings["auth_url"], username=settings["username"], password=password,
                           project_name=settings["project_name"], user_domain_name=settings["domain_name"],
@@ -171,8 +220,8 @@ class KeystoneModule(KubeConnection, OpenStackModule):
                 region_name=self.params["region_name"], verify=self.params["validate_certs"],
                 cacert=self.params["ca_cert"], api_timeout=self.params["api_timeout"],
                 interface=self.params["interface"])
-        except sdk.exceptions.SDKException as exc:
-            self.fail_json(msg=str(exc))
+        except self.sdk.exceptions.SDKException as exc:
+            raise KeystoneError(str(exc))
 
     def secret_password(self, settings):
         """The password of secret_auth, read from its Secret and masked from here on."""
@@ -180,11 +229,11 @@ class KeystoneModule(KubeConnection, OpenStackModule):
         try:
             live = self.read_secret(settings["secret_namespace"], settings["secret_name"])
         except KubeError as exc:
-            self.fail_json(msg="secret_auth: reading %s failed: %s" % (where, exc))
+            raise KeystoneError("secret_auth: reading %s failed: %s" % (where, exc))
         password = decoded(live).get(settings["secret_key"])
         if not password:
-            self.fail_json(msg="secret_auth: %s %s" % (where, "does not exist" if live is None else
-                                                       "has no usable key %s" % settings["secret_key"]))
+            raise KeystoneError("secret_auth: %s %s" % (where, "does not exist" if live is None else
+                                                        "has no usable key %s" % settings["secret_key"]))
         return password
 
     def read_secret(self, namespace, name):
@@ -205,6 +254,9 @@ class KeystoneModule(KubeConnection, OpenStackModule):
             return "(unknown auth_url)"
 
     def _where(self):
+        return ("OpenStack cluster %s: " % self.cluster if self.cluster else "") + self._keystone_where()
+
+    def _keystone_where(self):
         if self.params.get("secret_auth"):
             settings = self.params["secret_auth"]
             return "Keystone at %s (user %s, password from Secret %s/%s)" % (
@@ -252,9 +304,106 @@ class KeystoneModule(KubeConnection, OpenStackModule):
         result.update(extra)
         self.ansible.fail_json(msg=msg, **self._with_requests(result))
 
+    # -- many clusters -----------------------------------------------------------
+
+    def cluster_params(self, entry=None):
+        """The module's parameters with one entry of clusters applied (if any), and their problems."""
+        merged = dict(self.params)
+        merged.pop("clusters", None)
+        problems = []
+        if entry is not None:
+            where = "clusters[%s].params" % entry["name"]
+            # Only the module's own options, without defaults: unset ones keep the module's values.
+            spec = dict((key, dict((k, v) for k, v in value.items() if k not in ("default", "required")))
+                        for key, value in self.own_spec.items())
+            raw = entry.get("params") or {}
+            result = ArgumentSpecValidator(spec).validate(dict(raw))
+            self.hide(*result._no_log_values)
+            problems.extend("%s: %s" % (where, error) for error in result.error_messages)
+            merged.update((key, result.validated_parameters.get(key)) for key in raw if key in spec)
+            if entry.get("secret_auth"):
+                merged["secret_auth"] = entry["secret_auth"]
+        for key in self.cluster_required:
+            if merged.get(key) in (None, "", []):
+                problems.append("%s is required%s" % (
+                    key, " (at the top or in clusters[%s].params)" % entry["name"] if entry else ""))
+        return merged, problems
+
+    def run_clusters(self):
+        """run() once per entry of clusters, side by side, each with its own parameters and connection."""
+        entries = self.params["clusters"]
+        problems, prepared = [], []
+        names = [entry["name"] for entry in entries]
+        problems.extend("clusters: %s is listed more than once" % name
+                        for name in sorted(set(n for n in names if names.count(n) > 1)))
+        for entry in entries:
+            params, found = self.cluster_params(entry)
+            problems.extend(found)
+            prepared.append((entry, params))
+        if problems:
+            raise InputError(problems)
+        self.client  # noqa: B018 - one Kubernetes client, built before the workers share it
+        workers = []
+        for entry, params in prepared:
+            worker = copy.copy(self)
+            worker.params, worker.cluster, worker.results = params, entry["name"], {"changed": False}
+            worker.uses_own_auth = bool(entry.get("secret_auth"))
+            workers.append(worker)
+        if workers:
+            with ThreadPoolExecutor(max_workers=min(len(workers), BATCH_WORKERS)) as pool:
+                outcomes = list(pool.map(KeystoneModule.run_cluster, workers))
+        else:
+            outcomes = []
+        results, failures = [], []
+        for worker, error in outcomes:
+            entry = dict(worker.results, name=worker.cluster)
+            entry.pop("diff", None)
+            if error:
+                entry.update(failed=True, msg=error)
+                failures.append("OpenStack cluster %s: %s" % (worker.cluster, error))
+            results.append(entry)
+            if worker.results.get("changed"):
+                self.results["changed"] = True
+            if worker.results.get("diff"):
+                self.results.setdefault("diff", []).extend(worker.results["diff"])
+        self.results["clusters"] = results
+        if failures:
+            raise KeystoneError("%d of %d OpenStack cluster(s) failed:\n%s" % (
+                len(failures), len(results), "\n".join("- " + f for f in failures)))
+
+    def run_cluster(self):
+        """(this worker, None or the cluster's error message); a worker is a copy of the module."""
+        try:
+            if self.uses_own_auth:
+                self.conn = self.secret_auth_connection(self.params["secret_auth"])
+                self.cloud_name = None
+            self.run()
+            return self, None
+        except KeystoneError as exc:
+            self.results.update(exc.details)
+            return self, self._strip(str(exc))
+        except InputError as exc:
+            return self, "invalid input, nothing was changed: %s" % exc
+        except KubeError as exc:
+            return self, str(exc)
+        except self.sdk.exceptions.SDKException as exc:
+            return self, "%s: %s" % (self._keystone_where(), short_error(exc))
+
+    def _strip(self, message):
+        """A worker's message without the cluster prefix the batch's message puts before it."""
+        prefix = "OpenStack cluster %s: " % self.cluster
+        return message[len(prefix):] if message.startswith(prefix) else message
+
     def __call__(self):
         try:
-            self.run()
+            if self.params.get("clusters") is not None:
+                self.run_clusters()
+            else:
+                params, problems = self.cluster_params()
+                if problems:
+                    raise InputError(problems)
+                self.params = params
+                self.run()
         except KeystoneError as exc:
             self.fail_with(str(exc), **exc.details)
         except InputError as exc:

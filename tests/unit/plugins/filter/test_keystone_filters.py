@@ -12,13 +12,15 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.c5c3.cobaltcore.plugins.filter import keystone
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog as keystone_catalog
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import clusters as keystone_clusters
 
 FILTERS = keystone.FilterModule().filters()
 SETTINGS = {"namespace": "openstack", "region": "lab", "keystone_public_url": "http://127.0.0.1:5000/v3"}
 
 
 def test_the_filters():
-    assert sorted(FILTERS) == ["keystone_catalog_plan", "korc_import_failure", "korc_refs"]
+    assert sorted(FILTERS) == ["keystone_bootstrap_batch", "keystone_catalog_plan", "keystone_tenant_clusters",
+                               "korc_import_failure", "korc_refs"]
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
@@ -47,3 +49,13 @@ def test_refs_and_failure_message():
                        "namespace": "openstack"}
     assert FILTERS["korc_refs"](None) == []
     assert FILTERS["korc_import_failure"]({"msg": "x"}, plan["imports"]) == "K-ORC import failed: x"
+
+
+def test_batch_is_what_module_utils_returns_and_its_problems_one_filter_error():
+    defaults = {"name": "lab", "namespace": "openstack", "region": "lab"}
+    assert FILTERS["keystone_bootstrap_batch"]([], defaults) == keystone_clusters.batch([], defaults)
+    with pytest.raises(AnsibleFilterError) as error:
+        FILTERS["keystone_bootstrap_batch"]([{"namespace": "a"}, {"namespace": "a", "region": ""}], defaults)
+    assert "nothing was changed" in str(error.value)
+    assert "\n- clusters: namespace a is listed more than once" in str(error.value)
+    assert FILTERS["keystone_tenant_clusters"]([], []) == []

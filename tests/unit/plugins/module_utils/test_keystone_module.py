@@ -127,6 +127,7 @@ def test_secret_auth_reads_the_password_from_its_secret_and_masks_it():
     ({"kind": "Secret", "data": {"password": ""}}, "has no usable key password"),
 ])
 def test_secret_auth_fails_naming_the_secret(secret, message):
-    with pytest.raises(Failed) as error:
+    # A KeystoneError: one cluster of a batch fails, the others go on.
+    with pytest.raises(km.KeystoneError) as error:
         secret_module(secret).secret_password(SETTINGS)
     assert message in str(error.value)

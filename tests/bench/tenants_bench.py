@@ -1,0 +1,152 @@
+"""Benchmark: phase 7 (playbooks/tenants.yml) with 10 tenants against 1, side by side on the lab.
+
+Converges the region once (skipped with BENCH_CONVERGED=1 when it is converged already), writes 10
+claims (bench-t01 .. bench-t10, lab-tenant-a's claim renamed: shared pools st-pool-a and hv-pool-a)
+into one temporary tenants directory and the first of them into another, then prints:
+
+  tenants_first_10_s    the first tenants.yml with the 10 fresh tenants (namespaces, ControlPlanes, Ceph pools
+                        and clients, keys, and every tenant's Keystone bootstrap and K-ORC catalog)
+  tenants_noop_10_s     median of ROUNDS no-op tenants.yml runs with the 10 claims
+  tenants_noop_1_s      the same with the 1 claim, each round right after the 10 (same machine load)
+  tenants_noop_10_vs_1  the ratio of the two (target <= 1.5)
+
+and, per task, where the no-op seconds go with 10 and with 1 (median over the rounds). A no-op run that
+changes anything fails the bench. The bench tenants are deleted afterwards (their namespaces on the
+control plane, their Rook objects on st-pool-a), so the lab is as before.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "lab"))
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+sys.path.insert(0, str(REPO / "tests" / "bench"))
+
+import regionlab  # noqa: E402
+from regionlab import config, processes  # noqa: E402
+from conftest import ansible_env, remove_openstack_cluster  # noqa: E402
+from region_bench import analyse  # noqa: E402
+from apply_bench import _timestamp  # noqa: E402
+
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+TENANTS = int(os.environ.get("BENCH_TENANTS", "10"))
+SITE = REPO / "playbooks" / "site.yml"
+PLAYBOOK = REPO / "playbooks" / "tenants.yml"
+CLAIM = REPO / "inventories" / "lab" / "tenants" / "lab-tenant-a.yaml"
+CONTROL_PLANE = "lab-control-plane"
+POOL = "st-pool-a"
+NAMES = ["bench-t%02d" % (index + 1) for index in range(TENANTS)]
+
+
+def playbook(path, *args):
+    """(wall seconds, JSON output) of one ansible-playbook run; fails the bench when it fails."""
+    cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
+           str(path)] + list(args)
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)), capture_output=True,
+                          text=True, timeout=3600, check=False)
+    wall = time.monotonic() - started
+    try:
+        out = json.loads(proc.stdout)
+    except ValueError:
+        raise SystemExit("%s printed no JSON (rc %d): %s" % (path.name, proc.returncode, proc.stderr[-2000:]))
+    if proc.returncode != 0:
+        raise SystemExit("%s failed (rc %d): %s" % (path.name, proc.returncode, json.dumps(out)[-3000:]))
+    return wall, out
+
+
+def write_claims(directory, names):
+    text = CLAIM.read_text()
+    for name in names:
+        claim = text.replace("name: lab-tenant-a", "name: %s" % name)
+        (directory / ("%s.yaml" % name)).write_text(claim.replace("namespace: tenant-lab-a", "namespace: tenant-bench"))
+
+
+def per_task(out):
+    """{task name: seconds} of a run (tasks of several plays with one name add up)."""
+    found = {}
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            span = task["task"]["duration"]
+            seconds = (_timestamp(span["end"]) - _timestamp(span["start"])).total_seconds()
+            name = task["task"]["name"]
+            found[name] = found.get(name, 0.0) + seconds
+    return found
+
+
+def noop(directory):
+    wall, out = playbook(PLAYBOOK, "-e", "cobaltcore_tenants_dir=%s" % directory)
+    changed = analyse(out)[3]
+    if changed:
+        raise SystemExit("the no-op tenants.yml changed %d task results" % changed)
+    return wall, per_task(out)
+
+
+def kubectl(cluster, *args):
+    kubeconfig = config.STATE / "kubeconfig" / ("%s.yaml" % cluster)
+    return subprocess.run([str(config.BIN / "kubectl"), "--kubeconfig", str(kubeconfig)] + list(args),
+                          capture_output=True, text=True, check=False)
+
+
+def remove_bench_tenants():
+    """Their namespaces (ControlPlane, Keystone, K-ORC objects, Secrets) and their Rook objects."""
+    selector = "c5c3.io/openstack-cluster-name in (%s)" % ",".join(NAMES)
+    kubectl(POOL, "-n", "rook-ceph", "delete", "cephclients.ceph.rook.io,cephblockpools.ceph.rook.io", "-l", selector,
+            "--wait=true", "--timeout=300s")
+    kubeconfig = config.STATE / "kubeconfig" / ("%s.yaml" % CONTROL_PLANE)
+    left = [name for name in NAMES if not remove_openstack_cluster(kubeconfig, "openstack-" + name)]
+    if left:
+        print("bench tenants not removed: %s" % ", ".join(left), file=sys.stderr)
+
+
+def median_tasks(runs):
+    names = set(name for run in runs for name in run)
+    return dict((name, statistics.median(run.get(name, 0.0) for run in runs)) for name in names)
+
+
+def main():
+    owned = not processes.running()
+    if not regionlab.is_up():
+        regionlab.up()
+    try:
+        if os.environ.get("BENCH_CONVERGED") != "1":
+            print("converge %.1fs" % playbook(SITE)[0], flush=True)
+        with tempfile.TemporaryDirectory() as many, tempfile.TemporaryDirectory() as one:
+            write_claims(Path(many), NAMES)
+            write_claims(Path(one), NAMES[:1])
+            try:
+                first, _out = playbook(PLAYBOOK, "-e", "cobaltcore_tenants_dir=%s" % many)
+                print("first run with %d tenants %.1fs" % (len(NAMES), first), flush=True)
+                walls = {"many": [], "one": []}
+                tasks = {"many": [], "one": []}
+                for round_ in range(ROUNDS):
+                    for key, directory in (("many", many), ("one", one)):
+                        wall, by_task = noop(directory)
+                        walls[key].append(wall)
+                        tasks[key].append(by_task)
+                    print("round %d noop %d tenants %.1fs, 1 tenant %.1fs" % (
+                        round_ + 1, len(NAMES), walls["many"][-1], walls["one"][-1]), flush=True)
+            finally:
+                remove_bench_tenants()
+    finally:
+        if owned:
+            regionlab.down()
+    many, one = statistics.median(walls["many"]), statistics.median(walls["one"])
+    print("tenants_first_%d_s %.1f" % (len(NAMES), first))
+    print("tenants_noop_%d_s %.1f" % (len(NAMES), many))
+    print("tenants_noop_1_s %.1f" % one)
+    print("tenants_noop_%d_vs_1 %.2f" % (len(NAMES), many / one))
+    by_many, by_one = median_tasks(tasks["many"]), median_tasks(tasks["one"])
+    for name in sorted(by_many, key=lambda n: -by_many[n]):
+        print("tenants_noop_by_task %6.1fs %6.1fs  %s" % (by_many[name], by_one.get(name, 0.0), name))
+
+
+if __name__ == "__main__":
+    main()
