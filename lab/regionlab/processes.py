@@ -123,13 +123,32 @@ def port_open(port, host="127.0.0.1"):
         return sock.connect_ex((host, port)) == 0
 
 
+def why_not_running(name):
+    """Why pid_of(name) finds no process: for the message of a start that failed."""
+    try:
+        lines = _pid_file(name).read_text().split("\n")
+        pid, binary = int(lines[0]), lines[1].strip()
+    except (OSError, ValueError, IndexError) as error:
+        return "no readable pid file (%s)" % error
+    if not _alive(pid):
+        return "pid %d exited" % pid
+    exe = _exe(pid)
+    if exe != os.path.realpath(binary):
+        return "pid %d runs %s, not %s" % (pid, exe, os.path.realpath(binary))
+    return "pid %d does not run %s" % (pid, lines[2].strip() if len(lines) > 2 else binary)
+
+
 def wait_until(predicate, timeout, what, log_name=None):
     """Poll predicate until it is true; fail naming what did not come up."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        # Our process first: a foreign server on the same port must not pass for ours.
+        # Our process first: a foreign server on the same port must not pass for ours. Twice, 0.5 s
+        # apart: a reading of /proc during the process's start must not count as its end.
         if log_name and not pid_of(log_name):
-            raise RuntimeError("%s: process exited; see %s" % (what, LOGS / ("%s.log" % log_name)))
+            time.sleep(0.5)
+            if not pid_of(log_name):
+                raise RuntimeError("%s: process exited (%s); see %s" % (
+                    what, why_not_running(log_name), LOGS / ("%s.log" % log_name)))
         if predicate():
             return
         time.sleep(0.2)

@@ -9,7 +9,7 @@ Each filter's documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog, clusters, failures
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog, clusters, failures, recheck
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
 
 
@@ -35,6 +35,18 @@ def korc_refs_filter(manifests):
     return catalog.refs_of(manifests or [])
 
 
+def keystone_pending_filter(entries, state):
+    return recheck.pending(entries, state)
+
+
+def keystone_korc_results_filter(minted, state):
+    return recheck.korc_results(minted, state)
+
+
+def keystone_verified_records_filter(state, korc, verified_at):
+    return recheck.records(state, korc, verified_at)
+
+
 class FilterModule(object):
     """c5c3.cobaltcore Keystone bootstrap filters."""
 
@@ -42,6 +54,9 @@ class FilterModule(object):
         return {
             "keystone_bootstrap_batch": keystone_bootstrap_batch_filter,
             "keystone_catalog_plan": keystone_catalog_plan_filter,
+            "keystone_korc_results": keystone_korc_results_filter,
+            "keystone_pending": keystone_pending_filter,
+            "keystone_verified_records": keystone_verified_records_filter,
             "keystone_tenant_clusters": keystone_tenant_clusters_filter,
             "korc_import_failure": korc_import_failure_filter,
             "korc_refs": korc_refs_filter,

@@ -1,14 +1,15 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Phase 7: the lab's two tenants (inventories/lab/tenants) on the shared region, and one tenant's removal.
+"""Phase 7: the lab's two tenants (inventories/lab/tenants) on the shared region, and the removal's guards.
 
 The region fixture runs site.yml (phase 7 last) with -vvv, then again; the Ceph objects' status and Secrets are
 the Rook stand-in's (lab/regionlab/standins/rook.py, upstream rook-ceph's shapes), the ControlPlanes' children
-the c5c3-operator stand-in's. A test that removes a tenant restores it with tenants.yml.
+the c5c3-operator stand-in's. Removing a tenant is tested on one of test_tenant_changes.py's tenants.
 """
 
 import base64
 import json
+import time
 
 import pytest
 
@@ -145,10 +146,39 @@ def play(playbook, *args):
 
 @pytest.fixture(scope="module", autouse=True)
 def tenants(region):
-    """Phase 7 again: earlier tests of the session (test_keystone_catalog) remove openstack-lab-tenant-a."""
+    """Phase 7 again: earlier tests of the session (test_keystone_catalog) remove openstack-lab-tenant-a.
+
+    With tenants_keystone_recheck=always: every tenant's Keystone is checked and verified, whatever the records say.
+    """
+    rc, out = play(TENANTS_PLAY, "-e", "tenants_keystone_recheck=always")
+    assert rc == 0, failures(out)
+    for name in KEYSTONE_BATCH_TASKS:
+        result = phase7_tasks(out)[name][REGION_HOST]
+        assert len(result["clusters"]) == len(LAB_TENANTS), (name, result.get("msg"))
+    return out
+
+
+def record_versions():
+    found = json.loads(lab_kubectl(REGION_HOST, "get", "configmaps", "-A", "--field-selector",
+                                   "metadata.name=keystone-bootstrap-verified", "-o", "json").stdout)["items"]
+    return dict((c["metadata"]["namespace"], (c["metadata"]["resourceVersion"], c["data"]["digest"])) for c in found)
+
+
+def test_a_tenant_whose_secret_changed_gets_its_keystone_checked_again_and_only_it(region):
+    # A Secret of lab-tenant-b changes (here: an annotation, a new resourceVersion); lab-tenant-a's state does not.
+    lab_kubectl(REGION_HOST, "-n", "openstack-lab-tenant-b", "annotate", "--overwrite", "secret", "k-orc-clouds-yaml",
+                "example.com/touched=%f" % time.time())
+    before = record_versions()
     rc, out = play(TENANTS_PLAY)
     assert rc == 0, failures(out)
-    return out
+    steps = phase7_tasks(out)
+    for name in KEYSTONE_BATCH_TASKS:
+        result = steps[name][REGION_HOST]
+        assert not result.get("skipped"), name
+        assert [c["name"].rsplit("-", 1)[-1] for c in result["clusters"]] == ["b"], name
+    after = record_versions()
+    assert after["openstack-lab-tenant-a"] == before["openstack-lab-tenant-a"]
+    assert after["openstack-lab-tenant-b"][1] != before["openstack-lab-tenant-b"][1]
 
 
 def test_the_lab_tenants_converge(region):
@@ -288,31 +318,6 @@ def test_removal_without_allow_data_loss_deletes_nothing(region):
         assert "st-pool-a: CephBlockPool rook-ceph/%s" % name in messages
     assert "lab-tenant-b" not in messages
     assert tenant_state("lab-tenant-a") == before
-
-
-@pytest.mark.parametrize("tenant,other", [("lab-tenant-a", "lab-tenant-b")])
-def test_removing_one_tenant_leaves_the_other(region, tenant, other):
-    other_before = tenant_state(other)
-    try:
-        rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % tenant, "-e", "confirm=%s" % tenant,
-                       "-e", "allow_data_loss=true")
-        assert rc == 0, failures(out)
-        assert tenant_state(tenant) == {}
-        assert copied_key("openstack-" + tenant, "ceph-client-" + tenant) is None
-        assert tenant_state(other) == other_before
-        # Removing what is gone deletes nothing.
-        rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % tenant, "-e", "confirm=%s" % tenant)
-        assert rc == 0, failures(out)
-        assert all(s["changed"] == 0 for s in out["stats"].values())
-    finally:
-        rc, out = play(TENANTS_PLAY)
-    assert rc == 0, failures(out)
-    assert tenant_state(tenant)
-    assert copied_key("openstack-" + tenant, "ceph-client-" + tenant) == {
-        "userKey": rook_key("st-pool-a", "openstack-" + tenant)}
-    # Restored with a new Keystone of its own, bootstrapped with its catalog.
-    admin = keystone_admin(cp_kubeconfig(), "openstack-" + tenant)
-    assert sorted(s.name for s in admin.identity.services()) == CATALOGS[tenant]
 
 
 def test_an_invalid_claim_stops_phase_7_before_any_write(region, tmp_path):

@@ -132,10 +132,11 @@ def batch(clusters, defaults, endpoints=None, korc=None):
         "admin_secrets": [{"name": c.get("admin_secret") or "keystone-admin-credentials", "namespace": c["namespace"],
                            "generate": [{"key": "password", "length": c.get("admin_password_length") or 32}],
                            "labels": _labels(c)} for c in found],
-        "keystones": [{"api_version": c.get("keystone_api_version") or "keystone.openstack.c5c3.io/v1alpha1",
-                       "kind": "Keystone", "name": c.get("keystone_name") or "keystone", "namespace": c["namespace"]}
-                      for c in found],
+        "keystones": [dict(_keystone_ref(c), namespace=c["namespace"]) for c in found],
         "keystone_bootstraps": [_keystone_bootstrap(c) for c in found],
+        # keystone_verification_state: what each cluster's Keystone steps depend on.
+        "state": [dict({"name": c["name"], "namespace": c["namespace"], "settings": c},
+                       **({"keystone": _keystone_ref(c)} if c.get("keystone_cr", True) else {})) for c in found],
     }
     # The admin's Keystone: the CR's endpoint (or the admin URL); without CRs the module's own cloud.
     ready = [c for c in found if not c.get("keystone_cr", True) or c.get("admin_url") or endpoints.get(c["namespace"])]
@@ -165,6 +166,11 @@ def batch(clusters, defaults, endpoints=None, korc=None):
     if plans:
         result.update(_catalog_steps(plans, endpoints))
     return result
+
+
+def _keystone_ref(c):
+    return {"api_version": c.get("keystone_api_version") or "keystone.openstack.c5c3.io/v1alpha1",
+            "kind": "Keystone", "name": c.get("keystone_name") or "keystone"}
 
 
 def _keystone_bootstrap(c):

@@ -19,7 +19,8 @@ SETTINGS = {"namespace": "openstack", "region": "lab", "keystone_public_url": "h
 
 
 def test_the_filters():
-    assert sorted(FILTERS) == ["keystone_bootstrap_batch", "keystone_catalog_plan", "keystone_tenant_clusters",
+    assert sorted(FILTERS) == ["keystone_bootstrap_batch", "keystone_catalog_plan", "keystone_korc_results",
+                               "keystone_pending", "keystone_tenant_clusters", "keystone_verified_records",
                                "korc_import_failure", "korc_refs"]
 
 
