@@ -14,7 +14,7 @@ export PYTHONPATH := $(CURDIR)/lab
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/$(CACHE)/lab-bin:$(PATH)
 
-.PHONY: help setup region test unit lint sanity integration molecule bench lab-up lab-down lab-status lab-build lab-clean
+.PHONY: help setup region test unit lint sanity integration molecule bench lab-up lab-down lab-status lab-build lab-clean docs ee
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -56,8 +56,10 @@ PYTEST_DURATIONS := --durations=15
 unit: setup ## unit tests (no lab)
 	pytest $(PYTEST_DURATIONS) tests/unit
 
-lint: setup ## ansible-lint, production profile (ansible-doc of every plugin is a unit test)
+lint: setup ## ansible-lint, production profile; antsibull-docs' lint of the plugins', roles' and guides' docs
 	ansible-lint
+	@# GIT_CEILING_DIRECTORIES: the linter copies dependencies with git ls-files, which skips the ignored .venv.
+	GIT_CEILING_DIRECTORIES=$(CURDIR)/$(VENV) antsibull-docs lint-collection-docs --plugin-docs --skip-rstcheck .
 
 sanity: setup ## ansible-test sanity on a copy of the collection
 	tests/sanity.sh
@@ -76,6 +78,26 @@ test: setup ## the whole test suite
 	$(MAKE) sanity
 	$(MAKE) integration
 	$(MAKE) molecule
+
+# The documentation site: antsibull-docs writes RST from the plugins' and roles' own docs (and the guides'
+# stubs of docs/docsite), Sphinx renders it with the guides of docs/ (docs/sphinx/conf.py).
+DOCS_WORK := $(CACHE)/docs
+docs: setup ## the documentation site in docs/_site/index.html (antsibull-docs, Sphinx)
+	rm -rf $(DOCS_WORK) docs/_site
+	mkdir -p -m 700 $(DOCS_WORK)/rst
+	ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(COLLECTIONS) antsibull-docs --config-file docs/sphinx/antsibull-docs.cfg \
+	  collection --use-current --squash-hierarchy --fail-on-error --dest-dir $(DOCS_WORK)/rst c5c3.cobaltcore
+	# Each guide's stub (docs/docsite/rst) gives way to the guide itself, which myst-parser reads.
+	for guide in docs/*.md; do name=$$(basename $$guide .md); \
+	  test -f $(DOCS_WORK)/rst/docsite/$$name.rst || { echo "docs: $$guide has no stub in docs/docsite/rst"; exit 1; }; \
+	  rm $(DOCS_WORK)/rst/docsite/$$name.rst; cp $$guide $(DOCS_WORK)/rst/docsite/; done
+	sphinx-build -q -b html -c docs/sphinx $(DOCS_WORK)/rst docs/_site
+	@echo "docs: docs/_site/index.html"
+
+ee: setup ## the execution environment's build context in .cache/ee/context (ansible-builder create)
+	rm -rf $(CACHE)/ee
+	ansible-galaxy collection build --output-path $(CACHE)/ee/dist .
+	ansible-builder create -f meta/execution-environment.yml --context $(CACHE)/ee/context
 
 bench: lab-build ## benchmarks, ratios measured side by side; a no-op site.yml, the cost of a task, phase 7 with 10 tenants vs 1
 	python tests/bench/apply_bench.py

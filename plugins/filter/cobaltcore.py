@@ -21,6 +21,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
     compose_openstack_cluster, region_control_plane)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.run_summary import changed_objects
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.network_plan import build_plan
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
@@ -159,6 +160,11 @@ def operator_releases_filter(operators, group_names, overrides=None, repositorie
     return flux.releases_for(table, group_names)
 
 
+@fails_on_input_error("cannot count the changed objects")
+def changed_objects_filter(registered):
+    return changed_objects(registered)
+
+
 class FilterModule(object):
     """c5c3.cobaltcore filters."""
 
@@ -185,4 +191,5 @@ class FilterModule(object):
             "ironcore_bmcs": ironcore_bmcs_filter,
             "ironcore_bmc_secrets": ironcore_bmc_secrets_filter,
             "operator_releases": operator_releases_filter,
+            "changed_objects": changed_objects_filter,
         }

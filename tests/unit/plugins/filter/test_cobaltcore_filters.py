@@ -36,7 +36,7 @@ def test_filter_names():
         "ceph_caps", "ceph_cluster", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
         "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
         "operator_releases", "network_plan", "tenant_claims", "tenant_plan", "tenant_removal",
-        "claim_statuses", "valid_claims"])
+        "claim_statuses", "valid_claims", "changed_objects"])
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
@@ -165,3 +165,10 @@ def test_tenant_claims_of_one_name_skip_malformed_claims(tmp_path):
     assert FILTERS["tenant_claims"](str(tmp_path), name="b") == [{"metadata": {"name": "b", "namespace": "n"}}]
     assert FILTERS["tenant_claims"](str(tmp_path), name="c") == []
     assert len(FILTERS["tenant_claims"](str(tmp_path))) == 4
+
+
+def test_changed_objects_filter_fails_on_input_error():
+    from ansible.errors import AnsibleFilterError
+    assert FILTERS["changed_objects"]([{"changed": True, "results": [{"result": "created"}]}, None]) == 1
+    with pytest.raises(AnsibleFilterError, match="cannot count the changed objects"):
+        FILTERS["changed_objects"]("not a list")
