@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: region_lock
 short_description: Take, renew or release a region's run lock (a Lease on the management cluster)
-version_added: 0.9.0
+version_added: 0.6.0
 description:
   - The run lock keeps two runs of the same region (an operator's command line, AWX schedules, two job templates)
     from changing it at the same time. It is a C(coordination.k8s.io/v1) C(Lease) per region on the management
