@@ -57,7 +57,8 @@ options:
     default: openstack
   name:
     description:
-      - The prefix of the application credential's name in Keystone (C(<name>-<UTC time>)); C(k-orc-<namespace>)
+      - The prefix of the application credential's name in Keystone (C(<name>-<UTC time>-<4 random hex digits>));
+        C(k-orc-<namespace>)
         when omitted. Replaced credentials are found by their description, which names the namespace.
     type: str
   roles:
@@ -167,7 +168,9 @@ try:
 except ImportError:  # pragma: no cover - PyYAML comes with Ansible
     yaml = None
 
+import binascii
 import calendar
+import os
 import time
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
@@ -334,8 +337,9 @@ class KorcCredentialsModule(KeystoneModule):
         return "K-ORC credentials of namespace %s (c5c3.cobaltcore)" % self.params["namespace"]
 
     def mint(self, user_id, name):
-        """A new restricted credential, named <name>-<UTC time> (names are unique per user)."""
-        name = "%s-%s" % (name, time.strftime("%Y%m%d%H%M%S", time.gmtime()))
+        """A new restricted credential, named <name>-<UTC time>-<random> (names are unique per user, and two runs
+        at once may mint in the same second)."""
+        name = "%s-%s-%s" % (name, time.strftime("%Y%m%d%H%M%S", time.gmtime()), binascii.hexlify(os.urandom(2)).decode())
         created = self.keystone(lambda: self.conn.identity.create_application_credential(
             user=user_id, name=name, unrestricted=False, description=self.description(),
             roles=[{"name": role} for role in self.params["roles"]]),
@@ -388,6 +392,7 @@ class KorcCredentialsModule(KeystoneModule):
         self.results["secret"] = {"name": self.params["secret_name"], "namespace": namespace,
                                   "result": written["result"]}
         return True
+
 
 def main():
     KorcCredentialsModule()()
