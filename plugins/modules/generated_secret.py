@@ -20,6 +20,10 @@ description:
   - Values never appear in results, diffs, errors or C(-vvv) output; the module reads them from the
     Secret and writes them back only through the API server.
   - One API client for the whole batch; server-side apply under the field manager C(c5c3.cobaltcore).
+  - Safe when two runs write the same Secret at once - an absent Secret is only created (never overwritten), an
+    existing one only changed over the version read; on a conflict the module reads again and keeps the values
+    the other run wrote, so a generated password never changes once it exists (a Keystone bootstrapped with it
+    keeps working).
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
@@ -163,7 +167,11 @@ requests:
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import generated_secret
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+
+
+WRITE_ATTEMPTS = 5
 
 
 class GeneratedSecretModule(KubeModule):
@@ -195,9 +203,25 @@ class GeneratedSecretModule(KubeModule):
 
     def run(self):
         specs = generated_secret.validate(self.params["secrets"], self.params["namespace"])
-        rtype = self.client.resource("v1", "Secret")
         found = self.referenced(specs)
-        manifests, generated, problems = [], [], []
+        outcomes = {}
+        # Another writer (a role run on its own beside another run) may write a Secret between this call's read
+        # and write: Secrets are created only when absent and changed only over the version read, and on a
+        # conflict everything is read again - a value someone else generated is kept, never replaced.
+        for unused in range(WRITE_ATTEMPTS):
+            if self.write_all(specs, found, outcomes):
+                break
+        else:
+            self.fail("Secrets %s changed under every one of %d attempts to write them" % (
+                ", ".join("%s/%s" % (s["namespace"], s["name"]) for s in specs), WRITE_ATTEMPTS))
+        self.results["secrets"] = [
+            dict(outcomes[(spec["namespace"], spec["name"])], name=spec["name"], namespace=spec["namespace"])
+            for spec in specs]
+
+    def write_all(self, specs, found, outcomes):
+        """One read-and-write of every Secret; False when another writer came first (outcomes keep what was done)."""
+        rtype = self.client.resource("v1", "Secret")
+        creates, updates, generated, problems = [], [], {}, []
         for spec in specs:
             live = self.client.get(rtype, spec["name"], spec["namespace"])
             # Values read from the server are as secret as the ones generated here.
@@ -208,19 +232,34 @@ class GeneratedSecretModule(KubeModule):
                 problems.extend(error.problems)
                 continue
             self.hide_secret_values([manifest])
-            manifests.append(manifest)
-            generated.append(keys)
+            generated[(spec["namespace"], spec["name"])] = keys
+            if live is None:
+                creates.append(manifest)
+            else:
+                manifest["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+                updates.append(manifest)
         if problems:
             raise InputError(problems)
-        # These Secrets are the module's: a key someone else rewrote is taken back (its value is kept
-        # unless a template or value renders it).
-        results = self.applier(force_conflicts=True).apply(normalize(manifests))
-        self.record(results)
-        by_name = dict(((r["namespace"], r["name"]), r["result"]) for r in results)
-        self.results["secrets"] = [
-            {"name": spec["name"], "namespace": spec["namespace"],
-             "result": by_name[(spec["namespace"], spec["name"])], "generated": keys}
-            for spec, keys in zip(specs, generated)]
+        results = []
+        for obj in normalize(creates):
+            result = self.write_as_read(obj, None)
+            if result is None:
+                return False
+            results.append(result)
+        try:
+            # These Secrets are the module's: a key someone else rewrote is taken back (its value is kept
+            # unless a template or value renders it).
+            results += self.record(self.applier(force_conflicts=True).apply(normalize(updates)))
+        except KubeError as error:
+            if error.status != 409:
+                raise
+            return False
+        for result in results:
+            key = (result["namespace"], result["name"])
+            before = outcomes.get(key, {"result": "unchanged", "generated": []})
+            outcomes[key] = {"result": before["result"] if result["result"] == "unchanged" else result["result"],
+                             "generated": before["generated"] + generated[key]}
+        return True
 
     def referenced(self, specs):
         """The objects values_from reads: one GET each, or a LIST per kind and namespace for several."""

@@ -20,6 +20,11 @@ description:
   - A re-run does not mint a new credential while the one in the Secret still issues a token with the
     wanted roles and project; it only rewrites the Secret when other settings (URL, region, interface,
     cloud name) changed. A credential that no longer issues a token is replaced and the old one deleted.
+  - Safe when two runs meet (a role run on its own beside another run) - the Secret is created only when absent and
+    replaced only over the version read; a run that loses deletes the credential it minted (never in the Secret) and
+    takes the winner's. What the Secret names is never deleted. A replaced credential that still issues a token
+    (roles or project changed) may be in K-ORC's use - it is deleted only once K-ORC's Secret has held the new one for
+    60 seconds, on a later run (RV(pending_delete)).
   - Keystone being unreachable is retried with backoff and then fails naming the endpoint; it never
     causes a replacement. Refused admin credentials fail at once.
   - The credential's secret and the C(clouds.yaml) never appear in results, diffs or C(-vvv) output.
@@ -52,7 +57,8 @@ options:
     default: openstack
   name:
     description:
-      - The prefix of the application credential's name in Keystone (C(<name>-<UTC time>)); C(k-orc-<namespace>)
+      - The prefix of the application credential's name in Keystone (C(<name>-<UTC time>-<4 random hex digits>));
+        C(k-orc-<namespace>)
         when omitted. Replaced credentials are found by their description, which names the namespace.
     type: str
   roles:
@@ -151,6 +157,10 @@ pending_sync:
   description: With O(synced_secret), true while that Secret does not carry the current credential yet.
   returned: always
   type: bool
+pending_delete:
+  description: The replaced credential that still issues a token, kept for K-ORC until a later run deletes it.
+  returned: when a working credential was replaced
+  type: str
 """
 
 try:
@@ -158,13 +168,33 @@ try:
 except ImportError:  # pragma: no cover - PyYAML comes with Ansible
     yaml = None
 
+import binascii
+import calendar
+import os
 import time
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module import (
     KeystoneError, KeystoneModule)
+
+
+WRITE_ATTEMPTS = 5
+REPLACED_GRACE = 60
+
+
+def held_for(live, now):
+    """Seconds since this collection last wrote the Secret (managedFields), 0 when unknown."""
+    times = [entry.get("time") for entry in (live or {}).get("metadata", {}).get("managedFields") or []
+             if entry.get("manager") == FIELD_MANAGER and entry.get("time")]
+    if not times:
+        return 0
+    try:
+        return now - calendar.timegm(time.strptime(max(times), "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return 0
 
 
 def clouds_yaml(cloud_name, auth_url, credential_id, secret, region, interface):
@@ -215,6 +245,24 @@ class KorcCredentialsModule(KeystoneModule):
                 return None
             raise
 
+    def judge(self, live, credential_id, secret, auth_url, project_id):
+        """(reason to mint a new credential or None, whether the stored one still issues a token)."""
+        if live is None:
+            return "the Secret %s/%s does not exist" % (self.params["namespace"], self.params["secret_name"]), False
+        if not credential_id or not secret:
+            return "the Secret %s/%s holds no application credential for cloud %s" % (
+                self.params["namespace"], self.params["secret_name"], self.params["cloud_name"]), False
+        access = self.token_for(credential_id, secret, auth_url)
+        if access is None:
+            return "the credential in the Secret no longer issues a token (HTTP 401)", False
+        if access.project_id != project_id:
+            return "the credential in the Secret is scoped to project %s, not the admin cloud's %s" % (
+                access.project_id, project_id), True
+        if not set(self.params["roles"]) <= set(access.role_names or []):
+            return "the credential in the Secret lacks roles %s" % ", ".join(
+                sorted(set(self.params["roles"]) - set(access.role_names or []))), True
+        return None, True
+
     def run(self):
         namespace = self.params["namespace"]
         cloud_name = self.params["cloud_name"]
@@ -228,40 +276,37 @@ class KorcCredentialsModule(KeystoneModule):
         self.results.update(minted=False, reason="valid", application_credential_id=None, pending_sync=False,
                             deleted_application_credentials=[], auth_url=auth_url, admin_auth_url=admin_auth_url,
                             region=region)
-
-        live = self.read_secret(namespace, self.params["secret_name"])
-        credential_id, secret, parsed = stored_credential(live, cloud_name)
-        reason = None
-        if live is None:
-            reason = "the Secret %s/%s does not exist" % (namespace, self.params["secret_name"])
-        elif not credential_id or not secret:
-            reason = "the Secret %s/%s holds no application credential for cloud %s" % (
-                namespace, self.params["secret_name"], cloud_name)
+        # Another run (a role run on its own, a broken run lock) may switch the Secret between this run's read and
+        # write: writes carry the read resourceVersion, and the loser drops the credential it minted (never in the
+        # Secret, so nobody uses it) and reads again.
+        dead = set()  # credentials read from the Secret that issue no token: nobody can use them
+        for unused in range(WRITE_ATTEMPTS):
+            live = self.read_secret(namespace, self.params["secret_name"])
+            credential_id, secret, parsed = stored_credential(live, cloud_name)
+            reason, works = self.judge(live, credential_id, secret, auth_url, project_id)
+            replaced = credential_id if reason else None
+            if replaced and not works:
+                dead.add(replaced)
+            if reason:
+                self.results.update(minted=True, reason=reason, changed=True)
+                if self.check_mode:
+                    self.results["secret"] = {"name": self.params["secret_name"], "namespace": namespace,
+                                              "result": "configured" if live else "created"}
+                    return
+                credential_id, secret = self.mint(user_id, name)
+            self.hide(secret)
+            desired = clouds_yaml(cloud_name, auth_url, credential_id, secret, region, interface)
+            if not reason and parsed != desired:
+                self.results["reason"] = "the Secret's settings changed (auth URL, region, interface or cloud name)"
+            if self.write_secret(namespace, desired, live):
+                break
+            if reason:
+                self.delete_credential(user_id, credential_id)
+                self.results.update(minted=False, reason="another run replaced the credential at the same time")
         else:
-            access = self.token_for(credential_id, secret, auth_url)
-            if access is None:
-                reason = "the credential in the Secret no longer issues a token (HTTP 401)"
-            elif access.project_id != project_id:
-                reason = "the credential in the Secret is scoped to project %s, not the admin cloud's %s" % (
-                    access.project_id, project_id)
-            elif not set(self.params["roles"]) <= set(access.role_names or []):
-                reason = "the credential in the Secret lacks roles %s" % ", ".join(
-                    sorted(set(self.params["roles"]) - set(access.role_names or [])))
-
-        if reason:
-            self.results.update(minted=True, reason=reason, changed=True)
-            if self.check_mode:
-                self.results["secret"] = {"name": self.params["secret_name"], "namespace": namespace,
-                                          "result": "configured" if live else "created"}
-                return
-            credential_id, secret = self.mint(user_id, name)
-        self.hide(secret)
+            self.fail_with("the Secret %s/%s changed under every one of %d attempts to write it (another run keeps "
+                           "replacing K-ORC's credential)" % (namespace, self.params["secret_name"], WRITE_ATTEMPTS))
         self.results["application_credential_id"] = credential_id
-
-        desired = clouds_yaml(cloud_name, auth_url, credential_id, secret, region, interface)
-        if not reason and parsed != desired:
-            self.results["reason"] = "the Secret's settings changed (auth URL, region, interface or cloud name)"
-        self.write_secret(namespace, desired)
         if self.params["synced_secret"]:
             # Through OpenBao K-ORC sees the new credential only after ESO's next sync.
             synced = self.read_secret(namespace, self.params["synced_secret"])
@@ -269,17 +314,32 @@ class KorcCredentialsModule(KeystoneModule):
                 self.results["pending_sync"] = True
                 return
         elif not reason:
+            for old in sorted(dead - set([credential_id])):
+                self.results["changed"] = True
+                self.delete_credential(user_id, old)
+            # A replaced credential kept by an earlier run (pending_delete) goes once K-ORC's Secret has held this
+            # one for REPLACED_GRACE seconds: K-ORC watches the Secret and reconciles with it well within that.
+            if held_for(live, time.time()) < REPLACED_GRACE:
+                return
+            self.delete_replaced(user_id, set([credential_id]))
             return
-        # Only once K-ORC's Secret holds the new one: the replaced credential and leftovers of
-        # interrupted runs (their secrets are lost) go; through OpenBao possibly on a later run.
-        self.delete_replaced(user_id, credential_id)
+        # Only once K-ORC's Secret holds the new one: the replaced credential and leftovers of interrupted runs
+        # (their secrets are lost) go; through OpenBao possibly on a later run. A replaced credential that still
+        # issues a token is one K-ORC may be using right now: kept until K-ORC's Secret has held the new one for
+        # a while (pending_delete), so K-ORC never holds a credential that does not exist.
+        keep = set([credential_id])
+        if works and replaced:
+            keep.add(replaced)
+            self.results["pending_delete"] = replaced
+        self.delete_replaced(user_id, keep)
 
     def description(self):
         return "K-ORC credentials of namespace %s (c5c3.cobaltcore)" % self.params["namespace"]
 
     def mint(self, user_id, name):
-        """A new restricted credential, named <name>-<UTC time> (names are unique per user)."""
-        name = "%s-%s" % (name, time.strftime("%Y%m%d%H%M%S", time.gmtime()))
+        """A new restricted credential, named <name>-<UTC time>-<random> (names are unique per user, and two runs
+        at once may mint in the same second)."""
+        name = "%s-%s-%s" % (name, time.strftime("%Y%m%d%H%M%S", time.gmtime()), binascii.hexlify(os.urandom(2)).decode())
         created = self.keystone(lambda: self.conn.identity.create_application_credential(
             user=user_id, name=name, unrestricted=False, description=self.description(),
             roles=[{"name": role} for role in self.params["roles"]]),
@@ -290,11 +350,19 @@ class KorcCredentialsModule(KeystoneModule):
     def replaced(self, user_id, keep):
         identity = self.conn.identity
         return self.keystone(lambda: [c.id for c in identity.application_credentials(user=user_id)
-                                      if c.description == self.description() and c.id != keep],
+                                      if c.description == self.description() and c.id not in keep],
                              "listing the admin user's application credentials")
 
     def delete_replaced(self, user_id, keep):
-        for credential_id in self.replaced(user_id, keep):
+        candidates = self.replaced(user_id, keep)
+        if not candidates:
+            return
+        # What the Secret names now is never deleted, whoever wrote it since.
+        now = stored_credential(self.read_secret(self.params["namespace"], self.params["secret_name"]),
+                                self.params["cloud_name"])[0]
+        for credential_id in candidates:
+            if credential_id == now:
+                continue
             self.results["changed"] = True
             if not self.check_mode:
                 self.delete_credential(user_id, credential_id)
@@ -304,7 +372,8 @@ class KorcCredentialsModule(KeystoneModule):
             user_id, credential_id, ignore_missing=True), "deleting application credential %s" % credential_id)
         self.results["deleted_application_credentials"].append(credential_id)
 
-    def write_secret(self, namespace, desired):
+    def write_secret(self, namespace, desired, live):
+        """Write K-ORC's Secret as read (its resourceVersion, or create-only); False when another writer came first."""
         text = yaml.safe_dump(desired, default_flow_style=False, sort_keys=False)
         data = {naming.KORC_CLOUDS_KEY: text}
         if self.params["korc_ca_cert"]:
@@ -317,10 +386,12 @@ class KorcCredentialsModule(KeystoneModule):
         self.hide_secret_values([manifest])
         objects = normalize([manifest])
         self.hide_secret_values(objects)
-        # The module owns this Secret: a field someone else changed is taken back.
-        results = self.record(self.applier(force_conflicts=True).apply(objects))
+        written = self.write_as_read(objects[0], live)
+        if written is None:
+            return False
         self.results["secret"] = {"name": self.params["secret_name"], "namespace": namespace,
-                                  "result": results[0]["result"]}
+                                  "result": written["result"]}
+        return True
 
 
 def main():

@@ -17,8 +17,9 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import Applier, changed, describe
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeClient
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
+    Applier, changed, describe, field_diff, ref_of)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER, KubeClient, KubeError
 
 KUBE_CONNECTION_SPEC = dict(
     kubeconfig=dict(type="raw", no_log=True),
@@ -82,6 +83,30 @@ class KubeConnection(object):
             self.results.setdefault("diff", []).extend(
                 dict(r["diff"], before_header=describe(r), after_header=describe(r)) for r in results if "diff" in r)
         return results
+
+    def write_as_read(self, obj, live):
+        """Apply one normalized object over the version read (live's resourceVersion as precondition), or create it
+        only when it was absent. Its apply result, recorded; None when another writer changed or created it since."""
+        if live is None:
+            rtype = self.client.resource(obj["apiVersion"], obj["kind"])
+            query = {"fieldManager": FIELD_MANAGER}
+            if self.check_mode:
+                query["dryRun"] = "All"
+            status, after = self.client.request("POST", rtype.path(obj["metadata"].get("namespace")), body=obj,
+                                                query=query, allow=(409,))
+            if status == 409:
+                return None
+            result = dict(ref_of(obj), result="created")
+            if self.diff:
+                result["diff"] = field_diff(obj, None, after, FIELD_MANAGER)
+            return self.record([result])[0]
+        obj = dict(obj, metadata=dict(obj["metadata"], resourceVersion=live["metadata"]["resourceVersion"]))
+        try:
+            return self.record(self.applier(force_conflicts=True).apply([obj]))[0]
+        except KubeError as error:
+            if error.status == 409:
+                return None
+            raise
 
     def _with_requests(self, result):
         if self._client is not None:

@@ -156,6 +156,28 @@ class FakeKube(object):
         self.objects[key] = obj
         return obj
 
+    def create(self, path, body, dry_run=False):
+        """POST of an object to its collection path: 409 when it exists, as the API server does."""
+        meta = body["metadata"]
+        namespaced = "/namespaces/" in path
+        key = (body["apiVersion"], body["kind"], meta.get("namespace") if namespaced else None, meta["name"])
+        if key in self.objects:
+            return 409, {"reason": "AlreadyExists", "message": "%s already exists" % meta["name"]}
+        obj = copy.deepcopy(body)
+        if dry_run:
+            return 201, obj
+        return 201, copy.deepcopy(self.add(obj))
+
+    def update(self, body):
+        """PUT of an object: 404 when absent, 409 unless it names the stored resourceVersion."""
+        meta = body["metadata"]
+        live = self.find(body["apiVersion"], body["kind"], meta["name"], meta.get("namespace"))
+        if live is None:
+            return 404, {"reason": "NotFound", "message": "not found"}
+        if meta.get("resourceVersion") != live["metadata"].get("resourceVersion"):
+            return 409, {"reason": "Conflict", "message": "the object has been modified"}
+        return 200, copy.deepcopy(self.add(body))
+
     def find(self, api_version, kind, name, namespace=None):
         return self.objects.get((api_version, kind, namespace, name))
 
@@ -205,6 +227,11 @@ class _Client(object):
         self._count("PATCH", rtype.kind, meta["name"], meta.get("namespace"), dry_run)
         key = (rtype.api_version, rtype.kind, meta.get("namespace") if rtype.namespaced else None, meta["name"])
         live = self.api.objects.get(key)
+        wanted = meta.get("resourceVersion")
+        if wanted and (live is None or live["metadata"].get("resourceVersion") != wanted):
+            # The API server's precondition: apply over exactly the version read.
+            raise api_error("PATCH", rtype.path(meta.get("namespace"), meta["name"]), 409,
+                            {"reason": "Conflict", "message": "the object has been modified"})
         merged = _merge(live or {}, obj)
         if live is None or merged != live:
             self.api._version += 1
@@ -225,7 +252,14 @@ class _Client(object):
     def request(self, method, path, body=None, query=None, content_type="application/json", allow=()):
         self._count(method, path, None, None, bool(query and query.get("dryRun")))
         self.api.calls[-1] = (method, path, body, query)
-        status, data = self.api.on_request(method, path, body, query) if self.api.on_request else (404, {})
+        if self.api.on_request:
+            status, data = self.api.on_request(method, path, body, query)
+        elif method == "POST":
+            status, data = self.api.create(path, body, bool(query and query.get("dryRun")))
+        elif method == "PUT":
+            status, data = self.api.update(body)
+        else:
+            status, data = (404, {})
         if status >= 400 and status not in allow:
             raise api_error(method, path, status, data)
         return status, data

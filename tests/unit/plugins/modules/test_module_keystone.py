@@ -173,6 +173,73 @@ def test_korc_credentials_mints_once_and_replaces_a_revoked_credential(keystone,
     assert_hidden(text, keystone.state.credentials[0]["secret"])
 
 
+def korc_secret(credential_id, secret, url):
+    text = yaml.safe_dump(korc_credentials.clouds_yaml("openstack", url, credential_id, secret, "RegionOne", "internal"))
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": "k-orc-clouds-yaml", "namespace": "openstack"},
+            "data": {"clouds.yaml": base64.b64encode(text.encode()).decode()}}
+
+
+def test_korc_credentials_that_lose_a_race_drop_their_own_and_keep_the_winners(keystone, kube, monkeypatch):
+    """Two runs at once: the other one writes the Secret between this one's read and write."""
+    keystone.bootstrap()
+    mint = korc_credentials.KorcCredentialsModule.mint
+    winner = {}
+
+    def racing_mint(self, user_id, name):
+        if not winner:
+            winner["id"], winner["secret"] = mint(self, user_id, name)
+            live = kube.find("v1", "Secret", "k-orc-clouds-yaml", "openstack")
+            if live is None:
+                kube.add(korc_secret(winner["id"], winner["secret"], keystone.url))
+            else:  # the other run replaced it over the version both read
+                live["data"] = korc_secret(winner["id"], winner["secret"], keystone.url)["data"]
+                kube.add(live)
+        return mint(self, user_id, name)
+
+    monkeypatch.setattr(korc_credentials.KorcCredentialsModule, "mint", racing_mint)
+    result, _text = run_module(korc_credentials.main, korc_args(keystone))
+    assert not result.get("failed"), result
+    assert result["reason"] == "another run replaced the credential at the same time" and not result["minted"]
+    assert [c["id"] for c in keystone.state.credentials] == [winner["id"]] == [result["application_credential_id"]]
+    assert len(result["deleted_application_credentials"]) == 1
+    assert stored(kube)["auth"]["application_credential_id"] == winner["id"]
+
+    # The same when the Secret exists with a revoked credential: the replacement is made over the version read.
+    keystone.state.credentials[0]["secret"] = "revoked-in-keystone"
+    revoked = winner["id"]
+    winner.clear()
+    result, _text = run_module(korc_credentials.main, korc_args(keystone))
+    assert not result.get("failed"), result
+    assert stored(kube)["auth"]["application_credential_id"] == winner["id"] == result["application_credential_id"]
+    assert [c["id"] for c in keystone.state.credentials] == [winner["id"]]
+    assert revoked in result["deleted_application_credentials"]
+
+
+def test_korc_credentials_keep_a_working_replaced_credential_until_a_later_run(keystone, kube, monkeypatch):
+    keystone.bootstrap()
+    keystone.state.add("roles", name="member")
+    keystone.state.grant("admin", "admin", "member")
+    run_module(korc_credentials.main, korc_args(keystone))
+    (old,) = keystone.state.credentials
+    result, _text = run_module(korc_credentials.main, korc_args(keystone, roles=["admin", "member"]))
+    assert result["reason"] == "the credential in the Secret lacks roles member"
+    assert result["minted"] and result["pending_delete"] == old["id"]
+    assert old["id"] in [c["id"] for c in keystone.state.credentials]
+    # A later run, once the Secret has held the new credential long enough, deletes it.
+    monkeypatch.setattr(korc_credentials, "held_for", lambda live, now: korc_credentials.REPLACED_GRACE)
+    result, _text = run_module(korc_credentials.main, korc_args(keystone, roles=["admin", "member"]))
+    assert result["changed"] and result["deleted_application_credentials"] == [old["id"]]
+    assert [c["id"] for c in keystone.state.credentials] == [result["application_credential_id"]]
+
+
+def test_held_for_reads_this_collections_last_write():
+    live = {"metadata": {"managedFields": [{"manager": "c5c3.cobaltcore", "time": "2026-11-27T01:00:00Z"},
+                                           {"manager": "k-orc", "time": "2026-11-27T01:05:00Z"}]}}
+    assert korc_credentials.held_for(live, 1795741200 + 90) == 90
+    assert korc_credentials.held_for({"metadata": {}}, 1795741290) == 0
+
+
 def test_verify_checks_catalog_users_and_credentials(keystone, kube):
     keystone.bootstrap()
     state = keystone.state

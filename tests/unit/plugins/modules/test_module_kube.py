@@ -195,11 +195,40 @@ def test_generated_secret_generates_once_and_keeps_values(kube):
     assert base64.b64decode(kube.find("v1", "Secret", "s", "n")["data"]["password"]).decode() == data["password"]
 
 
+@pytest.mark.parametrize("exists", [False, True], ids=["absent", "without-the-key"])
+def test_generated_secret_never_replaces_a_value_another_run_wrote_first(kube, monkeypatch, exists):
+    """Two runs at once: the other one writes the password between this one's read and write."""
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import generated_secret as logic
+    theirs = base64.b64encode(b"theirs-0123456789abcdef").decode()
+    if exists:
+        kube.add({"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "s", "namespace": "n"},
+                  "data": {"user": base64.b64encode(b"admin").decode()}})
+    desired = logic.desired_secret
+
+    def racing(spec, live, found=None, **kwargs):
+        manifest = desired(spec, live, found, **kwargs)
+        if live is None or "password" not in (live.get("data") or {}):
+            other = kube.find("v1", "Secret", "s", "n") or {
+                "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "s", "namespace": "n"}}
+            other = dict(other, data=dict(other.get("data") or {}, password=theirs))
+            kube.add(other)  # a new resourceVersion
+        return manifest
+
+    monkeypatch.setattr(logic, "desired_secret", racing)
+    result, _text = run_module(generated_secret.main, {"namespace": "n", "secrets": [{"name": "s", "generate": ["password"]}]})
+    assert not result.get("failed"), result
+    assert kube.find("v1", "Secret", "s", "n")["data"]["password"] == theirs
+    assert result["secrets"][0]["generated"] == [] and not result["changed"]
+
+
 def test_generated_secret_check_mode(kube):
     args = {"namespace": "n", "secrets": [{"name": "s", "generate": ["password"]}]}
     result, _text = run_module(generated_secret.main, args, check_mode=True)
     assert result["changed"] and result["secrets"][0]["result"] == "created"
-    assert writes(kube) == [("PATCH", "Secret", "s", "n", True)] and kube.find("v1", "Secret", "s", "n") is None
+    # An absent Secret is only ever created (POST, here a dry run), so a concurrent writer's value is never replaced.
+    (call,) = writes(kube)
+    assert call[0] == "POST" and call[1] == "/api/v1/namespaces/n/secrets" and call[3]["dryRun"] == "All"
+    assert kube.find("v1", "Secret", "s", "n") is None
 
 
 def test_generated_secret_failures_list_every_problem(kube):
