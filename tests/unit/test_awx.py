@@ -102,7 +102,9 @@ def test_a_wrong_argument_is_caught():
 
 def _site_order():
     site = yaml.safe_load(open(os.path.join(REPO, "playbooks", "site.yml")))
-    return ["playbooks/%s" % play["ansible.builtin.import_playbook"] for play in site]
+    # The phases; site.yml's own last play releases the run lock, which each job of a workflow does itself.
+    return ["playbooks/%s" % play["ansible.builtin.import_playbook"] for play in site
+            if "ansible.builtin.import_playbook" in play]
 
 
 def test_workflow_runs_the_phases_in_site_order():
