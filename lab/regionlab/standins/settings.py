@@ -2,10 +2,11 @@
 
 $COBALTCORE_LAB_DIR/standins.yaml (optional):
 
-    delays: {bmc: 0.5, discovery: 0.5, power: 0.3, shoot_step: 0.3,   # seconds
+    delays: {bmc: 0.5, discovery: 0.5, discovery_timeout: 3.0, power: 0.3, shoot_step: 0.3,   # seconds
              keystone: 1.0, control_plane: 1.0, mariadb: 3.0, rabbitmq: 2.0, valkey: 1.5,
              memcached: 1.0, service: 1.0, hypervisor: 0.5, ovn: 1.0, rook: 0.5}
-    servers_in_error: [<server name>, ...]
+    servers_without_probe: [<server name>, ...]      # the probe never reports: Discovery falls back to
+                                                     # Initial after discovery_timeout, endlessly (as upstream)
     shoots:
       <shoot name or namespace/name>:
         fail: "<error of the failing task>"          # Create/Reconcile fails with it
@@ -31,7 +32,7 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
       OVNCluster:                                    # or OVNCluster/ovn-system/ovn (standins/ovn.py)
         missing_members: [ovn-sb-2]                  # not Raft members: SouthboundReady and Ready False
 
-lab/machines.yaml: BMC name -> the systems behind it (see that file).
+lab/machines.yaml: BMC name -> the systems behind it, and the rack's login (see that file).
 """
 
 import hashlib
@@ -42,7 +43,7 @@ import yaml
 
 from .. import config
 
-DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
+DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "discovery_timeout": 3.0, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
                   "control_plane": 1.0, "mariadb": 3.0, "rabbitmq": 2.0, "valkey": 1.5, "memcached": 1.0,
                   "service": 1.0, "hypervisor": 0.5, "ovn": 1.0, "rook": 0.5}
 # A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
@@ -88,7 +89,7 @@ class StandinSettings:
         for key, value in (data.get("delays") or {}).items():
             delays[key] = max(0.0, float(value))
         self.delays = delays
-        self.servers_in_error = set(data.get("servers_in_error") or [])
+        self.servers_without_probe = set(data.get("servers_without_probe") or [])
         self.shoots = {str(k): dict(v or {}) for k, v in (data.get("shoots") or {}).items()}
         self.keystones = {str(k): dict(v or {}) for k, v in (data.get("keystones") or {}).items()}
         self.failures = {str(k): dict(v or {}) for k, v in (data.get("failures") or {}).items()}
@@ -133,6 +134,17 @@ class Machines:
         self.bmc_defaults = dict(defaults.get("bmc") or {})
         self.system_defaults = dict(defaults.get("system") or {})
         self.bmcs = {str(k): dict(v or {}) for k, v in (data.get("bmcs") or {}).items()}
+        self.rack = dict(data.get("rack") or {})
+
+    def login(self, bmc_name):
+        """(username, password) a listed BMC accepts (the rack's), or None: an unlisted BMC takes any."""
+        if bmc_name not in self.bmcs or not self.rack.get("credentials"):
+            return None
+        try:
+            password = config.bmc_password_file(self.rack["credentials"]).read_text().strip()
+        except OSError:
+            password = None  # no password set yet: nothing logs in
+        return self.rack.get("username"), password
 
     def manager(self, bmc_name):
         """The BMC's own facts (Redfish manager)."""

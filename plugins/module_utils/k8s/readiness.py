@@ -342,6 +342,23 @@ def _shoot(ev):
 # ---------------------------------------------------------------------------
 # IronCore metal-operator.
 
+# bmc_controller.go updateReadyConditionOnBMCFailure: a 401 from the BMC. The state stays what it
+# was (an Enabled BMC whose password was rotated keeps Enabled), so Ready decides.
+BMC_AUTH_FAILED = "AuthenticationFailed"
+
+
+def _bmc(ev):
+    state = ev.status.get("state")
+    ready = ev.condition("Ready")
+    if ready is not None and ready.get("status") == "False" and ready.get("reason") == BMC_AUTH_FAILED:
+        # Retried only with backoff, and new credentials are a new BMCSecret: waiting cannot help.
+        ev.fail(_condition_text(ready))
+        return
+    if state != "Enabled":
+        ev.need("status.state is %s, want Enabled" % state if state else "status.state is not reported yet, want Enabled")
+    ev.want_condition("Ready")
+
+
 def _server_claim(ev):
     phase = ev.status.get("phase")
     if phase != "Bound":
@@ -629,9 +646,10 @@ RULES = {
         observed_generation=True),
     # IronCore metal-operator
     ("metal.ironcore.dev", "BMC"): Rule(
-        _field_rule(("status", "state"), ("Enabled",), details=_condition_details("Ready")),
-        "status.state Enabled",
-        "none (Error/Pending mirror the BMC and are retried; condition Ready reason reported)",
+        _bmc,
+        "status.state Enabled and condition Ready True (metal-operator keeps the state on a failed login)",
+        "condition Ready False with reason AuthenticationFailed (the BMC refuses the credentials); "
+        "Error/Pending mirror the BMC and are retried",
         _METAL + "bmc_types.go; internal/controller/bmc_controller.go"),
     ("metal.ironcore.dev", "BMCSecret"): Rule(
         None, _EXISTS, _NONE, _METAL + "bmcsecret_types.go", statusless=True),

@@ -167,8 +167,20 @@ CASES = [
         cond("Ready", "False", "ConnectionFailed", "BMC service unavailable")]}, namespace=None), False, False,
      "condition Ready is False (reason ConnectionFailed: BMC service unavailable)"),
     ("bmc error is retried", make(METAL, "BMC", {"state": "Error", "conditions": [
-        cond("Ready", "False", "AuthenticationFailed", "BMC credentials are invalid")]}, namespace=None),
+        cond("Ready", "False", "ConnectionFailed", "BMC service unavailable")]}, namespace=None),
      False, False, "status.state is Error, want Enabled"),
+    ("bmc refuses the credentials", make(METAL, "BMC", {"conditions": [
+        cond("Ready", "False", "AuthenticationFailed", "BMC credentials are invalid")]}, namespace=None),
+     False, True, "condition Ready is False (reason AuthenticationFailed: BMC credentials are invalid)"),
+    # A rotated password: metal-operator keeps state Enabled and only flips Ready.
+    ("bmc enabled, credentials rotated", make(METAL, "BMC", {"state": "Enabled", "conditions": [
+        cond("Ready", "False", "AuthenticationFailed", "BMC credentials are invalid")]}, namespace=None),
+     False, True, "reason AuthenticationFailed"),
+    ("bmc enabled, not connected", make(METAL, "BMC", {"state": "Enabled", "conditions": [
+        cond("Ready", "False", "UnknownError", "BMC connection error: timeout")]}, namespace=None),
+     False, False, "condition Ready is False (reason UnknownError"),
+    ("bmc enabled without Ready", make(METAL, "BMC", {"state": "Enabled"}, namespace=None),
+     False, False, "condition Ready is not reported yet"),
     ("bmc enabled", make(METAL, "BMC", {"state": "Enabled", "powerState": "On",
                                         "conditions": [cond("Ready")]}, namespace=None), True, False, None),
     ("bmcsecret exists", make(METAL, "BMCSecret", None, None, namespace=None), True, False, None),
