@@ -340,6 +340,11 @@ class Gardenlet(loop.Controller):
             return
         if loop.foreign(shoot, SHOOT_MANAGER):
             return
+        reason = self.settings.get().shoot(meta["namespace"], meta["name"]).get("unschedulable")
+        if reason and not (shoot.get("spec") or {}).get("seedName") and not status:
+            # gardener-scheduler found no seed: it reports why, and gardenlet never sees the Shoot.
+            self.report_unschedulable(shoot, str(reason))
+            return
         if FINALIZER not in finalizers:
             self._patch_meta(shoot, {"finalizers": finalizers + [FINALIZER]})
             return
@@ -361,6 +366,24 @@ class Gardenlet(loop.Controller):
                 self.start(shoot, project, op_type)
         elif last.get("state") == "Succeeded":
             self.care(shoot)
+
+    def report_unschedulable(self, shoot, reason):
+        """pkg/scheduler/controller/shoot/reconciler.go reportFailedScheduling: a Warning event, once."""
+        meta = shoot["metadata"]
+        key = (meta["uid"], "unschedulable")
+        if key in self.timers:
+            return
+        self.timers[key] = 0.0  # remembered as a timer so it is pruned with the Shoot
+        now = loop.now_rfc3339()
+        self.kube.create(path("v1", "events", meta["namespace"]), {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"generateName": meta["name"] + ".", "namespace": meta["namespace"]},
+            "involvedObject": {"apiVersion": GV, "kind": "Shoot", "name": meta["name"],
+                               "namespace": meta["namespace"], "uid": meta["uid"]},
+            "reason": "SchedulingFailed", "type": "Warning", "count": 1,
+            "message": "Failed to schedule shoot '%s' : %s" % (meta["name"], reason),
+            "source": {"component": "gardener-scheduler"}, "firstTimestamp": now, "lastTimestamp": now})
+        self.log("Shoot %s/%s: not scheduled (%s)" % (meta["namespace"], meta["name"], reason))
 
     def start(self, shoot, project, op_type):
         """updateShootStatusOperationStart (plus the status.uid of initializeOperation)."""

@@ -13,6 +13,8 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
         codes: [ERR_CONFIGURATION_PROBLEM]          # default; retryable codes give state Error
         task: "<task ID>"                            # default: the infrastructure wait
         fail_delete: "<error>"                       # the Delete operation fails with it
+        unschedulable: "<why no seed fits>"          # without spec.seedName: gardener-scheduler's
+                                                     # SchedulingFailed event, and no status ever
     keystones:
       <Keystone CR name or namespace/name>:
         fail_start: true                             # its uWSGI starts without a loadable app
