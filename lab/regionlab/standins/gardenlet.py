@@ -333,7 +333,10 @@ class Gardenlet(loop.Controller):
             flow = self.flows.get(uid)
             if flow is None or flow["type"] != "Delete":
                 if last.get("type") == "Delete" and last.get("state") == "Failed":
-                    return  # a Failed deletion waits for a retry annotation or a spec change
+                    # A Failed deletion waits for a retry annotation (or a spec change).
+                    if (meta.get("annotations") or {}).get(OPERATION) != "retry":
+                        return
+                    self._patch_meta(shoot, {"annotations": {OPERATION: None}})
                 self.start(shoot, project, "Delete")
             else:
                 self.advance(shoot, project)
@@ -365,7 +368,13 @@ class Gardenlet(loop.Controller):
             if self.after((uid, "retry", last.get("lastUpdateTime")), 5 * self.delay("shoot_step")):
                 self.start(shoot, project, op_type)
         elif last.get("state") == "Succeeded":
-            self.care(shoot)
+            every = self.settings.get().shoot(meta["namespace"], meta["name"]).get("reconcile_every")
+            # gardenlet's periodic reconcile (--sync-period, 1 h upstream) at the same generation, on request.
+            if every and self.after((uid, "periodic", last.get("lastUpdateTime")), float(every)):
+                self.done((uid, "periodic", last.get("lastUpdateTime")))
+                self.start(shoot, project, "Reconcile")
+            else:
+                self.care(shoot)
 
     def report_unschedulable(self, shoot, reason):
         """pkg/scheduler/controller/shoot/reconciler.go reportFailedScheduling: a Warning event, once."""

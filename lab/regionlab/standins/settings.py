@@ -5,6 +5,9 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
     delays: {bmc: 0.5, discovery: 0.5, discovery_timeout: 3.0, power: 0.3, shoot_step: 0.3,   # seconds
              keystone: 1.0, control_plane: 1.0, mariadb: 3.0, rabbitmq: 2.0, valkey: 1.5,
              memcached: 1.0, service: 1.0, hypervisor: 0.5, ovn: 1.0, rook: 0.5}
+    timing: upstream                                 # optional: UPSTREAM_DELAYS times scale for bmc, power,
+    scale: 0.0167                                    # discovery, discovery_timeout, shoot_step (default 1/60);
+                                                     # delays given above still win
     servers_without_probe: [<server name>, ...]      # the probe never reports: Discovery falls back to
                                                      # Initial after discovery_timeout, endlessly (as upstream)
     shoots:
@@ -13,6 +16,8 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
         codes: [ERR_CONFIGURATION_PROBLEM]          # default; retryable codes give state Error
         task: "<task ID>"                            # default: the infrastructure wait
         fail_delete: "<error>"                       # the Delete operation fails with it
+        reconcile_every: 5                           # seconds after a success: a periodic Reconcile
+                                                     # at the same generation (gardenlet's sync period)
         unschedulable: "<why no seed fits>"          # without spec.seedName: gardener-scheduler's
                                                      # SchedulingFailed event, and no status ever
     keystones:
@@ -48,6 +53,11 @@ from .. import config
 DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "discovery_timeout": 3.0, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
                   "control_plane": 1.0, "mariadb": 3.0, "rabbitmq": 2.0, "valkey": 1.5, "memcached": 1.0,
                   "service": 1.0, "hypervisor": 0.5, "ovn": 1.0, "rook": 0.5}
+# timing: upstream -- seconds as a real region takes them, before the scale: a BMC answers at its first
+# reconcile; metal-operator notices power changes on its next resync (--server-resync-interval 2 min); a
+# probe agent PXE-boots and reports in about 5 min; --discovery-timeout 30 min; a Shoot's reconcile flow
+# takes about 12 min (5 steps) and its care check runs every minute.
+UPSTREAM_DELAYS = {"bmc": 5.0, "power": 120.0, "discovery": 300.0, "discovery_timeout": 1800.0, "shoot_step": 150.0}
 # A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
 LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
 
@@ -88,6 +98,10 @@ class Watched:
 class StandinSettings:
     def __init__(self, data):
         delays = dict(DEFAULT_DELAYS)
+        if data.get("timing") == "upstream":
+            # Upstream's own timings, scaled (default 1/60: an hour is a minute), so waits see real ordering.
+            scale = float(data.get("scale", 1.0 / 60))
+            delays.update((key, value * scale) for key, value in UPSTREAM_DELAYS.items())
         for key, value in (data.get("delays") or {}).items():
             delays[key] = max(0.0, float(value))
         self.delays = delays
