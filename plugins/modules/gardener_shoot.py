@@ -16,7 +16,7 @@ description:
     C(Reconcile) or C(Restore)) C(Succeeded).
   - A Shoot whose last operation is C(Failed) fails the call at once, quoting Gardener's C(lastErrors).
   - A Shoot that this call left unchanged, at the current generation, with every condition C(True) and a
-    C(Reconcile) in state C(Processing) or C(Error) is ready: that is gardenlet's periodic reconcile (every
+    C(Reconcile) in state C(Processing) or C(Error) is ready. That is gardenlet's periodic reconcile (every
     hour; C(Error) is retried and turns C(Failed) only after 12 h), which a re-run must not wait for.
   - A Shoot that got no seed (no C(spec.seedName) and no status) is named at once and fails the call 120 s
     after its creation, with gardener-scheduler's C(SchedulingFailed) event.

@@ -238,7 +238,6 @@ class IronCoreServerClaimModule(KubeModule):
             for entry in plan:
                 entry["servers"] = sorted(bound[n] for n in entry["kept"] + entry["create"] if bound.get(n))
 
-
     def maintenances(self):
         """ServerMaintenances: metal-operator binds no server that one of them refers to."""
         try:

@@ -179,8 +179,8 @@ def lab_like_inventory(hv_a_workers=2, hv_b_workers=1, st_class="lab-storage"):
         "hypervisor_pools": ["hv-pool-a", "hv-pool-b"], "storage_pools": ["st-pool-a"]},
         "hostvars": {
             "baremetal": {"cobaltcore_ironcore": ironcore},
-            "lab-control-plane": {"cobaltcore_pool": {"ironcore": {"machine_pool": "lab-rack-1",
-                                                                    "machine_class": "lab-kvm"}}},
+            "lab-control-plane": {"cobaltcore_pool": {"ironcore": {
+                "machine_pool": "lab-rack-1", "machine_class": "lab-kvm"}}},
             "hv-pool-a": {"cobaltcore_pool": {"workers": hv_a_workers, "ironcore": {"machine_class": "lab-kvm"}}},
             "hv-pool-b": {"cobaltcore_pool": {"workers": hv_b_workers, "ironcore": {"machine_class": "lab-kvm"}}},
             "st-pool-a": {"cobaltcore_pool": {"ironcore": {"machine_pool": "lab-rack-1",
