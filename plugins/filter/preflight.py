@@ -18,10 +18,16 @@ def preflight_problems_filter(checks):
     return preflight.problems(checks)
 
 
+@fails_on_input_error("invalid region check")
+def region_problems_filter(inventory, bmcs=None):
+    return preflight.region_problems(inventory, bmcs)
+
+
 class FilterModule(object):
     """c5c3.cobaltcore preflight filter."""
 
     def filters(self):
         return {
             "preflight_problems": preflight_problems_filter,
+            "region_problems": region_problems_filter,
         }

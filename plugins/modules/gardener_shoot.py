@@ -15,6 +15,11 @@ description:
     C(observedGeneration) current, every condition C(True), and the last operation (C(Create),
     C(Reconcile) or C(Restore)) C(Succeeded).
   - A Shoot whose last operation is C(Failed) fails the call at once, quoting Gardener's C(lastErrors).
+  - A Shoot that this call left unchanged, at the current generation, with every condition C(True) and a
+    C(Reconcile) in state C(Processing) or C(Error) is ready. That is gardenlet's periodic reconcile (every
+    hour; C(Error) is retried and turns C(Failed) only after 12 h), which a re-run must not wait for.
+  - A Shoot that got no seed (no C(spec.seedName) and no status) is named at once and fails the call 120 s
+    after its creation, with gardener-scheduler's C(SchedulingFailed) event.
   - Before anything is written, changes that gardener-apiserver refuses on update (region, provider
     type, networking type, pod and service networks, a Kubernetes downgrade or a skipped minor
     version) are reported for every Shoot together, instead of one raw API error.
@@ -113,6 +118,10 @@ shoots:
     last_operation:
       description: C(status.lastOperation) after the wait (type, state, progress, description).
       type: dict
+    periodic_reconcile:
+      description: The Shoot was unchanged, healthy and in gardenlet's periodic reconcile, so not waited for.
+      type: bool
+      returned: when waiting for present Shoots
 results:
   description: One entry per object applied or removed, as M(c5c3.cobaltcore.apply) returns them.
   returned: always
@@ -187,9 +196,17 @@ class GardenerShootModule(KubeModule):
         self.results["results"] = results
         self.results["shoots"] = [{"name": r["name"], "result": r["result"]} for r in results]
         if self.params["wait"] and not self.check_mode:
+            unchanged = set(r["name"] for r in results if r["result"] == "unchanged")
+            now = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace))
+            # A re-run that lands on gardenlet's periodic reconcile of an unchanged, healthy Shoot: ready.
+            periodic = sorted(n for n in unchanged if n in now and gardener.periodic_reconcile(now[n]))
+            for entry in self.results["shoots"]:
+                entry["periodic_reconcile"] = entry["name"] in periodic
             waiter = Waiter(self.client, sleep=self.params["wait_sleep"])
             try:
-                self.results["ready"] = waiter.wait([ref_of(o) for o in objects], self.params["wait_timeout"])
+                self.results["ready"] = waiter.wait([ref_of(o) for o in objects
+                                                     if o["metadata"]["name"] not in periodic],
+                                                    self.params["wait_timeout"])
             finally:
                 self.report_operations(namespace)
 

@@ -11,7 +11,11 @@ short_description: Register bare-metal BMCs with the IronCore metal-operator and
 version_added: 0.2.0
 description:
   - Applies C(BMCSecret)s (BMC credentials) and C(BMC)s (C(metal.ironcore.dev/v1alpha1)) in one call,
-    then waits until every BMC reports C(status.state=Enabled).
+    then waits until every BMC reports C(status.state=Enabled) and condition C(Ready=True).
+  - A BMC that refuses its credentials (condition C(Ready=False), reason C(AuthenticationFailed), which
+    metal-operator writes without changing the state) fails the task at once with the BMC's message; for
+    the first seconds after this call changed the BMC's BMCSecret the module keeps waiting instead, as the
+    operator may not have tried the new credentials yet.
   - The metal-operator discovers the systems behind each BMC as C(Server)s and copies the BMC's labels
     to them, so O(bmcs[].labels) (for example the machine pool and class) is what server claims select.
     With O(wait_servers), the module waits until every BMC has at least one Server and none of them is
@@ -218,8 +222,9 @@ class IronCoreBMCModule(KubeModule):
             return
         started = time.time()
         if self.params["wait"] or self.params["wait_servers"]:
-            refs = [ref_of(ironcore.bmc_manifest(b)) for b in bmcs]
-            Waiter(self.client, sleep=self.params["wait_sleep"]).wait(refs, self.params["wait_timeout"])
+            rotated = set(r["name"] for r in self.results["results"]
+                          if r.get("kind") == "BMCSecret" and r.get("result") in ("created", "configured"))
+            self.wait_for_bmcs(bmcs, rotated, started)
         servers = self.servers()
         if self.params["wait_servers"]:
             servers = self.wait_for_discovery(self.params["wait_timeout"] - (time.time() - started))
@@ -230,6 +235,26 @@ class IronCoreBMCModule(KubeModule):
                                  "servers": [s["metadata"]["name"] for s in ironcore.servers_of_bmc(servers, b["name"])]}
                                 for b in bmcs]
 
+    def wait_for_bmcs(self, bmcs, rotated, started):
+        """Wait for every BMC; a refused login fails at once unless its secret changed in this call.
+
+        metal-operator re-reads a changed BMCSecret on its next reconcile of the BMCs using it, so for
+        CREDENTIALS_SETTLE seconds after a change an AuthenticationFailed may still be the old password's.
+        """
+        refs = [ref_of(ironcore.bmc_manifest(b)) for b in bmcs]
+        fresh = set(b["name"] for b in bmcs if b.get("secret") in rotated)
+        waiter = Waiter(self.client, sleep=self.params["wait_sleep"])
+        while True:
+            left = self.params["wait_timeout"] - (time.time() - started)
+            try:
+                return waiter.wait(refs, max(left, 0))
+            except WaitError as exc:
+                refused = [o.get("name") for o in exc.objects if o.get("terminal")]
+                settling = time.time() - started < ironcore.CREDENTIALS_SETTLE
+                if not refused or not settling or not set(refused) <= fresh:
+                    raise
+                time.sleep(self.params["wait_sleep"])
+
     def servers(self):
         try:
             rtype = self.client.resource(ironcore.API_VERSION, "Server")
@@ -239,24 +264,25 @@ class IronCoreBMCModule(KubeModule):
             raise
         return self.client.list(rtype)
 
-    def discovery_problems(self, servers):
-        problems = []
-        for bmc in self.params["bmcs"]:
-            mine = [ironcore.server_summary(s) for s in ironcore.servers_of_bmc(servers, bmc["name"])]
-            if not mine:
-                problems.append("BMC %s: no Server discovered yet" % bmc["name"])
-            busy = ["%s (%s)" % (s["name"], s["state"] or "no state yet") for s in mine if s["state"] in ironcore.DISCOVERING]
-            if busy:
-                problems.append("BMC %s: %s still being discovered" % (bmc["name"], ", ".join(busy)))
-        return problems
-
     def wait_for_discovery(self, timeout):
+        names = [b["name"] for b in self.params["bmcs"]]
+        seen = {}
+        restarted = []
+
         def attempt():
             servers = self.servers()
-            problems = self.discovery_problems(servers)
-            return not problems, (servers, problems)
+            restarted.extend(n for n in ironcore.discovery_restarts(seen, servers) if n not in restarted)
+            problems = ironcore.discovery_problems(names, servers, time.time())
+            # A restart is the only sign metal-operator gives of a probe that never reports: fail now.
+            return not problems or bool(restarted), (servers, problems)
 
         discovered, (servers, problems) = poll(attempt, timeout, self.params["wait_sleep"])
+        if restarted and problems:
+            raise WaitError("servers fell back from Discovery to Initial, so their probe agent did not report "
+                            "within metal-operator's discovery timeout (it starts over endlessly; check the "
+                            "server's PXE boot and its network to the registry): %s | %s"
+                            % (", ".join(restarted), " | ".join(problems)),
+                            [ironcore.server_summary(s) for s in servers])
         if not discovered:
             raise WaitError("servers not discovered after %ss: %s" % (self.params["wait_timeout"], " | ".join(problems)),
                             [ironcore.server_summary(s) for s in servers])

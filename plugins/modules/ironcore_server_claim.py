@@ -15,9 +15,11 @@ description:
   - Existing claims of a pool (label C(c5c3.io/pool)) are kept as they are; only the missing ones are
     created, named C(<pool>-<n>). The metal-operator binds each claim to a distinct C(Available)
     server, so a server claimed by another pool is never taken.
-  - Before anything is written, the module checks for every pool together that enough C(Available),
-    unclaimed servers match (pools that share servers are matched jointly). If not, it fails naming
-    each short pool, how many servers it lacks, and in which states the matching servers are.
+  - Before anything is written, the module checks for every pool together that enough servers match
+    that metal-operator would bind (C(Available), unclaimed, not C(unclaimable), powered C(Off), not in
+    maintenance, no C(NoBind) taint; pools that share servers are matched jointly). If not, it fails
+    naming each short pool, how many servers it lacks, in which states the matching servers are, and
+    which Available ones are held back and why (powered on, in maintenance, tainted).
   - A pool that holds more claims than it wants keeps them unless O(release_surplus) is set; then
     unbound claims are released first, then the highest-numbered.
   - Waits until every claim is C(Bound), its server C(Reserved) and, with power C(On), powered on.
@@ -170,6 +172,7 @@ requests:
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
 
@@ -204,7 +207,8 @@ class IronCoreServerClaimModule(KubeModule):
         servers = self.client.list(self.client.resource(ironcore.API_VERSION, "Server"))
         claim_type = self.client.resource(ironcore.API_VERSION, "ServerClaim")
         claims = self.client.list(claim_type, namespace, label_selector=naming.POOL_LABEL)
-        plan, shortages = ironcore.plan_claims(pools, servers, claims, self.params["release_surplus"])
+        plan, shortages = ironcore.plan_claims(pools, servers, claims, self.params["release_surplus"],
+                                               self.maintenances())
         if shortages:
             if not self.check_mode:
                 raise InputError(shortages)
@@ -233,6 +237,13 @@ class IronCoreServerClaimModule(KubeModule):
                          for c in self.client.list(claim_type, namespace, label_selector=naming.POOL_LABEL))
             for entry in plan:
                 entry["servers"] = sorted(bound[n] for n in entry["kept"] + entry["create"] if bound.get(n))
+
+    def maintenances(self):
+        """ServerMaintenances: metal-operator binds no server that one of them refers to."""
+        try:
+            return self.client.list(self.client.resource(ironcore.API_VERSION, "ServerMaintenance"))
+        except KubeError:
+            return []  # a metal-operator without maintenance support
 
 
 def main():

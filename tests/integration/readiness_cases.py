@@ -175,10 +175,18 @@ CASES = {
              "condition Ready is False (reason ConnectionFailed: BMC service unavailable)"),
             # Error mirrors the BMC and is retried: not terminal.
             ({"state": "Error", "conditions": [
-                cond("Ready", "False", "AuthenticationFailed", "BMC credentials are invalid")]},
+                cond("Ready", "False", "ConnectionFailed", "BMC service unavailable")]},
              "status.state is Error, want Enabled"),
+            # Enabled is not enough: metal-operator keeps the state when the BMC stops answering.
+            ({"state": "Enabled", "conditions": [
+                cond("Ready", "False", "UnknownError", "BMC connection error: timeout")]},
+             "condition Ready is False (reason UnknownError: BMC connection error: timeout)"),
         ],
-        ready={"state": "Enabled", "powerState": "On", "conditions": [cond("Ready", "True", "Ready")]},
+        ready={"state": "Enabled", "powerState": "On", "conditions": [cond("Ready", "True", "Connected")]},
+        # A refused login leaves the state Enabled: terminal (the collection fails with the BMC's message).
+        terminal=[({"state": "Enabled", "conditions": [
+            cond("Ready", "False", "AuthenticationFailed", "BMC credentials are invalid")]},
+            "condition Ready is False (reason AuthenticationFailed: BMC credentials are invalid)")],
         timeout=True),
     "metal.ironcore.dev/BMCSecret": Case(
         obj("metal.ironcore.dev/v1alpha1", "BMCSecret", data={"username": "YWRtaW4=", "password": "c2VjcmV0"}),

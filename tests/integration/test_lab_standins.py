@@ -12,6 +12,7 @@ import datetime
 import json
 import socket
 import ssl
+import sys
 import threading
 import time
 import uuid
@@ -23,16 +24,27 @@ import yaml
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from conftest import kubectl
+from conftest import REPO, kubectl
 from regionlab import config, processes, standins
 from regionlab.standins import settings
+
+# The collection imports itself by its collection path: the checkout's symlink under .cache.
+COLLECTIONS = str(REPO / ".cache" / "collections")
+if COLLECTIONS not in sys.path:
+    sys.path.insert(0, COLLECTIONS)
+# pylint: disable=wrong-import-position
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate  # noqa: E402
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore  # noqa: E402
 
 TOKEN = uuid.uuid4().hex[:5]
 PREFIX = "standin-test-%s" % TOKEN
 METAL = "/apis/metal.ironcore.dev/v1alpha1"
 CORE = "/apis/core.gardener.cloud/v1beta1"
-DELAYS = {"bmc": 0.2, "discovery": 0.2, "power": 0.1, "shoot_step": 0.15}
+DELAYS = {"bmc": 0.2, "discovery": 0.2, "discovery_timeout": 0.6, "power": 0.1, "shoot_step": 0.15}
+# A BMC lab/machines.yaml lists (the rack's spare machine): it takes only the rack's credentials.
+RACK_BMC = "lab-bmc-spare"
 FAIL = "infrastructure quota of the lab exceeded"
+UNSCHEDULABLE = "none out of the 0 seeds has the matching provider for region lab"
 PROJECT = PREFIX
 NAMESPACE = "garden-%s" % PREFIX
 CONFIRM = {"metadata": {"annotations": {"confirmation.gardener.cloud/deletion": "true"}}}
@@ -162,13 +174,14 @@ def env(lab):
         "bmc": PREFIX + "-bmc-a", "secret": PREFIX + "-secret-a", "nosecret": PREFIX + "-bmc-nosecret",
         "late_secret": PREFIX + "-secret-late", "err": PREFIX + "-bmc-err", "err_secret": PREFIX + "-secret-err",
         "create": PREFIX + "-create", "fail": PREFIX + "-fail", "nocluster": PREFIX + "-nocluster",
-        "delete": PREFIX + "-delete", "named": "st-pool-b",
+        "delete": PREFIX + "-delete", "named": "st-pool-b", "rack_secret": PREFIX + "-secret-rack",
+        "unsched": PREFIX + "-unsched",
     }
     names["server"] = names["bmc"] + "-system-0"
     names["err_server"] = names["err"] + "-system-0"
     config.STANDINS.write_text(yaml.safe_dump({
-        "delays": DELAYS, "servers_in_error": [names["err_server"]],
-        "shoots": {names["fail"]: {"fail": FAIL}}}))
+        "delays": DELAYS, "servers_without_probe": [names["err_server"]],
+        "shoots": {names["fail"]: {"fail": FAIL}, names["unsched"]: {"unschedulable": UNSCHEDULABLE}}}))
     metal, garden = Api(BAREMETAL), Api(GARDEN)
     front = Api(GARDEN, standins.front_url())
 
@@ -189,6 +202,9 @@ def env(lab):
     metal.ok("POST", METAL + "/bmcs", bmc(names["bmc"], names["secret"], {"standin-test/rack": "r1"}))
     metal.ok("POST", METAL + "/bmcs", bmc(names["nosecret"], names["late_secret"]))
     metal.ok("POST", METAL + "/bmcs", bmc(names["err"], names["err_secret"]))
+    metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["rack_secret"], username="lab-bmc-admin",
+                                                       password="not-the-rack-password"))
+    metal.ok("POST", METAL + "/bmcs", bmc(RACK_BMC, names["rack_secret"]))
     garden.ok("POST", CORE + "/projects", {"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
                                            "metadata": {"name": PROJECT}, "spec": {"namespace": NAMESPACE}})
     wait_for(lambda: status(garden.get(CORE + "/projects/" + PROJECT)).get("phase") == "Ready"
@@ -197,7 +213,8 @@ def env(lab):
                       ("fail", shoot(names["fail"], {"c5c3.io/cluster": PLAYER.name})),
                       ("nocluster", shoot(names["nocluster"])),
                       ("delete", shoot(names["delete"], {"c5c3.io/cluster": "st-pool-a"})),
-                      ("named", shoot(names["named"], workers=False))):
+                      ("named", shoot(names["named"], workers=False)),
+                      ("unsched", shoot(names["unsched"]))):
         garden.ok("POST", CORE + "/namespaces/%s/shoots" % NAMESPACE, body)
         created[key] = time.monotonic()
     yield {"names": names, "metal": metal, "garden": garden, "front": front, "created": created,
@@ -219,11 +236,12 @@ def env(lab):
     garden.call("DELETE", CORE + "/projects/" + PROJECT)
     for key in ("bmc", "nosecret", "err"):
         metal.call("DELETE", METAL + "/bmcs/" + names[key])
-    for key in ("secret", "late_secret", "err_secret"):
+    metal.call("DELETE", METAL + "/bmcs/" + RACK_BMC)
+    for key in ("secret", "late_secret", "err_secret", "rack_secret"):
         metal.call("DELETE", METAL + "/bmcsecrets/" + names[key])
     metal.call("DELETE", "/api/v1/namespaces/" + PREFIX)
     wait_for(lambda: not [s for s in (metal.get(METAL + "/servers") or {}).get("items", [])
-                          if s["metadata"]["name"].startswith(PREFIX)], "test Servers gone")
+                          if s["metadata"]["name"].startswith((PREFIX, RACK_BMC))], "test Servers gone")
     wait_for(lambda: garden.get(CORE + "/projects/" + PROJECT) is None, "test Project gone")
     if saved is None:
         config.STANDINS.unlink()
@@ -347,10 +365,44 @@ def test_server_discovered_to_available(env):
     assert "On" in powers, powers  # discovery boots the machine
 
 
-def test_server_in_error(env):
-    wait_for(lambda: status(server(env, "err_server")).get("state") == "Error", "Server in Error")
-    states = [s for s, unused in env["recorders"]["servers"].seen[env["names"]["err_server"]]]
-    assert "Available" not in states, states
+def test_server_without_probe_starts_discovery_over_and_the_collection_sees_it(env):
+    """metal-operator never writes Error: a probe that never reports sends the Server back to Initial
+    after the discovery timeout, endlessly; the collection notices the restart by name."""
+    name = env["names"]["err_server"]
+    seen, restarted = {}, []
+
+    def look():
+        servers = [s for s in (env["metal"].get(METAL + "/servers") or {}).get("items", [])
+                   if s["metadata"]["name"] == name]
+        restarted.extend(ironcore.discovery_restarts(seen, servers))
+        return restarted
+    wait_for(look, "the discovery of %s to start over" % name, timeout=15)
+    states = [s for s, unused in env["recorders"]["servers"].seen[name]]
+    order = [s for i, s in enumerate(states) if s and (i == 0 or states[i - 1] != s)]
+    assert order[:4] == ["Initial", "Discovery", "Initial", "Discovery"], states
+    assert "Error" not in states and "Available" not in states, states
+    problems = ironcore.discovery_problems([env["names"]["err"]], [server(env, "err_server")], time.time())
+    assert problems and problems[0].startswith("BMC %s: %s " % (env["names"]["err"], name)), problems
+
+
+def test_rack_bmc_refuses_wrong_credentials_and_a_rotation_keeps_it_enabled(env):
+    metal, names = env["metal"], env["names"]
+
+    def ready_reason():
+        return (condition(metal.get(METAL + "/bmcs/" + RACK_BMC), "Ready") or {}).get("reason")
+    wait_for(lambda: ready_reason() == "AuthenticationFailed", "BMC %s refusing the login" % RACK_BMC)
+    obj = metal.get(METAL + "/bmcs/" + RACK_BMC)
+    assert status(obj).get("state") in (None, "Pending"), status(obj)  # the state stays as it was
+    verdict = evaluate(obj)
+    assert verdict.terminal and "BMC credentials are invalid" in verdict.missing[0]
+    password = config.bmc_password_file("lab-rack-1").read_text().strip()
+    secret_url = METAL + "/bmcsecrets/" + names["rack_secret"]
+    metal.ok("PATCH", secret_url, {"data": {"password": base64.b64encode(password.encode()).decode()}}, MERGE)
+    wait_for(lambda: evaluate(metal.get(METAL + "/bmcs/" + RACK_BMC)).ready, "BMC %s Enabled and Ready" % RACK_BMC)
+    metal.ok("PATCH", secret_url, {"data": {"password": base64.b64encode(b"rotated-elsewhere").decode()}}, MERGE)
+    wait_for(lambda: ready_reason() == "AuthenticationFailed", "BMC %s refusing the old password" % RACK_BMC)
+    obj = metal.get(METAL + "/bmcs/" + RACK_BMC)
+    assert status(obj)["state"] == "Enabled" and evaluate(obj).terminal
 
 
 def test_claim_binds_releases_and_rebinds_keeping_labels(env):
@@ -617,3 +669,22 @@ def test_machines_file_format():
     assert first["model"] == "M" and second["model"] == "N"
     assert second["systemUUID"] == "abc" and second["systemURI"] == "/redfish/v1/Systems/2"
     assert len(machines.systems("unlisted")) == 1
+
+
+def test_unscheduled_shoot_gets_no_status_and_the_collection_names_it(env):
+    """No seed fits: gardener-scheduler reports SchedulingFailed and nothing writes the Shoot's status."""
+    garden, name = env["garden"], env["names"]["unsched"]
+
+    def scheduling_failed():
+        events = (garden.get("/api/v1/namespaces/%s/events" % NAMESPACE) or {}).get("items", [])
+        return [e for e in events if e["involvedObject"].get("name") == name and e["reason"] == "SchedulingFailed"]
+    (event,) = wait_for(scheduling_failed, "the SchedulingFailed event of %s" % name)
+    assert event["type"] == "Warning" and event["message"] == "Failed to schedule shoot '%s' : %s" % (
+        name, UNSCHEDULABLE)
+    time.sleep(3 * DELAYS["shoot_step"])  # a scheduled Shoot has its status by now
+    obj = shoot_obj(env, "unsched")
+    assert not obj.get("status") and not obj["metadata"].get("finalizers"), obj
+    verdict = evaluate(obj)
+    assert not verdict.terminal and any("the Shoot has no seed" in m for m in verdict.missing), verdict
+    old = dict(obj, metadata=dict(obj["metadata"], creationTimestamp="2026-01-01T00:00:00Z"))
+    assert evaluate(old).terminal

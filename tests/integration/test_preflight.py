@@ -1,6 +1,7 @@
 """The preflight play that opens site.yml: passes on the lab, names every problem otherwise."""
 
 import json
+import shutil
 import time
 
 from conftest import REPO, run_playbook, task_results
@@ -89,3 +90,34 @@ def test_keystone_is_checked_only_when_the_inventory_names_an_admin_cloud(lab):
     rc, out = run_playbook(PREFLIGHT, "--limit", "lab-control-plane")
     asked = task_results(out, "Ask Keystone for a token with the admin cloud")["lab-control-plane"]
     assert rc == 0 and not asked.get("skipped") and "censored" in asked  # asked, and no_log kept the token out
+
+
+def test_a_bad_region_model_is_refused_in_preflight_naming_its_pools(lab, tmp_path):
+    """A copy of the lab inventory with bad workers and a machine class no BMC carries: preflight refuses it,
+    before any phase writes, naming the pools by their inventory hosts."""
+    inventory = tmp_path / "lab"
+    shutil.copytree(REPO / "inventories" / "lab", inventory)
+    for host, old, new in (("hv-pool-a", "workers: 2", "workers: -1"), ("hv-pool-b", "workers: 1", 'workers: "one"'),
+                           ("st-pool-b", "machine_class: lab-storage", "machine_class: lab-gpu")):
+        path = inventory / "host_vars" / host / "pool.yml"
+        text = path.read_text()
+        assert old in text, (host, old)
+        path.write_text(text.replace(old, new, 1))
+    ironcore = inventory / "host_vars" / "baremetal" / "ironcore.yml"
+    ironcore.write_text(ironcore.read_text().replace("machine_classes: [lab-general,", "machine_classes: [lab-gpu, lab-general,"))
+    rc, out = run_playbook(PREFLIGHT, "--limit", "lab-control-plane", inventory=inventory)
+    assert rc != 0
+    (result,) = task_results(out, "Report the problems of the region model").values()
+    assert result["msg"][1:] == [
+        "region hypervisor_pools[hv-pool-a].workers: must be at least 1, got -1",
+        "region hypervisor_pools[hv-pool-b].workers: must be an integer, got string"]
+    # With the workers fixed, the machine class no registered BMC carries is the problem.
+    for host, old in (("hv-pool-a", "workers: -1"), ("hv-pool-b", 'workers: "one"')):
+        path = inventory / "host_vars" / host / "pool.yml"
+        path.write_text(path.read_text().replace(old, "workers: 1", 1))
+    rc, out = run_playbook(PREFLIGHT, "--limit", "lab-control-plane", inventory=inventory)
+    assert rc != 0
+    (result,) = task_results(out, "Report the problems of the region model").values()
+    (problem,) = result["msg"][1:]
+    assert problem.startswith("region storage_pools[st-pool-b].ironcore: no registered BMC carries machine class "
+                              "lab-gpu and machine pool lab-rack-1"), problem

@@ -333,12 +333,20 @@ class Gardenlet(loop.Controller):
             flow = self.flows.get(uid)
             if flow is None or flow["type"] != "Delete":
                 if last.get("type") == "Delete" and last.get("state") == "Failed":
-                    return  # a Failed deletion waits for a retry annotation or a spec change
+                    # A Failed deletion waits for a retry annotation (or a spec change).
+                    if (meta.get("annotations") or {}).get(OPERATION) != "retry":
+                        return
+                    self._patch_meta(shoot, {"annotations": {OPERATION: None}})
                 self.start(shoot, project, "Delete")
             else:
                 self.advance(shoot, project)
             return
         if loop.foreign(shoot, SHOOT_MANAGER):
+            return
+        reason = self.settings.get().shoot(meta["namespace"], meta["name"]).get("unschedulable")
+        if reason and not (shoot.get("spec") or {}).get("seedName") and not status:
+            # gardener-scheduler found no seed: it reports why, and gardenlet never sees the Shoot.
+            self.report_unschedulable(shoot, str(reason))
             return
         if FINALIZER not in finalizers:
             self._patch_meta(shoot, {"finalizers": finalizers + [FINALIZER]})
@@ -360,7 +368,31 @@ class Gardenlet(loop.Controller):
             if self.after((uid, "retry", last.get("lastUpdateTime")), 5 * self.delay("shoot_step")):
                 self.start(shoot, project, op_type)
         elif last.get("state") == "Succeeded":
-            self.care(shoot)
+            every = self.settings.get().shoot(meta["namespace"], meta["name"]).get("reconcile_every")
+            # gardenlet's periodic reconcile (--sync-period, 1 h upstream) at the same generation, on request.
+            if every and self.after((uid, "periodic", last.get("lastUpdateTime")), float(every)):
+                self.done((uid, "periodic", last.get("lastUpdateTime")))
+                self.start(shoot, project, "Reconcile")
+            else:
+                self.care(shoot)
+
+    def report_unschedulable(self, shoot, reason):
+        """pkg/scheduler/controller/shoot/reconciler.go reportFailedScheduling: a Warning event, once."""
+        meta = shoot["metadata"]
+        key = (meta["uid"], "unschedulable")
+        if key in self.timers:
+            return
+        self.timers[key] = 0.0  # remembered as a timer so it is pruned with the Shoot
+        now = loop.now_rfc3339()
+        self.kube.create(path("v1", "events", meta["namespace"]), {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"generateName": meta["name"] + ".", "namespace": meta["namespace"]},
+            "involvedObject": {"apiVersion": GV, "kind": "Shoot", "name": meta["name"],
+                               "namespace": meta["namespace"], "uid": meta["uid"]},
+            "reason": "SchedulingFailed", "type": "Warning", "count": 1,
+            "message": "Failed to schedule shoot '%s' : %s" % (meta["name"], reason),
+            "source": {"component": "gardener-scheduler"}, "firstTimestamp": now, "lastTimestamp": now})
+        self.log("Shoot %s/%s: not scheduled (%s)" % (meta["namespace"], meta["name"], reason))
 
     def start(self, shoot, project, op_type):
         """updateShootStatusOperationStart (plus the status.uid of initializeOperation)."""

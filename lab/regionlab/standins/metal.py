@@ -1,8 +1,9 @@
 """metal-operator stand-in: IronCore metal.ironcore.dev/v1alpha1 as metal-operator v0.7.0 writes it.
 
 Modelled on github.com/ironcore-dev/metal-operator v0.7.0, internal/controller/
-bmc_controller.go, server_controller.go, serverclaim_controller.go,
-serverbootconfiguration_controller.go and pkg/bmcutils/bmcutils.go; the machines behind the
+bmc_controller.go, server_controller.go, serverclaim_controller.go, taints.go,
+serverreadinessrule{,server}_controller.go, serverbootconfiguration_controller.go and
+pkg/bmcutils/bmcutils.go; the machines behind the
 BMCs come from lab/machines.yaml instead of Redfish. It also plays the boot-operator's one
 visible part: a ServerBootConfiguration becomes Ready.
 
@@ -11,6 +12,7 @@ Servers without spec.bmcRef, claims of such Servers, and any object whose status
 field manager writes (a test playing the operator itself).
 """
 
+import base64
 import copy
 
 from .. import config
@@ -25,6 +27,8 @@ BMC_FINALIZER = "metal.ironcore.dev/bmc"
 SERVER_FINALIZER = "metal.ironcore.dev/server"
 CLAIM_FINALIZER = "metal.ironcore.dev/serverclaim"
 OPERATION = "metal.ironcore.dev/operation"
+RULE_FINALIZER = "readiness.metal.ironcore.dev/cleanup-taints"
+RULE_BOOTSTRAPPED = "readiness.metal.ironcore.dev/bootstrap-completed-"
 IGNORED = {"ignore", "ignore-child-and-self", "ignore-propagated"}
 INTERNAL_TYPE = "metal.ironcore.dev/type"
 DEFAULT_OS_IMAGE = "metal.ironcore.dev/is-default-os-image"
@@ -33,6 +37,23 @@ MANAGER_NAMESPACE = "default"
 REDFISH = ("Redfish", "RedfishLocal", "RedfishWithRegistryPatch")
 SYSTEM_FACTS = ("manufacturer", "model", "sku", "serialNumber", "biosVersion", "totalSystemMemory",
                 "processors", "storages")
+
+
+AUTH_FAILED = "401 Unauthorized"
+
+
+def _credentials(secret):
+    """(username, password) of a BMCSecret: data (base64) over stringData, as bmcutils reads them."""
+    found = []
+    for key in ("username", "password"):
+        if key in (secret.get("data") or {}):
+            try:
+                found.append(base64.b64decode(secret["data"][key]).decode())
+            except (ValueError, UnicodeDecodeError):
+                found.append(None)
+        else:
+            found.append((secret.get("stringData") or {}).get(key))
+    return tuple(found)
 
 
 def _name(obj):
@@ -67,10 +88,15 @@ def selector_matches(selector, labels):
     return True
 
 
+def _same_taint(a, b):
+    """equalTaints: key, effect and value."""
+    return (a.get("key"), a.get("effect"), a.get("value")) == (b.get("key"), b.get("effect"), b.get("value"))
+
+
 def tolerates(taints, tolerations):
     """Only NoBind taints block binding (internal/controller/taints.go)."""
     for taint in taints or []:
-        if taint.get("effect", "NoBind") != "NoBind":
+        if taint.get("effect") != "NoBind":
             continue
         if not any(_toleration_matches(t, taint) for t in tolerations or []):
             return False
@@ -80,7 +106,7 @@ def tolerates(taints, tolerations):
 def _toleration_matches(toleration, taint):
     if toleration.get("key") != taint.get("key"):
         return False
-    if toleration.get("effect") and toleration.get("effect") != taint.get("effect", "NoBind"):
+    if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
         return False
     operator = toleration.get("operator", "")
     if operator == "Exists":
@@ -97,7 +123,8 @@ class MetalOperator(loop.Controller):
         super().__init__()
         self.kube = Kube(cluster, MANAGER)
         self.machines = settings.machines(loop.log)
-        watched = ("bmcs", "bmcsecrets", "servers", "serverclaims", "serverbootconfigurations", "endpoints")
+        watched = ("bmcs", "bmcsecrets", "servers", "serverclaims", "serverbootconfigurations", "endpoints",
+                   "serverreadinessrules", "servermaintenances")
         Waker(cluster, [path(GV, p) for p in watched], self.wake, loop.log)
 
     # Writes --------------------------------------------------------------------
@@ -130,12 +157,19 @@ class MetalOperator(loop.Controller):
         self.servers = {_name(o): o for o in k.list(path(GV, "servers"))}
         self.claims = {(o["metadata"]["namespace"], _name(o)): o for o in k.list(path(GV, "serverclaims"))}
         self.sbcs = {(o["metadata"]["namespace"], _name(o)): o for o in k.list(path(GV, "serverbootconfigurations"))}
+        self.rules = {_name(o): o for o in k.list(path(GV, "serverreadinessrules"))}
+        # isUnderMaintenanceQueue: a ServerMaintenance naming the server holds it back from claims.
+        self.maintained = {((o.get("spec") or {}).get("serverRef") or {}).get("name")
+                           for o in k.list(path(GV, "servermaintenances"))}
         live = set()
         for group in (self.bmcs, self.servers, self.claims, self.sbcs):
             live.update(o["metadata"]["uid"] for o in group.values())
         for name in sorted(self.bmcs):
             self.reconcile_bmc(self.bmcs[name])
+        for name in sorted(self.rules):
+            self.reconcile_readiness_rule(self.rules[name])
         for name in sorted(self.servers):
+            self.apply_readiness_rules(self.servers[name])
             self.reconcile_server(self.servers[name])
         for key in sorted(self.claims):
             self.reconcile_claim(self.claims[key])
@@ -146,7 +180,10 @@ class MetalOperator(loop.Controller):
     # BMC (bmc_controller.go) ---------------------------------------------------
 
     def bmc_error(self, bmc):
-        """Why metal-operator gets no BMC client (bmcutils.GetBMCClientFromBMC), or None."""
+        """Why metal-operator gets no BMC client (bmcutils.GetBMCClientFromBMC), or None.
+
+        A refused login is AUTH_FAILED (the BMC answers 401).
+        """
         spec = bmc.get("spec") or {}
         if spec.get("endpointRef") and spec["endpointRef"].get("name") not in self.endpoints:
             return 'failed to get Endpoints for BMC: endpoints.metal.ironcore.dev "%s" not found' % (
@@ -162,6 +199,9 @@ class MetalOperator(loop.Controller):
         protocol = (spec.get("protocol") or {}).get("name")
         if protocol not in REDFISH:
             return "unsupported BMC protocol %s" % protocol
+        login = self.machines.get().login(_name(bmc))
+        if login is not None and _credentials(secret) != login:
+            return AUTH_FAILED
         return None
 
     def _address(self, bmc):
@@ -186,6 +226,13 @@ class MetalOperator(loop.Controller):
         status = bmc.get("status") or {}
         conditions = copy.deepcopy(status.get("conditions") or [])
         error = self.bmc_error(bmc)
+        if error == AUTH_FAILED:
+            # updateReadyConditionOnBMCFailure, HTTP 401: the state stays what it was (an Enabled BMC
+            # whose password changed stays Enabled).
+            if loop.set_condition(conditions, "Ready", "False", "AuthenticationFailed", "BMC credentials are invalid"):
+                self._status("bmcs", bmc, {"conditions": conditions}, cache=self.bmcs)
+                self.log("BMC %s: AuthenticationFailed" % meta["name"])
+            return
         if error:
             # updateReadyConditionOnBMCFailure: not an HTTP error, so reason UnknownError; state unchanged.
             if loop.set_condition(conditions, "Ready", "False", "UnknownError", "BMC connection error: %s" % error):
@@ -306,13 +353,10 @@ class MetalOperator(loop.Controller):
         if SERVER_FINALIZER not in _finalizers(server):
             self._set_finalizers("servers", server, _finalizers(server) + [SERVER_FINALIZER], cache=self.servers)
             return
-        in_error = meta["name"] in self.settings.get().servers_in_error
+        # No case writes Error (server_controller.go declares it only): a Server in it is left alone.
         handler = {"Initial": self._initial, "Discovery": self._discovery, "Available": self._available,
-                   "Reserved": self._reserved, "Released": self._released, "Error": self._error}.get(state)
-        if in_error and state in ("Available", "Reserved", "Released"):
-            self._status("servers", server, {"state": "Error"}, cache=self.servers)
-            self.log("Server %s: Error (servers_in_error)" % meta["name"])
-        elif handler:
+                   "Reserved": self._reserved, "Released": self._released}.get(state)
+        if handler:
             handler(server)
 
     def _initial(self, server):
@@ -349,14 +393,19 @@ class MetalOperator(loop.Controller):
             return
         if self._spec(server, {"power": "On"}) or self._power(server, "On"):
             return
+        if name in self.settings.get().servers_without_probe:
+            # handleDiscoveryState: no registry entry within --discovery-timeout (the last status
+            # update is older): back to Initial, which starts the discovery again, endlessly.
+            if self.after((uid, "discovery-timeout"), self.delay("discovery_timeout")):
+                self.done((uid, "discovery-timeout"))
+                self._status("servers", server, {"state": "Initial"}, cache=self.servers)
+                self.log("Server %s: Initial (probe did not report within the discovery timeout)" % name)
+            return
+        self.done((uid, "discovery-timeout"))
         # The probe agent boots and reports to the registry after the discovery delay.
         if not self.after((uid, "discovery"), self.delay("discovery")):
             return
         self.done((uid, "discovery"))
-        if name in self.settings.get().servers_in_error:
-            self._status("servers", server, {"state": "Error"}, cache=self.servers)
-            self.log("Server %s: Error (servers_in_error)" % name)
-            return
         system = self._system(server)
         self._status("servers", server, {"networkInterfaces": system.get("networkInterfaces"), "state": "Available"},
                      cache=self.servers)
@@ -427,10 +476,56 @@ class MetalOperator(loop.Controller):
         if self._powered_off(server) and not (server.get("spec") or {}).get("serverClaimRef"):
             self._status("servers", server, {"state": "Available"}, cache=self.servers)
 
-    def _error(self, server):
-        # Lab only: taken off servers_in_error, the machine is discovered again.
-        if server["metadata"]["name"] not in self.settings.get().servers_in_error:
-            self._status("servers", server, {"state": "Initial"}, cache=self.servers)
+    # ServerReadinessRule (serverreadinessrule{,server}_controller.go) ----------
+
+    def reconcile_readiness_rule(self, rule):
+        """Finalizer on a new rule; on deletion its taint leaves the servers it selects, then the finalizer."""
+        finalizers = _finalizers(rule)
+        if not rule["metadata"].get("deletionTimestamp"):
+            if RULE_FINALIZER not in finalizers:
+                self._set_finalizers("serverreadinessrules", rule, finalizers + [RULE_FINALIZER], cache=self.rules)
+            return
+        if RULE_FINALIZER not in finalizers:
+            return
+        spec = rule.get("spec") or {}
+        for server in self.servers.values():
+            if selector_matches(spec.get("serverSelector") or {}, server["metadata"].get("labels") or {}):
+                taints = (server.get("spec") or {}).get("taints") or []
+                kept = [t for t in taints if not _same_taint(t, spec.get("taint") or {})]
+                if kept != taints:
+                    self._write("servers", server, {"spec": {"taints": kept or None}}, cache=self.servers)
+        self._set_finalizers("serverreadinessrules", rule, [f for f in finalizers if f != RULE_FINALIZER])
+
+    def apply_readiness_rules(self, server):
+        """Every rule selecting the server: its taint goes when the server's conditions have the required
+        statuses, and is put on when not (BootstrapOnly: not again once passed)."""
+        taints = list((server.get("spec") or {}).get("taints") or [])
+        annotations = dict(server["metadata"].get("annotations") or {})
+        before = (list(taints), dict(annotations))
+        conditions = {c.get("type"): c.get("status") for c in (server.get("status") or {}).get("conditions") or []}
+        for name in sorted(self.rules):
+            rule = self.rules[name]
+            spec = rule.get("spec") or {}
+            done = RULE_BOOTSTRAPPED + name
+            if rule["metadata"].get("deletionTimestamp"):
+                continue
+            if spec.get("enforcementMode") == "BootstrapOnly" and done in annotations:
+                continue
+            if not selector_matches(spec.get("serverSelector") or {}, server["metadata"].get("labels") or {}):
+                continue
+            taint = spec.get("taint") or {}
+            wanted = {c.get("type"): c.get("requiredStatus") for c in spec.get("conditions") or []}
+            if all(conditions.get(ctype) == status for ctype, status in wanted.items()):
+                taints = [t for t in taints if not _same_taint(t, taint)]
+                if spec.get("enforcementMode") == "BootstrapOnly":
+                    annotations[done] = "true"
+            elif not any(_same_taint(t, taint) for t in taints):
+                taints.append(taint)
+        if (taints, annotations) != before:
+            patch = {"spec": {"taints": taints or None}}
+            if annotations != before[1]:
+                patch["metadata"] = {"annotations": {k: v for k, v in annotations.items() if k not in before[1]}}
+            self._write("servers", server, patch, cache=self.servers)
 
     # ServerClaim (serverclaim_controller.go) -----------------------------------
 
@@ -445,6 +540,7 @@ class MetalOperator(loop.Controller):
             return False
         return (status.get("state") == "Available" and not spec.get("unclaimable")
                 and status.get("powerState") == "Off" and not spec.get("serverMaintenanceRef")
+                and _name(server) not in self.maintained
                 and tolerates(spec.get("taints"), (claim.get("spec") or {}).get("tolerations")))
 
     def _claim_server(self, claim):

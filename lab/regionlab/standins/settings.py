@@ -2,16 +2,24 @@
 
 $COBALTCORE_LAB_DIR/standins.yaml (optional):
 
-    delays: {bmc: 0.5, discovery: 0.5, power: 0.3, shoot_step: 0.3,   # seconds
+    delays: {bmc: 0.5, discovery: 0.5, discovery_timeout: 3.0, power: 0.3, shoot_step: 0.3,   # seconds
              keystone: 1.0, control_plane: 1.0, mariadb: 3.0, rabbitmq: 2.0, valkey: 1.5,
              memcached: 1.0, service: 1.0, hypervisor: 0.5, ovn: 1.0, rook: 0.5}
-    servers_in_error: [<server name>, ...]
+    timing: upstream                                 # optional: UPSTREAM_DELAYS times scale for bmc, power,
+    scale: 0.0167                                    # discovery, discovery_timeout, shoot_step (default 1/60);
+                                                     # delays given above still win
+    servers_without_probe: [<server name>, ...]      # the probe never reports: Discovery falls back to
+                                                     # Initial after discovery_timeout, endlessly (as upstream)
     shoots:
       <shoot name or namespace/name>:
         fail: "<error of the failing task>"          # Create/Reconcile fails with it
         codes: [ERR_CONFIGURATION_PROBLEM]          # default; retryable codes give state Error
         task: "<task ID>"                            # default: the infrastructure wait
         fail_delete: "<error>"                       # the Delete operation fails with it
+        reconcile_every: 5                           # seconds after a success: a periodic Reconcile
+                                                     # at the same generation (gardenlet's sync period)
+        unschedulable: "<why no seed fits>"          # without spec.seedName: gardener-scheduler's
+                                                     # SchedulingFailed event, and no status ever
     keystones:
       <Keystone CR name or namespace/name>:
         fail_start: true                             # its uWSGI starts without a loadable app
@@ -31,7 +39,7 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
       OVNCluster:                                    # or OVNCluster/ovn-system/ovn (standins/ovn.py)
         missing_members: [ovn-sb-2]                  # not Raft members: SouthboundReady and Ready False
 
-lab/machines.yaml: BMC name -> the systems behind it (see that file).
+lab/machines.yaml: BMC name -> the systems behind it, and the rack's login (see that file).
 """
 
 import hashlib
@@ -42,9 +50,14 @@ import yaml
 
 from .. import config
 
-DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
+DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "discovery_timeout": 3.0, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
                   "control_plane": 1.0, "mariadb": 3.0, "rabbitmq": 2.0, "valkey": 1.5, "memcached": 1.0,
                   "service": 1.0, "hypervisor": 0.5, "ovn": 1.0, "rook": 0.5}
+# timing: upstream -- seconds as a real region takes them, before the scale: a BMC answers at its first
+# reconcile; metal-operator notices power changes on its next resync (--server-resync-interval 2 min); a
+# probe agent PXE-boots and reports in about 5 min; --discovery-timeout 30 min; a Shoot's reconcile flow
+# takes about 12 min (5 steps) and its care check runs every minute.
+UPSTREAM_DELAYS = {"bmc": 5.0, "power": 120.0, "discovery": 300.0, "discovery_timeout": 1800.0, "shoot_step": 150.0}
 # A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
 LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
 
@@ -85,10 +98,14 @@ class Watched:
 class StandinSettings:
     def __init__(self, data):
         delays = dict(DEFAULT_DELAYS)
+        if data.get("timing") == "upstream":
+            # Upstream's own timings, scaled (default 1/60: an hour is a minute), so waits see real ordering.
+            scale = float(data.get("scale", 1.0 / 60))
+            delays.update((key, value * scale) for key, value in UPSTREAM_DELAYS.items())
         for key, value in (data.get("delays") or {}).items():
             delays[key] = max(0.0, float(value))
         self.delays = delays
-        self.servers_in_error = set(data.get("servers_in_error") or [])
+        self.servers_without_probe = set(data.get("servers_without_probe") or [])
         self.shoots = {str(k): dict(v or {}) for k, v in (data.get("shoots") or {}).items()}
         self.keystones = {str(k): dict(v or {}) for k, v in (data.get("keystones") or {}).items()}
         self.failures = {str(k): dict(v or {}) for k, v in (data.get("failures") or {}).items()}
@@ -133,6 +150,17 @@ class Machines:
         self.bmc_defaults = dict(defaults.get("bmc") or {})
         self.system_defaults = dict(defaults.get("system") or {})
         self.bmcs = {str(k): dict(v or {}) for k, v in (data.get("bmcs") or {}).items()}
+        self.rack = dict(data.get("rack") or {})
+
+    def login(self, bmc_name):
+        """(username, password) a listed BMC accepts (the rack's), or None: an unlisted BMC takes any."""
+        if bmc_name not in self.bmcs or not self.rack.get("credentials"):
+            return None
+        try:
+            password = config.bmc_password_file(self.rack["credentials"]).read_text().strip()
+        except OSError:
+            password = None  # no password set yet: nothing logs in
+        return self.rack.get("username"), password
 
     def manager(self, bmc_name):
         """The BMC's own facts (Redfish manager)."""

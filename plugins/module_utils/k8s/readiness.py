@@ -35,6 +35,10 @@ docs/readiness.md is written from it.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import calendar
+import datetime
+import time
+
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 
 MESSAGE_LIMIT = 400
@@ -305,6 +309,34 @@ def last_operation_text(last):
     return text
 
 
+# gardener-scheduler binds a Shoot to a Seed within seconds when one fits; gardenlet and the care
+# controller skip a Shoot without one, so it never gets a status. Past this age it is reported as failed.
+SCHEDULING_GRACE = 120
+
+
+def _age(ev):
+    created = _get(ev.obj, "metadata", "creationTimestamp")
+    try:
+        then = datetime.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ")
+    except (TypeError, ValueError):
+        return None
+    return max(0, int(time.time() - calendar.timegm(then.timetuple())))
+
+
+def _shoot_unscheduled(ev):
+    """A Shoot no seed was assigned to: nothing in Gardener will ever write its status."""
+    if _get(ev.obj, "spec", "seedName") or ev.status.get("seedName"):
+        return False
+    age = _age(ev)
+    message = ("the Shoot has no seed (spec.seedName is empty%s): gardener-scheduler found none that fits, and "
+               "gardenlet reconciles only scheduled Shoots" % (", %ds after its creation" % age if age is not None else ""))
+    if age is not None and age >= SCHEDULING_GRACE:
+        ev.fail(message)
+    else:
+        ev.need(message)
+    return True
+
+
 def _shoot(ev):
     conditions = ev.conditions()
     last = ev.status.get("lastOperation")
@@ -341,6 +373,23 @@ def _shoot(ev):
 
 # ---------------------------------------------------------------------------
 # IronCore metal-operator.
+
+# bmc_controller.go updateReadyConditionOnBMCFailure: a 401 from the BMC. The state stays what it
+# was (an Enabled BMC whose password was rotated keeps Enabled), so Ready decides.
+BMC_AUTH_FAILED = "AuthenticationFailed"
+
+
+def _bmc(ev):
+    state = ev.status.get("state")
+    ready = ev.condition("Ready")
+    if ready is not None and ready.get("status") == "False" and ready.get("reason") == BMC_AUTH_FAILED:
+        # Retried only with backoff, and new credentials are a new BMCSecret: waiting cannot help.
+        ev.fail(_condition_text(ready))
+        return
+    if state != "Enabled":
+        ev.need("status.state is %s, want Enabled" % state if state else "status.state is not reported yet, want Enabled")
+    ev.want_condition("Ready")
+
 
 def _server_claim(ev):
     phase = ev.status.get("phase")
@@ -598,10 +647,12 @@ class Rule(object):
     failed or timed-out wait reports the latest one.
     """
 
-    __slots__ = ("check", "ready", "terminal", "source", "observed_generation", "statusless", "events")
+    __slots__ = ("check", "ready", "terminal", "source", "observed_generation", "statusless", "events", "no_status")
 
-    def __init__(self, check, ready, terminal, source, observed_generation=False, statusless=False, events=False):
+    def __init__(self, check, ready, terminal, source, observed_generation=False, statusless=False, events=False,
+                 no_status=None):
         self.check = check
+        self.no_status = no_status
         self.ready = ready
         self.terminal = terminal
         self.source = source
@@ -624,14 +675,18 @@ RULES = {
         _shoot,
         "observedGeneration current; every condition True (when hibernated: the Shoot's own types); "
         "lastOperation Create/Reconcile/Restore Succeeded, not Migrate/Delete",
-        "lastOperation.state Failed (Error is retried by Gardener: lastErrors are reported)",
-        "gardener/gardener test/framework/k8s_utils.go ShootReconciliationSuccessful",
-        observed_generation=True),
+        "lastOperation.state Failed (Error is retried by Gardener: lastErrors are reported); no seed assigned "
+        "(no spec.seedName nor status) %ds after creation (the scheduler's last Warning event is reported)"
+        % SCHEDULING_GRACE,
+        "gardener/gardener test/utils/shoots/operation/operation.go ReconciliationSuccessful; "
+        "pkg/scheduler/controller/shoot/reconciler.go",
+        observed_generation=True, events=True, no_status=_shoot_unscheduled),
     # IronCore metal-operator
     ("metal.ironcore.dev", "BMC"): Rule(
-        _field_rule(("status", "state"), ("Enabled",), details=_condition_details("Ready")),
-        "status.state Enabled",
-        "none (Error/Pending mirror the BMC and are retried; condition Ready reason reported)",
+        _bmc,
+        "status.state Enabled and condition Ready True (metal-operator keeps the state on a failed login)",
+        "condition Ready False with reason AuthenticationFailed (the BMC refuses the credentials); "
+        "Error/Pending mirror the BMC and are retried",
         _METAL + "bmc_types.go; internal/controller/bmc_controller.go"),
     ("metal.ironcore.dev", "BMCSecret"): Rule(
         None, _EXISTS, _NONE, _METAL + "bmcsecret_types.go", statusless=True),
@@ -910,6 +965,8 @@ def evaluate(obj, lookup=None, condition=None, expression=None, failed_expressio
     kind = _Evaluation(obj, lookup)
     if not ev.status and not _flag(rule.statusless, obj):
         kind.need("status is not reported yet")
+        if rule.no_status is not None:
+            rule.no_status(kind)
     elif rule.check is not None:
         rule.check(kind)
 

@@ -229,6 +229,23 @@ def update_problems(name, live_spec, desired_spec):
 # ---------------------------------------------------------------------------
 # Admin kubeconfigs (shoots/adminkubeconfig)
 
+def periodic_reconcile(shoot):
+    """Whether an unchanged Shoot is ready although gardenlet is reconciling it: the reconcile is one of
+    gardenlet's periodic ones (every hour; a transient Error is retried, Failed only after 12 h).
+
+    Holds when status.observedGeneration is metadata.generation, every condition is True and
+    lastOperation is a Reconcile in state Processing or Error. Only for a Shoot this run did not change:
+    a changed spec bumps the generation, and then its reconcile is waited for.
+    """
+    meta, status = shoot.get("metadata") or {}, shoot.get("status") or {}
+    last = status.get("lastOperation") or {}
+    conditions = status.get("conditions") or []
+    return (meta.get("generation") is not None and status.get("observedGeneration") == meta.get("generation")
+            and not meta.get("deletionTimestamp") and bool(conditions)
+            and all(c.get("status") == "True" for c in conditions)
+            and last.get("type") == "Reconcile" and last.get("state") in ("Processing", "Error"))
+
+
 def admin_kubeconfig_request(expiration_seconds):
     return {"apiVersion": ADMIN_KUBECONFIG_API_VERSION, "kind": ADMIN_KUBECONFIG_KIND,
             "spec": {"expirationSeconds": int(expiration_seconds)}}

@@ -11,6 +11,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import base64
+import calendar
+import datetime
 import ipaddress
 import re
 
@@ -24,6 +26,9 @@ SCHEMES = ("http", "https")
 # A Server in these states is still being discovered by the metal-operator.
 DISCOVERING = ("", "Initial", "Discovery")
 IGNITION_KEY = "ignition"
+# Seconds after a BMCSecret change in which a BMC's AuthenticationFailed may still be the old password's
+# (metal-operator re-reconciles the BMCs of a changed secret at once; this covers its queue).
+CREDENTIALS_SETTLE = 20
 
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _MAC = re.compile(r"^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$")
@@ -132,6 +137,8 @@ def server_summary(server):
         "system_uuid": spec.get("systemUUID") or spec.get("uuid"),
         "claim": {"namespace": claim.get("namespace"), "name": claim.get("name")} if claim else None,
         "unclaimable": bool(spec.get("unclaimable")),
+        "maintenance": bool(spec.get("serverMaintenanceRef")) or status.get("state") == "Maintenance",
+        "taints": [t for t in spec.get("taints") or [] if isinstance(t, dict)],
     }
 
 
@@ -167,9 +174,60 @@ def selector_text(selector):
     return ", ".join(parts) or "(every server)"
 
 
-def is_claimable(summary):
-    """Whether a server (as server_summary gives it) can be bound to a new claim."""
-    return summary["state"] == "Available" and summary["claim"] is None and not summary["unclaimable"]
+def blocking_taints(summary, tolerations=()):
+    """The server's NoBind taints that no toleration covers (taints.go tolerates; Evict never blocks)."""
+    blocking = []
+    for taint in summary.get("taints") or []:
+        if taint.get("effect") != "NoBind":
+            continue
+        if not any(_tolerates(t, taint) for t in tolerations):
+            blocking.append(taint)
+    return blocking
+
+
+def _tolerates(toleration, taint):
+    if toleration.get("key") != taint.get("key"):
+        return False
+    if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
+
+
+def unclaimable_reason(summary, maintained=()):
+    """Why metal-operator would not bind this server to a new claim (isServerClaimable), or None.
+
+    maintained: names of servers that a ServerMaintenance refers to (isUnderMaintenanceQueue). The
+    collection's claims carry no tolerations, so every NoBind taint blocks.
+    """
+    if summary["claim"] is not None:
+        return "claimed"
+    if summary["state"] != "Available":
+        return summary["state"] or "unreported"
+    if summary["unclaimable"]:
+        return "unclaimable"
+    if summary["power"] != "Off":
+        return "powered %s" % (summary["power"] or "(unreported)")
+    if summary["maintenance"] or summary["name"] in maintained:
+        return "in maintenance"
+    taints = blocking_taints(summary)
+    if taints:
+        return "tainted %s" % ",".join("%s%s:NoBind" % (t.get("key"), "=%s" % t["value"] if t.get("value") else "")
+                                       for t in taints)
+    return None
+
+
+def is_claimable(summary, maintained=()):
+    """Whether a server (as server_summary gives it) can be bound to a new claim: Available, unclaimed,
+    not unclaimable, powered off, not in maintenance and without NoBind taints (serverclaim_controller.go)."""
+    return unclaimable_reason(summary, maintained) is None
+
+
+def maintained_servers(maintenances):
+    """Names of the servers that ServerMaintenances refer to."""
+    return set(((m.get("spec") or {}).get("serverRef") or {}).get("name") for m in maintenances or [])
 
 
 def filter_servers(servers, names=None, selector=None, states=None, bmc=None, claimed=None, bmcs=None):
@@ -191,6 +249,76 @@ def filter_servers(servers, names=None, selector=None, states=None, bmc=None, cl
             continue
         result.append(summary)
     return result
+
+
+def last_status_update(server):
+    """When the Server's status was last written (RFC 3339), from managedFields, or None.
+
+    metal-operator's discovery timeout counts from the same time (checkLastStatusUpdateAfter).
+    """
+    times = [entry.get("time") for entry in (server.get("metadata") or {}).get("managedFields") or []
+             if entry.get("subresource") == "status" and entry.get("time")]
+    return max(times) if times else None
+
+
+def _seconds_since(stamp, now):
+    if not stamp:
+        return None
+    try:
+        then = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return None
+    return max(0, int(now - calendar.timegm(then.timetuple())))
+
+
+def duration_text(seconds):
+    if seconds is None:
+        return "for an unknown time"
+    if seconds < 120:
+        return "for %ds" % seconds
+    if seconds < 7200:
+        return "for %dm%02ds" % (seconds // 60, seconds % 60)
+    return "for %dh%02dm" % (seconds // 3600, seconds % 3600 // 60)
+
+
+def discovery_problems(bmcs, servers, now):
+    """Per BMC, what keeps discovery from being finished: no Server yet, or Servers still
+    Initial/Discovery, each named with how long it has been in that state. now: epoch seconds."""
+    problems = []
+    for name in bmcs:
+        mine = servers_of_bmc(servers, name)
+        if not mine:
+            problems.append("BMC %s: no Server discovered yet" % name)
+        busy = []
+        for server in mine:
+            state = (server.get("status") or {}).get("state") or ""
+            if state in DISCOVERING:
+                busy.append("%s %s %s" % (server["metadata"]["name"], state or "(no state yet)",
+                                          duration_text(_seconds_since(last_status_update(server), now))))
+        if busy:
+            problems.append("BMC %s: %s still being discovered" % (name, ", ".join(busy)))
+    return problems
+
+
+def discovery_restarts(seen, servers):
+    """Servers whose discovery started over; records in seen ({name: last status update}) the servers now
+    in Discovery and powered on.
+
+    metal-operator puts a Server back to Initial when its probe agent has not reported within the
+    discovery timeout, and the next pass starts Discovery again: the state may be Discovery both times
+    a caller looks, but the status was written again. A powered-on Server in Discovery has nothing
+    else of its status written until the probe reports (then it is Available).
+    """
+    found = []
+    for server in servers:
+        name = server["metadata"]["name"]
+        status = server.get("status") or {}
+        updated = last_status_update(server)
+        if name in seen and status.get("state") in DISCOVERING and updated != seen[name]:
+            found.append(name)
+        elif status.get("state") == "Discovery" and status.get("powerState") == "On" and name not in seen:
+            seen[name] = updated
+    return sorted(found)
 
 
 def count_states(summaries):
@@ -283,7 +411,7 @@ def _match(demands, candidates):
     return matched
 
 
-def plan_claims(pools, servers, claims, release_surplus=False):
+def plan_claims(pools, servers, claims, release_surplus=False, maintenances=()):
     """What to create, keep and release for each pool, and every shortage.
 
     pools: [{name, count, selector, ...}]; servers and claims: live objects (the
@@ -297,7 +425,8 @@ def plan_claims(pools, servers, claims, release_surplus=False):
         if pool_name in by_pool:
             by_pool[pool_name].append(claim)
     summaries = [server_summary(s) for s in servers]
-    claimable = [s for s in summaries if is_claimable(s)]
+    maintained = maintained_servers(maintenances)
+    claimable = [s for s in summaries if is_claimable(s, maintained)]
     plan, demands, candidates = [], [], {}
     for pool in pools:
         existing = sorted(by_pool[pool["name"]], key=lambda c: (
@@ -329,14 +458,23 @@ def plan_claims(pools, servers, claims, release_surplus=False):
             continue
         matching = [s for s in summaries if selector_matches(pool["selector"], s["labels"])]
         states = count_states(matching)
+        # Available but not claimable: say why, or the shortage looks like a miscount.
+        held = {}
+        for summary in matching:
+            reason = unclaimable_reason(summary, maintained)
+            if summary["state"] == "Available" and reason and reason != "claimed":
+                held.setdefault(reason, []).append(summary["name"])
         shared = [other for other, unused in demands if other != name
                   and set(candidates[other]) & set(candidates[name])]
         problems.append(problem(
             "pools[%d].count" % index,
             "pool %s is %d server(s) short: it needs %d more matching %s, and %d can be claimed; "
-            "%d match in all%s%s" % (
+            "%d match in all%s%s%s" % (
                 name, missing, demand, selector_text(pool["selector"]), matched.get(name, 0), len(matching),
                 " (%s)" % ", ".join("%s %d" % item for item in sorted(states.items())) if states else "",
+                "; Available but not claimable: %s" % "; ".join(
+                    "%s %s" % (reason, ", ".join(sorted(names))) for reason, names in sorted(held.items()))
+                if held else "",
                 "; pools %s compete for the same servers" % ", ".join(shared) if shared else "")))
     return plan, problems
 

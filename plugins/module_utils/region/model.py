@@ -212,7 +212,7 @@ def build_region(data):
         if entries is None and kind == CONTROL_PLANE:
             entries = [naming.control_plane_cluster(name)]
         for index, entry in enumerate(entries or ()):
-            problems.extend(_check_pool_entry(kind, entry, index_path(key, index)))
+            problems.extend(_check_pool_entry(kind, entry, pool_path(key, index, entry)))
             if not problems:
                 pools.append(Pool(kind, _pool_dict(entry)))
     if not problems:
@@ -222,6 +222,14 @@ def build_region(data):
     if problems:
         raise InputError(problems)
     return region
+
+
+def pool_path(key, index, entry):
+    """Where a pool is in the region: by its name (the inventory host) when it has one, else by index."""
+    name = entry if isinstance(entry, str) else entry.get("name") if isinstance(entry, Mapping) else None
+    if isinstance(name, str) and name:
+        return "%s[%s]" % (key, name)
+    return index_path(key, index)
 
 
 def _pool_dict(entry):
@@ -251,7 +259,7 @@ def validate_region(region):
     problems.extend(_check_unique_names(region))
     for key, kind in POOL_LISTS:
         for index, pool in enumerate(region.pools(kind)):
-            path = index_path(key, index)
+            path = pool_path(key, index, pool.name)
             problems.extend(_check_pool(region, pool, path))
     problems.extend(_check_dedicated_machine_pools(region))
     return problems
@@ -334,7 +342,7 @@ def _check_dedicated_machine_pools(region):
             others = [other.name for other in users.get(machine_pool, ()) if other is not pool]
             if pool.dedicated and others:
                 problems.append(_problem(
-                    join_path(index_path(key, index), "ironcore.machine_pool"),
+                    join_path(pool_path(key, index, pool.name), "ironcore.machine_pool"),
                     "%s is dedicated but shares IronCore machine pool %s with %s" % (
                         pool.name, machine_pool, ", ".join(others))))
     return problems

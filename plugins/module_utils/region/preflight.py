@@ -15,6 +15,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region, pool_path
 
 REQUIRED = ("kubeconfig", "kubeconfig_exists", "min_version", "max_version")
 OPTIONAL = {
@@ -120,3 +122,40 @@ def problems(checks):
         found.append("Keystone: no token for cloud %s from %s: %s" % (
             values["keystone_cloud"], values["keystone_clouds_yaml"], keystone.get("msg", "no answer")))
     return found
+
+
+# ---------------------------------------------------------------------------
+# The region model, once for the whole region
+
+POOL_KEYS = ("control_planes", "hypervisor_pools", "storage_pools")
+
+
+def region_problems(inventory, bmcs=None):
+    """Every problem of the region model (pools named by their inventory hosts) and, given the IronCore
+    host's BMCs (cobaltcore_bmcs), every pool whose machine pool and class no BMC carries: its claims
+    could never be bound. One line each; empty when the region can be built."""
+    try:
+        region = build_region(inventory).to_dict()
+    except InputError as exc:
+        return list(exc.problems)
+    if not bmcs:
+        return []
+    carried = []
+    for bmc in bmcs:
+        labels = (bmc or {}).get("labels") or {}
+        carried.append({"machine_pool": (bmc or {}).get("machine_pool") or labels.get(naming.MACHINE_POOL_LABEL),
+                        "machine_class": (bmc or {}).get("machine_class") or labels.get(naming.MACHINE_CLASS_LABEL)})
+    problems = []
+    for key in POOL_KEYS:
+        for index, pool in enumerate(region.get(key) or []):
+            wanted = dict((k, v) for k, v in (pool.get("ironcore") or {}).items()
+                          if k in ("machine_pool", "machine_class") and v)
+            if not wanted or any(all(c.get(k) == v for k, v in wanted.items()) for c in carried):
+                continue
+            offered = sorted(set("%s/%s" % (c.get("machine_pool", "-"), c.get("machine_class", "-")) for c in carried))
+            problems.append(problem(
+                pool_path(key, index, pool["name"]) + ".ironcore",
+                "no registered BMC carries %s, so no server can be claimed for %s (the BMCs carry machine "
+                "pool/class %s)" % (" and ".join("%s %s" % (k.replace("_", " "), v) for k, v in sorted(wanted.items())),
+                                    pool["name"], ", ".join(offered) or "nothing"), "region"))
+    return problems

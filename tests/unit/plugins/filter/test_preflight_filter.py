@@ -21,7 +21,15 @@ CHECKS = {"kubeconfig": "/k.yaml", "kubeconfig_exists": True, "min_version": "1.
 
 
 def test_the_filters():
-    assert sorted(FILTERS) == ["preflight_problems"]
+    assert sorted(FILTERS) == ["preflight_problems", "region_problems"]
+
+
+def test_region_problems_filter_names_pools_by_their_inventory_host():
+    region = {"name": "r", "hypervisor_pools": [{"name": "hv-a", "workers": 0}]}
+    assert FILTERS["region_problems"](region) == ["region hypervisor_pools[hv-a].workers: must be at least 1, got 0"]
+    with open(os.path.join(os.path.dirname(preflight_filter.__file__), "region_problems.yml")) as handle:
+        doc = yaml.safe_load(handle)
+    assert doc["DOCUMENTATION"]["name"] == "region_problems"
 
 
 def test_the_documented_options_are_the_keys_it_takes():

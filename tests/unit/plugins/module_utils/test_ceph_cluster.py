@@ -45,7 +45,7 @@ def test_the_region_model_checks_a_storage_pools_ceph_section():
     with pytest.raises(InputError) as err:
         build_region({"name": "r", "storage_pools": [{"name": "st", "ceph": {"mon_count": 4}}]})
     assert err.value.problems == [
-        "region storage_pools[0].ceph.mon_count: must be an odd integer from 1 to 9 (a quorum), got 4"]
+        "region storage_pools[st].ceph.mon_count: must be an odd integer from 1 to 9 (a quorum), got 4"]
     build_region({"name": "r", "storage_pools": [{"name": "st", "ceph": {"mon_count": 5}}]})
 
 

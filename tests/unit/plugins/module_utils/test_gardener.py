@@ -176,3 +176,26 @@ def test_a_hypervisor_pools_shoot_has_its_planned_underlay_as_node_network():
     assert result["hv-pool-a"] == {"type": "calico", "pods": "100.64.0.0/12", "nodes": "10.20.1.0/24"}
     assert result["hv-pool-b"] == {"type": "calico", "pods": "100.64.0.0/12"}
     assert result["eu-de-1-cp"] == result["st-pool-a"] == {"type": "calico", "pods": "100.64.0.0/12"}
+
+
+# --- a re-run that lands on gardenlet's periodic reconcile ---------------------------------------
+
+def live_shoot(op_type="Reconcile", state="Processing", generation=3, observed=3, condition="True"):
+    return {"metadata": {"name": "hv-pool-a", "generation": generation},
+            "status": {"observedGeneration": observed,
+                       "conditions": [{"type": "APIServerAvailable", "status": "True"},
+                                      {"type": "EveryNodeReady", "status": condition}],
+                       "lastOperation": {"type": op_type, "state": state, "progress": 40}}}
+
+
+@pytest.mark.parametrize("shoot, ready", [
+    (live_shoot(), True),
+    (live_shoot(state="Error"), True),                     # transient, retried; Failed only after 12 h
+    (live_shoot(state="Failed"), False),
+    (live_shoot(observed=2), False),                       # a spec change not yet picked up
+    (live_shoot(condition="False"), False),                # not healthy: wait for the reconcile
+    (live_shoot(op_type="Create"), False),                 # never finished once
+    (live_shoot(state="Succeeded"), False),                # the normal rule decides (ready anyway)
+])
+def test_periodic_reconcile_of_an_unchanged_healthy_shoot(shoot, ready):
+    assert gardener.periodic_reconcile(shoot) is ready

@@ -128,12 +128,12 @@ REGION = {"name": "r", "hypervisor_pools": ["hv"], "storage_pools": ["st"]}
 
 LAYERS = [
     ("region", lambda: model.build_region({"name": "r", "hypervisor_pools": [{"name": "hv", "workers": 0}]}),
-     ["region hypervisor_pools[0].workers"]),
+     ["region hypervisor_pools[hv].workers"]),
     ("region inventory", lambda: model.region_from_inventory(
         {"name": "r", "groups": {"gardener": ["g1", "g2"]}, "hostvars": {}}), ["inventory groups.gardener"]),
     ("composition", lambda: composition.compose_openstack_cluster(CLAIM, REGION), ["tenant-a/a spec.size"]),
     ("composition of a bad region", lambda: composition.compose_openstack_cluster(CLAIM, {"name": "R"}),
-     ["region name", "region control_planes[0].name"]),
+     ["region name", "region control_planes[R-control-plane].name"]),
     ("region control plane", lambda: composition.region_control_plane({"name": "r"}, ["glance"]), ["services"]),
     ("size presets", lambda: size_presets.size_preset("huge"), ["size"]),
     ("ceph quota", lambda: ceph.quota_bytes(-1), ["quotaGB"]),
@@ -185,7 +185,7 @@ def test_claims_are_reported_not_raised_in_the_same_shape():
         "tenant-a/a spec.size: must be one of small, medium, large, xlarge, got 'huge'"]
     assert claims.validate_claims([CLAIM], {"name": "R"}) == [
         "region name: 'R' is not a DNS-1123 label",
-        "region control_planes[0].name: 'R-control-plane' is not a DNS-1123 label"]
+        "region control_planes[R-control-plane].name: 'R-control-plane' is not a DNS-1123 label"]
     assert claims.claim_name_problems("A") == [
         "metadata.name: 'A' is not a DNS-1123 label (lowercase letters, digits, '-'; starting and ending with "
         "a letter or digit)"]

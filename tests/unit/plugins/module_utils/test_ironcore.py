@@ -203,3 +203,71 @@ def test_lab_bmcs_are_valid_and_cover_the_pools(inventory_of):
         needed[cls] = needed.get(cls, 0) + entry["count"]
     # Every class has a spare machine except storage: growth tests take the spare KVM.
     assert all(classes.count(cls) >= count for cls, count in needed.items())
+
+
+# ---------------------------------------------------------------------------
+# What metal-operator's ServerClaim controller binds (isServerClaimable), and discovery that starts over.
+
+def held(name, **changes):
+    obj = server(name)
+    for key, value in changes.items():
+        if key == "power":
+            obj["status"]["powerState"] = value
+        else:
+            obj["spec"][key] = value
+    return obj
+
+
+def test_plan_counts_only_servers_metal_operator_would_bind():
+    servers = [held("on", power="On"), held("maint", serverMaintenanceRef={"name": "m"}),
+               held("tainted", taints=[{"key": "example.com/unhealthy", "effect": "NoBind"}]),
+               held("evict", taints=[{"key": "example.com/drain", "effect": "Evict"}]), server("free"),
+               server("queued")]
+    maintenances = [{"spec": {"serverRef": {"name": "queued"}}}]
+    unused, problems = ironcore.plan_claims([pool("hv-a", 4)], servers, [], maintenances=maintenances)
+    assert len(problems) == 1
+    assert "is 2 server(s) short" in problems[0] and "2 can be claimed" in problems[0]
+    assert ("Available but not claimable: in maintenance maint, queued; powered On on; "
+            "tainted example.com/unhealthy:NoBind tainted") in problems[0]
+    unused, problems = ironcore.plan_claims([pool("hv-a", 2)], servers, [], maintenances=maintenances)
+    assert problems == []
+
+
+def test_tolerations_follow_taints_go():
+    taint = {"key": "k", "value": "v", "effect": "NoBind"}
+    summary = ironcore.server_summary(held("s", taints=[taint]))
+    assert ironcore.blocking_taints(summary) == [taint]
+    assert ironcore.blocking_taints(summary, [{"key": "k", "operator": "Exists"}]) == []
+    assert ironcore.blocking_taints(summary, [{"key": "k", "value": "v"}]) == []
+    assert ironcore.blocking_taints(summary, [{"key": "k", "value": "w"}]) == [taint]
+    assert ironcore.blocking_taints(summary, [{"key": "k", "operator": "Exists", "effect": "Evict"}]) == [taint]
+
+
+def discovering(name, state, updated, power="On", bmc="bmc-1"):
+    return {"metadata": {"name": name, "managedFields": [
+        {"manager": "metal-operator", "operation": "Update", "subresource": "status", "time": updated},
+        {"manager": "metal-operator", "operation": "Update", "time": "2026-01-01T00:00:00Z"}]},
+        "spec": {"bmcRef": {"name": bmc}}, "status": {"state": state, "powerState": power}}
+
+
+def test_discovery_problems_name_each_server_and_how_long_it_is_in_its_state():
+    now = 1767229200  # 2026-01-01T01:00:00Z
+    servers = [discovering("s1", "Discovery", "2026-01-01T00:35:30Z"),
+               discovering("s2", "Available", "2026-01-01T00:10:00Z", bmc="bmc-2"),
+               discovering("s3", "Initial", "2026-01-01T00:59:50Z", power="Off", bmc="bmc-2")]
+    assert ironcore.discovery_problems(["bmc-1", "bmc-2", "bmc-3"], servers, now) == [
+        "BMC bmc-1: s1 Discovery for 24m30s still being discovered",
+        "BMC bmc-2: s3 Initial for 10s still being discovered",
+        "BMC bmc-3: no Server discovered yet"]
+
+
+def test_a_discovery_that_starts_over_is_seen_even_when_both_looks_find_discovery():
+    seen = {}
+    assert ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:00:05Z", "PoweringOn")]) == []
+    assert seen == {}  # still powering on: its status will be written again
+    assert ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:00:06Z")]) == []
+    assert ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:00:06Z")]) == []
+    # 30 minutes later metal-operator wrote Initial, then Discovery again.
+    assert ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:30:16Z")]) == ["s1"]
+    seen = {"s1": "2026-01-01T00:00:06Z"}
+    assert ironcore.discovery_restarts(seen, [discovering("s1", "Available", "2026-01-01T00:01:00Z", "Off")]) == []

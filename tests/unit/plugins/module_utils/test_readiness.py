@@ -167,8 +167,20 @@ CASES = [
         cond("Ready", "False", "ConnectionFailed", "BMC service unavailable")]}, namespace=None), False, False,
      "condition Ready is False (reason ConnectionFailed: BMC service unavailable)"),
     ("bmc error is retried", make(METAL, "BMC", {"state": "Error", "conditions": [
-        cond("Ready", "False", "AuthenticationFailed", "BMC credentials are invalid")]}, namespace=None),
+        cond("Ready", "False", "ConnectionFailed", "BMC service unavailable")]}, namespace=None),
      False, False, "status.state is Error, want Enabled"),
+    ("bmc refuses the credentials", make(METAL, "BMC", {"conditions": [
+        cond("Ready", "False", "AuthenticationFailed", "BMC credentials are invalid")]}, namespace=None),
+     False, True, "condition Ready is False (reason AuthenticationFailed: BMC credentials are invalid)"),
+    # A rotated password: metal-operator keeps state Enabled and only flips Ready.
+    ("bmc enabled, credentials rotated", make(METAL, "BMC", {"state": "Enabled", "conditions": [
+        cond("Ready", "False", "AuthenticationFailed", "BMC credentials are invalid")]}, namespace=None),
+     False, True, "reason AuthenticationFailed"),
+    ("bmc enabled, not connected", make(METAL, "BMC", {"state": "Enabled", "conditions": [
+        cond("Ready", "False", "UnknownError", "BMC connection error: timeout")]}, namespace=None),
+     False, False, "condition Ready is False (reason UnknownError"),
+    ("bmc enabled without Ready", make(METAL, "BMC", {"state": "Enabled"}, namespace=None),
+     False, False, "condition Ready is not reported yet"),
     ("bmc enabled", make(METAL, "BMC", {"state": "Enabled", "powerState": "On",
                                         "conditions": [cond("Ready")]}, namespace=None), True, False, None),
     ("bmcsecret exists", make(METAL, "BMCSecret", None, None, namespace=None), True, False, None),
@@ -948,7 +960,8 @@ def test_rule_lookup_order():
 
 
 def test_no_status_is_said_once_but_overrides_keep_the_generation_requirement():
-    assert evaluate(shoot(None)).missing == ["status is not reported yet"]
+    assert evaluate(shoot(None, spec={"region": "eu-de-1", "seedName": "seed-1"})).missing == [
+        "status is not reported yet"]
     fresh = make("apps/v1", "Deployment", None, {"replicas": 1})
     result = evaluate(fresh, expression="spec.replicas")
     assert not result.ready
@@ -966,3 +979,29 @@ def test_crd_default_observed_generation_minus_one_means_nothing_observed_yet():
            "metadata": {"name": "o", "namespace": "n", "generation": 1},
            "spec": {"type": "oci", "url": "oci://example.invalid/charts"}, "status": {"observedGeneration": -1}}
     assert evaluate(oci).ready
+
+
+# --- an unscheduled Shoot: no seed, so gardenlet and the care controller never write its status
+
+def _created(seconds_ago):
+    import datetime
+    import time
+    return datetime.datetime.utcfromtimestamp(time.time() - seconds_ago).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_an_unscheduled_shoot_is_named_at_once_and_fails_after_the_scheduling_grace():
+    young = shoot(None)
+    young["metadata"]["creationTimestamp"] = _created(5)
+    result = evaluate(young)
+    assert not result.ready and not result.terminal
+    assert "the Shoot has no seed (spec.seedName is empty, " in result.missing[1]
+    old = shoot(None)
+    old["metadata"]["creationTimestamp"] = _created(readiness_module.SCHEDULING_GRACE + 5)
+    result = evaluate(old)
+    assert result.terminal and "gardener-scheduler found none that fits" in result.missing[1]
+    # A seed is assigned (the scheduler did its part): waiting for gardenlet is not a failure.
+    scheduled = shoot(None, spec={"region": "eu-de-1", "seedName": "seed-1"})
+    scheduled["metadata"]["creationTimestamp"] = _created(readiness_module.SCHEDULING_GRACE + 5)
+    assert not evaluate(scheduled).terminal
+    # Its events are read for the report (the scheduler's SchedulingFailed).
+    assert readiness_module.rule_for("core.gardener.cloud", "Shoot").events

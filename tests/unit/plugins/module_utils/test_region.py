@@ -61,13 +61,13 @@ def test_explicit_empty_control_planes_stay_empty():
     ({}, [("name", "is required")]),
     ({"name": "x", "pools": []}, [("pools", "unknown field")]),
     ({"name": "Bad_Name"}, [("name", "'Bad_Name' is not a DNS-1123 label"),
-                            ("control_planes[0].name",
+                            ("control_planes[Bad_Name-control-plane].name",
                              "'Bad_Name-control-plane' is not a DNS-1123 label")]),
     ({"name": "r", "hypervisor_pools": "hv"}, [("hypervisor_pools", "must be a list, got string")]),
     ({"name": "r", "hypervisor_pools": [5]}, [("hypervisor_pools[0]", "must be a mapping, got integer")]),
     ({"name": "r", "hypervisor_pools": [{"workers": 2}]}, [("hypervisor_pools[0].name", "is required")]),
     ({"name": "r", "storage_pools": ["UPPER"]},
-     [("storage_pools[0].name", "'UPPER' is not a DNS-1123 label")]),
+     [("storage_pools[UPPER].name", "'UPPER' is not a DNS-1123 label")]),
 ])
 def test_structure_and_name_rules(data, expected):
     assert problems_of(data) == expected
@@ -84,10 +84,10 @@ def test_names_are_unique_across_all_clusters():
 
 
 @pytest.mark.parametrize("workers, expected", [
-    (0, [("hypervisor_pools[0].workers", "must be at least 1, got 0")]),
-    (-3, [("hypervisor_pools[0].workers", "must be at least 1, got -3")]),
-    ("5", [("hypervisor_pools[0].workers", "must be an integer, got string")]),
-    (True, [("hypervisor_pools[0].workers", "must be an integer, got boolean")]),
+    (0, [("hypervisor_pools[hv].workers", "must be at least 1, got 0")]),
+    (-3, [("hypervisor_pools[hv].workers", "must be at least 1, got -3")]),
+    ("5", [("hypervisor_pools[hv].workers", "must be an integer, got string")]),
+    (True, [("hypervisor_pools[hv].workers", "must be an integer, got boolean")]),
     (1, []),
 ])
 def test_workers_at_least_one(workers, expected):
@@ -100,12 +100,12 @@ def test_workers_at_least_one(workers, expected):
 
 def test_each_pools_region_must_match():
     assert problems_of({"name": "eu-de-1", "storage_pools": [{"name": "st-pool-us", "region": "us-east-1"}]}) == [
-        ("storage_pools[0].region", "st-pool-us belongs to region us-east-1, not eu-de-1")]
+        ("storage_pools[st-pool-us].region", "st-pool-us belongs to region us-east-1, not eu-de-1")]
 
 
 def test_storage_fields_only_on_storage_pools():
     assert problems_of({"name": "r", "hypervisor_pools": [{"name": "hv", "capacity": "1Ti"}]}) == [
-        ("hypervisor_pools[0].capacity", "unknown field")]
+        ("hypervisor_pools[hv].capacity", "unknown field")]
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -115,17 +115,17 @@ def test_storage_fields_only_on_storage_pools():
 ])
 def test_storage_pool_fields(field, value, message):
     assert problems_of({"name": "r", "storage_pools": [{"name": "st", field: value}]}) == [
-        ("storage_pools[0].%s" % field, message)]
+        ("storage_pools[st].%s" % field, message)]
 
 
 def test_labels_must_be_kubernetes_labels():
     problems = problems_of({"name": "r", "hypervisor_pools": [
         {"name": "hv", "labels": {"ok": "yes", "bad key": "x", "dedicated": True}}]})
     assert problems == [
-        ("hypervisor_pools[0].labels.dedicated", "must be a string, got boolean"),
+        ("hypervisor_pools[hv].labels.dedicated", "must be a string, got boolean"),
     ]
     problems = problems_of({"name": "r", "hypervisor_pools": [{"name": "hv", "labels": {"bad key": "x"}}]})
-    assert problems == [("hypervisor_pools[0].labels.bad key", "'bad key': 'x' is not a valid Kubernetes label")]
+    assert problems == [("hypervisor_pools[hv].labels.bad key", "'bad key': 'x' is not a valid Kubernetes label")]
 
 
 IRONCORE = {"machine_pools": ["rack-1", "rack-2"], "machine_classes": ["kvm"]}
@@ -135,9 +135,9 @@ def test_ironcore_references_must_be_declared():
     problems = problems_of({"name": "r", "ironcore": IRONCORE, "hypervisor_pools": [
         {"name": "hv", "ironcore": {"machine_pool": "rack-9", "machine_class": "gpu"}}]})
     assert problems == [
-        ("hypervisor_pools[0].ironcore.machine_pool",
+        ("hypervisor_pools[hv].ironcore.machine_pool",
          "rack-9 is not among the IronCore machine pools of region r (rack-1, rack-2)"),
-        ("hypervisor_pools[0].ironcore.machine_class",
+        ("hypervisor_pools[hv].ironcore.machine_class",
          "gpu is not among the IronCore machine classes of region r (kvm)"),
     ]
 
@@ -153,7 +153,7 @@ def test_dedicated_pool_must_not_share_its_machine_pool():
         {"name": "hv-shared", "ironcore": {"machine_pool": "rack-1"}},
         {"name": "hv-dedicated", "labels": {"dedicated": "true"}, "ironcore": {"machine_pool": "rack-1"}},
     ]})
-    assert problems == [("hypervisor_pools[1].ironcore.machine_pool",
+    assert problems == [("hypervisor_pools[hv-dedicated].ironcore.machine_pool",
                          "hv-dedicated is dedicated but shares IronCore machine pool rack-1 with hv-shared")]
 
 

@@ -447,7 +447,7 @@ def test_ironcore_bmc_lists_every_problem(kube):
 
 def server(name, state="Available", **labels):
     return {"apiVersion": IRONCORE, "kind": "Server", "metadata": {"name": name, "labels": labels},
-            "spec": {"bmcRef": {"name": "bmc-a"}}, "status": {"state": state}}
+            "spec": {"bmcRef": {"name": "bmc-a"}}, "status": {"state": state, "powerState": "Off"}}
 
 
 POOL = {"name": "hv-a", "count": 2, "selector": {"matchLabels": {"pool": "a"}}, "image": "img"}
