@@ -92,8 +92,15 @@ class KubeConnection(object):
             query = {"fieldManager": FIELD_MANAGER}
             if self.check_mode:
                 query["dryRun"] = "All"
-            status, after = self.client.request("POST", rtype.path(obj["metadata"].get("namespace")), body=obj,
-                                                query=query, allow=(409,))
+            namespace = obj["metadata"].get("namespace")
+            try:
+                status, after = self.client.request("POST", rtype.path(namespace), body=obj, query=query, allow=(409,))
+            except KubeError as error:
+                # Check mode after an earlier task that would have created the namespace (as the Applier does).
+                if not (self.check_mode and error.status == 404 and namespace and self.client.get(
+                        self.client.resource("v1", "Namespace"), namespace) is None):
+                    raise
+                return self.record([dict(ref_of(obj), result="created", note="its namespace does not exist yet")])[0]
             if status == 409:
                 return None
             result = dict(ref_of(obj), result="created")
