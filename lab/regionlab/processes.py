@@ -38,14 +38,18 @@ def _cmdline(pid):
         return []
 
 
+def _read_pid_file(name):
+    """(pid, binary, marker) of a pid file; raises OSError, ValueError or IndexError when there is none."""
+    lines = _pid_file(name).read_text().split("\n")
+    return int(lines[0]), lines[1].strip(), lines[2].strip() if len(lines) > 2 else ""
+
+
 def pid_of(name):
     """The pid of a running lab process, or None."""
     try:
-        lines = _pid_file(name).read_text().split("\n")
-        pid, binary = int(lines[0]), lines[1].strip()
+        pid, binary, marker = _read_pid_file(name)
     except (OSError, ValueError, IndexError):
         return None
-    marker = lines[2].strip() if len(lines) > 2 else ""
     if not binary or _exe(pid) != os.path.realpath(binary):
         return None
     # An interpreter runs many programs: its argument list must still name ours.
@@ -126,8 +130,7 @@ def port_open(port, host="127.0.0.1"):
 def why_not_running(name):
     """Why pid_of(name) finds no process: for the message of a start that failed."""
     try:
-        lines = _pid_file(name).read_text().split("\n")
-        pid, binary = int(lines[0]), lines[1].strip()
+        pid, binary, marker = _read_pid_file(name)
     except (OSError, ValueError, IndexError) as error:
         return "no readable pid file (%s)" % error
     if not _alive(pid):
@@ -135,7 +138,7 @@ def why_not_running(name):
     exe = _exe(pid)
     if exe != os.path.realpath(binary):
         return "pid %d runs %s, not %s" % (pid, exe, os.path.realpath(binary))
-    return "pid %d does not run %s" % (pid, lines[2].strip() if len(lines) > 2 else binary)
+    return "pid %d does not run %s" % (pid, marker or binary)
 
 
 def wait_until(predicate, timeout, what, log_name=None):

@@ -109,11 +109,13 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import re
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
 
-def _by_namespace(items):
+def _by_cluster(items):
+    """{(namespace, OpenStack cluster name label): [items]}."""
     result = {}
     for item in items:
         meta = item.get("metadata") or {}
-        result.setdefault(meta.get("namespace"), []).append(item)
+        key = (meta.get("namespace"), (meta.get("labels") or {}).get(naming.OPENSTACK_CLUSTER_NAME_LABEL))
+        result.setdefault(key, []).append(item)
     return result
 
 
@@ -140,23 +142,16 @@ class KeystoneVerificationStateModule(KubeModule):
             client.resource("v1", "ConfigMap"), field_selector="metadata.name=%s" % recheck.RECORD_NAME,
             label_selector=selector))
         # Only names and resourceVersions of the Secrets are used; their data is dropped at once.
-        secrets = [{"metadata": s.get("metadata") or {}} for s in client.list(
-            client.resource("v1", "Secret"), label_selector=selector)]
-        secrets = _by_namespace(secrets)
-        korc = []
-        for kind in recheck.KORC_KINDS:
-            korc.extend(client.list(client.resource(naming.KORC_API_VERSION, kind), label_selector=selector))
-        korc = _by_namespace(korc)
+        secrets = _by_cluster({"metadata": s.get("metadata") or {}} for s in client.list(
+            client.resource("v1", "Secret"), label_selector=selector))
+        korc = _by_cluster(o for kind in recheck.KORC_KINDS for o in client.list(
+            client.resource(naming.KORC_API_VERSION, kind), label_selector=selector))
         keystones = self.keystones(clusters)
         for entry in clusters:
-            namespace = entry["namespace"]
-            own = [s for s in secrets.get(namespace, [])
-                   if (s["metadata"].get("labels") or {}).get(naming.OPENSTACK_CLUSTER_NAME_LABEL) == entry["name"]]
-            current = recheck.digest(entry["settings"], keystones.get(entry["name"]), own,
-                                     [o for o in korc.get(namespace, []) if (
-                                         (o.get("metadata") or {}).get("labels") or {}).get(
-                                         naming.OPENSTACK_CLUSTER_NAME_LABEL) == entry["name"]])
-            verdict = recheck.verdict(entry, current, records.get(namespace))
+            key = (entry["namespace"], entry["name"])
+            current = recheck.digest(entry["settings"], keystones.get(entry["name"]), secrets.get(key, []),
+                                     korc.get(key, []))
+            verdict = recheck.verdict(entry, current, records.get(entry["namespace"]))
             self.results["clusters"].append(verdict)
             if verdict["unchanged"]:
                 self.results["unchanged"].append(entry["name"])

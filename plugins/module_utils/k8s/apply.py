@@ -166,6 +166,11 @@ def owns_more_than(fields, desired):
     return False
 
 
+def namespace_exists(client, name):
+    """Whether the namespace exists (a check-mode dry run in a namespace not made yet fails with 404)."""
+    return client.get(client.resource("v1", "Namespace"), name) is not None
+
+
 def needs_apply(desired, live, field_manager):
     if live is None:
         return True
@@ -322,7 +327,7 @@ class Applier:
         return result
 
     def _namespace_exists(self, name):
-        return self.client.get(self.client.resource("v1", "Namespace"), name) is not None
+        return namespace_exists(self.client, name)
 
     def _plan(self, obj):
         if obj["kind"] == "Namespace":

@@ -18,7 +18,7 @@ import copy
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
-    Applier, changed, describe, field_diff, ref_of)
+    Applier, changed, describe, field_diff, namespace_exists, ref_of)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER, KubeClient, KubeError
 
 KUBE_CONNECTION_SPEC = dict(
@@ -97,8 +97,8 @@ class KubeConnection(object):
                 status, after = self.client.request("POST", rtype.path(namespace), body=obj, query=query, allow=(409,))
             except KubeError as error:
                 # Check mode after an earlier task that would have created the namespace (as the Applier does).
-                if not (self.check_mode and error.status == 404 and namespace and self.client.get(
-                        self.client.resource("v1", "Namespace"), namespace) is None):
+                if not (self.check_mode and error.status == 404 and namespace
+                        and not namespace_exists(self.client, namespace)):
                     raise
                 return self.record([dict(ref_of(obj), result="created", note="its namespace does not exist yet")])[0]
             if status == 409:
