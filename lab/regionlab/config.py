@@ -23,7 +23,7 @@ GO_MODULES = REPO / "lab" / "go"
 KUBERNETES_VERSION = "v1.37.2"
 # Below the kernel's ephemeral range (32768-60999): a port in it can be taken by any outgoing
 # connection (an API server's to etcd, say) just before the lab binds it.
-PORT_BASE = int(os.environ.get("COBALTCORE_LAB_PORT_BASE", "26400"))
+PORT_BASE = int(os.environ.get("COBALTCORE_LAB_PORT_BASE") or "26400")  # unset or empty: the default, as the inventory reads it
 
 # Where the hand-written CRDs (lab/crds/<file>.yaml) go at lab start, by inventory group or host:
 # only what exists before phase 3 (Gardener's kinds). The operators' CRDs, hand-written or

@@ -18,14 +18,27 @@ def control_plane(clusters):
     raise RuntimeError("inventories/lab has no host in group control_plane")
 
 
-def start(cluster):
+def _lab_argv(cluster):
+    """What the lab decides: the binary, the cluster and the lab's ports (a pod gets these from its Deployment's
+    environment and Service)."""
+    return [str(a) for a in (config.BIN / NAME, "--kubeconfig", cluster.kubeconfig,
+                             "--health-probe-bind-address", "127.0.0.1:%d" % config.KORC_HEALTH_PORT,
+                             "--metrics-bind-address", "0", "--leader-elect=false")]
+
+
+def start(cluster, args=()):
+    """The manager with the lab's flags and the Deployment's container args (the chart's values.args)."""
     if processes.pid_of(NAME):
         return
-    processes.start(NAME, [
-        config.BIN / NAME, "--kubeconfig", cluster.kubeconfig,
-        "--health-probe-bind-address", "127.0.0.1:%d" % config.KORC_HEALTH_PORT,
-        "--metrics-bind-address", "0", "--leader-elect=false",
-    ])
+    processes.start(NAME, _lab_argv(cluster) + list(args))
+
+
+def running_args(cluster):
+    """The Deployment args the running manager got, None when it does not run."""
+    argv = processes.argv_of(NAME)
+    if argv is None:
+        return None
+    return argv[len(_lab_argv(cluster)):]
 
 
 def ready():
@@ -41,14 +54,24 @@ DEPLOYMENTS = "/apis/apps/v1/deployments"
 CHART_SELECTOR = "app.kubernetes.io/name=openstack-resource-controller"
 
 
-def installed(cluster):
-    """K-ORC's chart put its Deployment on the cluster."""
+def deployment_args(cluster):
+    """The container args of K-ORC's Deployment (the chart's values.args), None when the chart put none there
+    (or the API server did not answer)."""
     try:
         resp = kube._session(cluster).get(cluster.server + DEPLOYMENTS, params={"labelSelector": CHART_SELECTOR},
                                           timeout=5)
-        return resp.ok and bool(resp.json().get("items"))
+        items = resp.json().get("items") if resp.ok else None
     except (requests.RequestException, OSError, ValueError):
-        return False
+        return None
+    if not items:
+        return None
+    containers = ((items[0].get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or [{}]
+    return [str(a) for a in containers[0].get("args") or []]
+
+
+def installed(cluster):
+    """K-ORC's chart put its Deployment on the cluster."""
+    return deployment_args(cluster) is not None
 
 
 def wanted(clusters):

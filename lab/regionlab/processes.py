@@ -58,6 +58,14 @@ def pid_of(name):
     return pid
 
 
+def argv_of(name):
+    """The argument list of a running lab process, None when it does not run."""
+    pid = pid_of(name)
+    if pid is None:
+        return None
+    return [a.decode() for a in _cmdline(pid)[:-1]]  # /proc's list ends with a NUL
+
+
 def start(name, argv, env=None, cwd=None, marker=None):
     """Start argv in its own session, logging to .lab/logs/<name>.log.
 

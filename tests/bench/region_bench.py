@@ -8,6 +8,9 @@ runs site.yml again ROUNDS times and prints the median of:
   region_noop_cpu_s  CPU time of that run (ansible-playbook and every process it starts): on a shared
                      machine the steadier figure
   per_task_ms        median wall time of such a task (all its hosts together, as the JSON callback times it)
+  region_noop_awx_s  the same no-op run as an AWX job (ansible-runner transmit | worker | process,
+                     tests/integration/awx_job.py), each round right after the plain one
+  awx_vs_plain       the ratio of the two medians
 
 and where the seconds go: the sum of task times by action, and the run's time outside tasks
 (ansible-playbook start-up, inventory, play set-up, facts). A run that changes anything fails the bench.
@@ -38,6 +41,7 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 import regionlab  # noqa: E402
 from regionlab import config, processes  # noqa: E402
 from conftest import run_playbook  # noqa: E402
+import awx_job  # noqa: E402
 from apply_bench import _timestamp  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -150,7 +154,7 @@ def main():
     owned = not processes.running()
     if not regionlab.is_up():
         regionlab.up()
-    runs = []
+    runs, jobs = [], []
     try:
         if os.environ.get("BENCH_NOOP_ONLY") != "1":
             wall = site_run()[0]
@@ -161,8 +165,13 @@ def main():
             if changed:
                 raise SystemExit("the no-op run changed %d task results: site.yml is not idempotent" % changed)
             runs.append((wall, cpu, tasks, durations, by_action))
-            print("round %d region_noop %.1fs cpu %.1fs tasks %d per_task %.0fms" % (
-                round_ + 1, wall, cpu, tasks, 1000 * statistics.median(durations)), flush=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                job = awx_job.run(Path(tmp), "playbooks/site.yml")
+            if job.status != "successful" or analyse(job.json_output())[3]:
+                raise SystemExit("the no-op run as an AWX job did not succeed unchanged (status %s)" % job.status)
+            jobs.append(job.seconds)
+            print("round %d region_noop %.1fs cpu %.1fs tasks %d per_task %.0fms, as an AWX job %.1fs" % (
+                round_ + 1, wall, cpu, tasks, 1000 * statistics.median(durations), job.seconds), flush=True)
         operators_first, operators_noop = operators_runs()
         per_module = localhost_tasks() if TASKS_PER_MODULE else {}
     finally:
@@ -170,6 +179,8 @@ def main():
             regionlab.down()
     wall, cpu, tasks, durations, by_action = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
     print("region_noop_s=%.1f" % wall)
+    print("region_noop_awx_s=%.1f" % statistics.median(jobs))
+    print("awx_vs_plain=%.2f" % (statistics.median(jobs) / statistics.median(run[0] for run in runs)))
     print("region_noop_cpu_s=%.1f" % cpu)
     print("region_noop_tasks=%d" % tasks)
     print("per_task_ms=%.0f" % (1000 * statistics.median(durations)))

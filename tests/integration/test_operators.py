@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from conftest import REPO, failures, lab_kubectl, run_playbook, task_results
-from regionlab import config
+from regionlab import config, korc, processes
 
 OPERATORS = REPO / "playbooks" / "operators.yml"
 TASK = "Install the cluster's operators with Flux and wait for every release"
@@ -94,6 +94,15 @@ def test_phase_3_installed_every_release_with_the_real_helm_controller(region, c
     assert sorted(r["name"] for r in first["releases"] if r["result"] == "created") == expected_releases(cluster)
     second = task_results(region.second.out, TASK)[cluster.name]
     assert not second["changed"] and {r["result"] for r in second["releases"]} == {"unchanged"}
+
+
+def test_korc_runs_with_the_scope_cache_the_collection_sets(region):
+    """The chart's Deployment carries the collection's K-ORC args, and the manager runs with them (the lab
+    starts it from the Deployment, as its pod would start)."""
+    deployment, = everything("lab-control-plane", "deployments.apps", "-l", korc.CHART_SELECTOR)
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args == ["--scope-cache-max-size=256"]
+    assert processes.argv_of(korc.NAME)[-1:] == args
 
 
 def test_check_mode_on_a_fresh_region_plans_the_management_releases_and_writes_nothing(region):

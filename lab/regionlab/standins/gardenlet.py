@@ -213,9 +213,19 @@ class Gardenlet(loop.Controller):
             if (cluster is not None and _has_flux(shoot) and not shoot["metadata"].get("deletionTimestamp")
                     and last.get("type") in ("Create", "Reconcile", "Restore") and last.get("state") == "Succeeded"):
                 flux.start(cluster)
-        if not processes.pid_of(korc.NAME) and korc.installed(self.control_plane):
-            self.log("K-ORC's chart is installed: starting the K-ORC manager")
-            korc.start(self.control_plane)
+        args = korc.deployment_args(self.control_plane)
+        if args is None:
+            return
+        running = korc.running_args(self.control_plane)
+        if running is not None and running != args:
+            # A changed Deployment rolls its pod: the manager restarts with the new args.
+            self.log("K-ORC's Deployment args changed (%s): restarting the K-ORC manager" % " ".join(args))
+            processes.stop(korc.NAME)
+            running = None
+        if running is None:
+            self.log("K-ORC's chart is installed: starting the K-ORC manager%s"
+                     % (" with %s" % " ".join(args) if args else ""))
+            korc.start(self.control_plane, args)
 
     # Project (gardener-controller-manager) -------------------------------------
 
