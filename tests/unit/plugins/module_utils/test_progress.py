@@ -82,8 +82,8 @@ def test_other_kinds_report_the_ready_reason_a_phase_or_the_first_thing_missing(
     assert progress.reported(widget) == "Ready=False Provisioning"
     pvc = obj("v1", "PersistentVolumeClaim", "data", {"phase": "Pending"})
     assert progress.reported(pvc) == "phase Pending"
-    stale = obj("test.example.com/v1", "Widget", "w", {"observedGeneration": 1,
-                                                         "conditions": [cond("Ready", "True", "Done")]}, generation=2)
+    stale_status = {"observedGeneration": 1, "conditions": [cond("Ready", "True", "Done")]}
+    stale = obj("test.example.com/v1", "Widget", "w", stale_status, generation=2)
     # Ready=True of an older generation: readiness's own words, not the stale condition.
     assert progress.reported(stale, evaluate(stale)) == "status.observedGeneration 1 < metadata.generation 2"
     assert progress.reported(obj("v1", "Pod", "p")) == "status is not reported yet"
@@ -99,9 +99,9 @@ def test_a_report_is_one_short_line():
 # -- the wait's line -----------------------------------------------------------------------------
 
 def test_the_line_counts_ready_objects_and_names_the_shoot_furthest_behind():
-    done = obj(GARDENER, "Shoot", "done", {"observedGeneration": 1, "conditions": [],
-                                             "lastOperation": {"type": "Create", "state": "Succeeded", "progress": 100}},
-               spec={"seedName": "seed"})
+    succeeded = {"observedGeneration": 1, "conditions": [],
+                 "lastOperation": {"type": "Create", "state": "Succeeded", "progress": 100}}
+    done = obj(GARDENER, "Shoot", "done", succeeded, spec={"seedName": "seed"})
     states = states_of(shoot("a", 70), done, shoot("b", 40), shoot("c", 90))
     assert states[1][1].ready
     assert progress.waiting_line(states) == (
