@@ -174,7 +174,7 @@ class OvnVerifyModule(KubeModule):
             if params["wait"]:
                 try:
                     found = ovn_api.await_report(self.client, pool_clients, params["plan"], params,
-                                                  progress=self.progress)
+                                                 progress=self.progress)
                 except WaitError as exc:
                     self.results.update(exc.objects[0])
                     raise
