@@ -106,7 +106,8 @@ def reported(obj, state=None):
     text = None
     if _is_shoot(obj):
         last = status.get("lastOperation")
-        if isinstance(last, dict) and last:
+        # A Succeeded operation says nothing about the condition that keeps the Shoot from being ready.
+        if isinstance(last, dict) and last and last.get("state") != "Succeeded":
             text = last_operation_text(last)
     elif group == "ceph.rook.io":
         text = _rook(status)

@@ -58,6 +58,13 @@ def test_a_shoot_without_last_operation_reports_what_readiness_misses():
     assert text.startswith("the Shoot has no seed (spec.seedName is empty")
 
 
+def test_a_shoot_whose_operation_succeeded_reports_the_condition_that_is_not_true():
+    healthy_op = shoot("a", 100, state="Succeeded", description="Shoot cluster has been successfully reconciled.")
+    healthy_op["status"]["conditions"] = [cond("EveryNodeReady", "False", "NodesUnhealthy", "node x is not ready")]
+    assert progress.reported(healthy_op, evaluate(healthy_op)) == (
+        "condition EveryNodeReady is False (reason NodesUnhealthy: node x is not ready)")
+
+
 def test_rook_reports_phase_message_and_ceph_health():
     cluster = obj(ROOK, "CephCluster", "ceph", {"phase": "Progressing", "message": "Configuring Ceph Mons",
                                                 "ceph": {"health": "HEALTH_WARN"}})
