@@ -264,9 +264,10 @@ class GardenerShootModule(KubeModule):
                 raise WaitError("deletion failed: " + " | ".join("Shoot %s: %s" % (n, "; ".join(s.missing)) for n, s in failed),
                                 [dict(name=n, **s.as_dict()) for n, s in failed])
             if left:
+                # An absent wait counts what is gone by a state of None.
                 offer(self.progress, lambda: waiting_line(
-                    [({"kind": "Shoot", "namespace": namespace, "name": n}, True if n in left else None, left.get(n))
-                     for n in names], absent=True))
+                    [({"kind": "Shoot", "namespace": namespace, "name": n}, left.get(n), left.get(n)) for n in names],
+                    absent=True))
             return not left, left
 
         gone, left = poll(attempt, self.params["wait_timeout"], self.params["wait_sleep"])

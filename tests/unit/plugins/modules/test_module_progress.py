@@ -6,7 +6,7 @@ __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import (
     PROGRESS_FILE_ENV, PROGRESS_INTERVAL_ENV)
-from ansible_collections.c5c3.cobaltcore.plugins.modules import wait
+from ansible_collections.c5c3.cobaltcore.plugins.modules import gardener_shoot, wait
 
 from module_harness import GARDENER, TOKEN, run_module
 from module_harness import kube  # noqa: F401  # pylint: disable=unused-import
@@ -47,3 +47,19 @@ def test_the_wait_writes_throttled_masked_lines_and_returns_the_same_result(kube
     assert TOKEN not in path.read_text()
     assert quiet["failed"] and without_elapsed(told) == without_elapsed(quiet)
     assert TOKEN not in told_text and TOKEN not in quiet_text
+
+
+def test_a_shoot_deletion_reports_its_delete_operation(kube, monkeypatch, tmp_path):
+    deleting = shoot("x", 30)
+    deleting["metadata"].update(namespace="garden-p", deletionTimestamp="2026-01-01T00:00:00Z",
+                                annotations={"confirmation.gardener.cloud/deletion": "true"})
+    deleting["status"]["lastOperation"].update(type="Delete", description="Deleting the worker nodes")
+    kube.add(deleting)
+    path = tmp_path / "progress"
+    monkeypatch.setenv(PROGRESS_FILE_ENV, str(path))
+    monkeypatch.setenv(PROGRESS_INTERVAL_ENV, "1")
+    result, _text = run_module(gardener_shoot.main, {"namespace": "garden-p", "state": "absent", "wait_timeout": 2,
+                                                     "wait_sleep": 1, "shoots": [{"name": "x"}, {"name": "y"}]})
+    assert result["failed"] and result["msg"].startswith("1 Shoot(s) still present after 2s: x (")
+    assert path.read_text().splitlines()[0] == (
+        "1s: 0/1 gone, slowest Shoot garden-p/x: lastOperation Delete Processing 30%: Deleting the worker nodes")
