@@ -26,6 +26,7 @@ author:
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
   - c5c3.cobaltcore.wait_options
+  - c5c3.cobaltcore.progress
 attributes:
   check_mode:
     description: Sends the same requests as server-side dry runs; nothing is written.
@@ -233,7 +234,8 @@ class ApplyModule(KubeModule):
             results = applier.apply(objects)
         self.results.update(results=self.record(results), summary=summary(results))
         if self.params["wait"] and not self.check_mode:
-            waiter = Waiter(self.client, condition=self.params["wait_condition"], sleep=self.params["wait_sleep"])
+            waiter = Waiter(self.client, condition=self.params["wait_condition"], sleep=self.params["wait_sleep"],
+                            progress=self.progress)
             refs = [ref_of(obj) for obj in objects]
             self.results["ready"] = waiter.wait(refs, self.params["wait_timeout"], absent=absent)
 

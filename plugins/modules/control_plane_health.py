@@ -29,6 +29,7 @@ author:
 extends_documentation_fragment:
   - c5c3.cobaltcore.read_only
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.progress
 options:
   namespace:
     description:
@@ -153,7 +154,7 @@ class ControlPlaneHealthModule(KubeModule):
         if params["wait"]:
             try:
                 found = c5c3_api.await_health(self.client, namespace, params["name"], params["through"],
-                                              params["timeout"], params["sleep"])
+                                              params["timeout"], params["sleep"], progress=self.progress)
             except WaitError as exc:
                 self.publish(exc.objects)
                 self.fail(str(exc))

@@ -29,6 +29,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.progress
 attributes:
   check_mode:
     description: Server-side dry runs; reports the version changes; writes and waits for nothing.
@@ -169,9 +170,11 @@ requests:
 """
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import waiting_line
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux_api
@@ -197,7 +200,7 @@ class FluxReleasesModule(KubeModule):
         entries = flux.releases_for(table, self.params["groups"])
         self.results.update(releases=[], version_changes=[], results=[])
         self.results["flux"] = flux_api.await_flux(self.client, self.params["cluster"], self.params["flux_namespace"],
-                                                   self.params["flux_timeout"])
+                                                   self.params["flux_timeout"], progress=self.progress)
         objects = flux.manifests(entries, self.params["repositories"], self.params["helm_wait"],
                                  self.params["flux_namespace"])
         releases = [o for o in objects if o["kind"] == "HelmRelease"]
@@ -226,6 +229,8 @@ class FluxReleasesModule(KubeModule):
             if failure:
                 raise WaitError(self.message(failure, releases, states), Waiter._results(states, started))
             pending = [(ref, state) for ref, state, _obj in states if state is None or not state.ready]
+            if pending:
+                offer(self.progress, lambda: waiting_line(states))
             return not pending, states
 
         started = flux_api.now()

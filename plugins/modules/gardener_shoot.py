@@ -33,6 +33,7 @@ author:
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
   - c5c3.cobaltcore.gardener_project
+  - c5c3.cobaltcore.progress
 attributes:
   check_mode:
     description: Server-side dry runs; nothing is written, annotated, deleted or waited for.
@@ -145,6 +146,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import r
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import waiting_line
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate, last_operation_text
 
@@ -202,7 +205,7 @@ class GardenerShootModule(KubeModule):
             periodic = sorted(n for n in unchanged if n in now and gardener.periodic_reconcile(now[n]))
             for entry in self.results["shoots"]:
                 entry["periodic_reconcile"] = entry["name"] in periodic
-            waiter = Waiter(self.client, sleep=self.params["wait_sleep"])
+            waiter = Waiter(self.client, sleep=self.params["wait_sleep"], progress=self.progress)
             try:
                 self.results["ready"] = waiter.wait([ref_of(o) for o in objects
                                                      if o["metadata"]["name"] not in periodic],
@@ -260,6 +263,11 @@ class GardenerShootModule(KubeModule):
             if failed:
                 raise WaitError("deletion failed: " + " | ".join("Shoot %s: %s" % (n, "; ".join(s.missing)) for n, s in failed),
                                 [dict(name=n, **s.as_dict()) for n, s in failed])
+            if left:
+                # An absent wait counts what is gone by a state of None.
+                offer(self.progress, lambda: waiting_line(
+                    [({"kind": "Shoot", "namespace": namespace, "name": n}, left.get(n), left.get(n)) for n in names],
+                    absent=True))
             return not left, left
 
         gone, left = poll(attempt, self.params["wait_timeout"], self.params["wait_sleep"])

@@ -26,6 +26,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.progress
 attributes:
   check_mode:
     description: Reports the label changes (server-side dry run) and the Hypervisors as they are; never waits.
@@ -134,6 +135,8 @@ requests:
 """
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import problems_line
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import hypervisor_api
@@ -165,6 +168,9 @@ class HypervisorNodesModule(KubeModule):
                 if verdict["terminal"]:
                     raise WaitError("hypervisor pool failed: %s" % "; ".join(verdict["problems"]),
                                     verdict["hypervisors"])
+                if not verdict["ready"]:
+                    offer(self.progress, lambda: problems_line("hypervisor pool %s" % params["worker_pool"],
+                                                               verdict["problems"]))
                 return verdict["ready"], verdict
             done, verdict = poll(attempt, params["timeout"], params["sleep"])
             if not done:

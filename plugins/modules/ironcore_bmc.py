@@ -26,6 +26,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.progress
 attributes:
   check_mode:
     description: Sends the same requests as server-side dry runs and does not wait.
@@ -178,6 +179,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import r
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import problems_line
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError
 
 
@@ -243,7 +246,7 @@ class IronCoreBMCModule(KubeModule):
         """
         refs = [ref_of(ironcore.bmc_manifest(b)) for b in bmcs]
         fresh = set(b["name"] for b in bmcs if b.get("secret") in rotated)
-        waiter = Waiter(self.client, sleep=self.params["wait_sleep"])
+        waiter = Waiter(self.client, sleep=self.params["wait_sleep"], progress=self.progress)
         while True:
             left = self.params["wait_timeout"] - (time.time() - started)
             try:
@@ -273,6 +276,7 @@ class IronCoreBMCModule(KubeModule):
             servers = self.servers()
             restarted.extend(n for n in ironcore.discovery_restarts(seen, servers) if n not in restarted)
             problems = ironcore.discovery_problems(names, servers, time.time())
+            offer(self.progress, lambda: problems_line("server discovery", problems))
             # A restart is the only sign metal-operator gives of a probe that never reports: fail now.
             return not problems or bool(restarted), (servers, problems)
 

@@ -27,6 +27,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.progress
 attributes:
   check_mode:
     description:
@@ -231,7 +232,7 @@ class IronCoreServerClaimModule(KubeModule):
         if self.params["wait"] and not self.check_mode:
             refs = [{"apiVersion": ironcore.API_VERSION, "kind": "ServerClaim", "name": name, "namespace": namespace}
                     for e in plan for name in e["kept"] + e["create"]]
-            ready = Waiter(self.client, sleep=self.params["wait_sleep"]).wait(refs, self.params["wait_timeout"])
+            ready = Waiter(self.client, sleep=self.params["wait_sleep"], progress=self.progress).wait(refs, self.params["wait_timeout"])
             self.results["ready"] = ready
             bound = dict((c["metadata"]["name"], ((c.get("spec") or {}).get("serverRef") or {}).get("name"))
                          for c in self.client.list(claim_type, namespace, label_selector=naming.POOL_LABEL))

@@ -27,6 +27,7 @@ author:
 extends_documentation_fragment:
   - c5c3.cobaltcore.read_only
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.progress
 options:
   plan:
     description: The region's network plan, as the filter C(c5c3.cobaltcore.network_plan) returns it.
@@ -172,7 +173,8 @@ class OvnVerifyModule(KubeModule):
         try:
             if params["wait"]:
                 try:
-                    found = ovn_api.await_report(self.client, pool_clients, params["plan"], params)
+                    found = ovn_api.await_report(self.client, pool_clients, params["plan"], params,
+                                                 progress=self.progress)
                 except WaitError as exc:
                     self.results.update(exc.objects[0])
                     raise

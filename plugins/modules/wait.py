@@ -26,6 +26,7 @@ author:
 extends_documentation_fragment:
   - c5c3.cobaltcore.read_only
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.progress
 options:
   resources:
     description:
@@ -211,7 +212,8 @@ class WaitModule(KubeModule):
 
     def run(self):
         waiter = Waiter(self.client, condition=self.params["condition"], expression=self.params["expression"],
-                        failed_expression=self.params["failed_expression"], sleep=self.params["sleep"])
+                        failed_expression=self.params["failed_expression"], sleep=self.params["sleep"],
+                        progress=self.progress)
         self.results["resources"] = waiter.wait(self.refs(), self.params["timeout"])
 
 

@@ -1,13 +1,17 @@
 """c5c3.cobaltcore.wait against a real API server: generation-aware, terminal fast, clear timeouts, batched."""
 
 import json
+import re
+import subprocess
+import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
-from conftest import kubectl, run_tasks
+from conftest import REPO, ansible_env, kubectl, run_tasks
 
 HOST = "management-cluster"
 GROUP = "widgets.test.c5c3.io"
@@ -166,3 +170,41 @@ def test_a_namespaced_kind_without_namespace_fails_at_once(widget_crd, tmp_path)
         "resources": [{"api_version": "v1", "kind": "ConfigMap", "name": "x"}]}}], tmp_path)
     assert rc != 0 and "ConfigMap is namespaced" in tasks["wait"][HOST]["msg"]
     assert time.monotonic() - started < 20
+
+
+def run_with_stderr(tasks, path, *args):
+    """(rc, the task's result on HOST, stderr) of one play run with the JSON callback, as run_tasks runs it."""
+    path.write_text(json.dumps([{"name": "progress", "hosts": HOST, "gather_facts": False, "tasks": tasks}]))
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
+                           str(path)] + list(args), cwd=REPO, env=ansible_env(), capture_output=True, text=True,
+                          timeout=120, check=False)
+    out = json.loads(proc.stdout)  # stdout stays the JSON callback's alone
+    return proc.returncode, out["plays"][0]["tasks"][0]["hosts"][HOST], proc.stderr
+
+
+def test_progress_shows_while_waiting_when_asked_and_never_changes_the_result(widget_crd, namespace, tmp_path):
+    kc = widget_crd
+    create_widget(kc, namespace, "ok")
+    set_status(kc, namespace, "ok", ready_status(1))
+    create_widget(kc, namespace, "slow")
+    set_status(kc, namespace, "slow", ready_status(1, status="False", reason="Installing", message="waiting for chart"))
+    # A wait that times out after 3 s either way; a line a second when asked. Not asked: not a terminal, no -v.
+    task = wait_task(namespace, ["ok", "slow"], timeout=3)
+    every_second = ["-e", "cobaltcore_progress_interval=1"]
+    rc, result, stderr = run_with_stderr([task], tmp_path / "asked.yml", "-e", "cobaltcore_progress=true",
+                                         *every_second)
+    quiet_rc, quiet, quiet_stderr = run_with_stderr([task], tmp_path / "quiet.yml", *every_second)
+    assert rc == quiet_rc != 0
+    lines = re.findall(r"^\[%s\] (\d+)s: (.*)$" % HOST, stderr, re.M)
+    assert lines, stderr[-2000:]
+    assert set(text for _seconds, text in lines) == {
+        "1/2 ready, slowest Widget %s/slow: Ready=False Installing: waiting for chart" % namespace}
+    # At most one line a second, the first after a second.
+    seconds = [int(s) for s, _text in lines]
+    assert seconds[0] >= 1 and seconds == sorted(set(seconds)) and len(seconds) <= 3
+    assert "slowest" not in quiet_stderr and "[%s]" % HOST not in quiet_stderr
+
+    def same(result):
+        return dict(result, objects=[dict(o, elapsed=None) for o in result["objects"]], requests=None)
+    assert same(result) == same(quiet)
+    assert result["msg"].startswith("1 object(s) not ready after 3s: Widget %s/slow" % namespace)

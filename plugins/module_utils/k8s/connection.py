@@ -16,7 +16,9 @@ __metaclass__ = type
 
 import copy
 
+from ansible.module_utils.common.parameters import remove_values
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import reporter_from_env
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
     Applier, changed, describe, field_diff, namespace_exists, ref_of)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER, KubeClient, KubeError
@@ -71,6 +73,16 @@ class KubeConnection(object):
         if self._client is None:
             self._client = KubeClient(self.kube_auth(), **self.client_options)
         return self._client
+
+    @property
+    def progress(self):
+        """The progress Reporter the collection's action plugin asked for, else None (waits stay silent).
+
+        Lines are masked with this module's no_log values, as Ansible masks its result.
+        """
+        if not hasattr(self, "_progress"):
+            self._progress = reporter_from_env(mask=lambda line: remove_values(line, self.ansible.no_log_values))
+        return self._progress
 
     def applier(self, **options):
         return Applier(self.client, check_mode=self.check_mode, diff=self.diff, **options)

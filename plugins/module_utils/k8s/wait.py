@@ -13,8 +13,10 @@ __metaclass__ = type
 import time
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import describe
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import waiting_line
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate, group_of, rule_for
 
 
@@ -29,8 +31,10 @@ def _key(ref):
 
 
 class Waiter:
-    def __init__(self, client, condition=None, expression=None, failed_expression=None, sleep=1.0):
+    def __init__(self, client, condition=None, expression=None, failed_expression=None, sleep=1.0, progress=None):
+        """progress: an optional common.progress.Reporter, offered a line each round (see k8s/progress.py)."""
         self.client = client
+        self.progress = progress
         self.condition = condition
         self.expression = expression
         self.failed_expression = failed_expression
@@ -93,6 +97,8 @@ class Waiter:
                 if failed:
                     raise WaitError(self._message("failed", failed), self._results(states, started))
                 pending = [(ref, state, obj) for ref, state, obj in states if state is None or not state.ready]
+            if pending:
+                offer(self.progress, lambda: waiting_line(states, absent))
             return not pending, (states, pending)
 
         done, (states, pending) = poll(attempt, timeout, self.sleep)

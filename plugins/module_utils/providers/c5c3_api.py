@@ -12,6 +12,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
@@ -65,13 +66,17 @@ def reports(client, namespace, name=None, through=None):
     return [health.build_report(cp, objects, evaluate, through) for cp in planes]
 
 
-def await_health(client, namespace, name, through, timeout, sleep):
-    """Reports once every ControlPlane is ready through that phase; WaitError on a terminal verdict or the timeout."""
+def await_health(client, namespace, name, through, timeout, sleep, progress=None):
+    """Reports once every ControlPlane is ready through that phase; WaitError on a terminal verdict or the timeout.
+
+    progress: an optional common.progress.Reporter, offered health.progress_line each round.
+    """
     def attempt():
         found = reports(client, namespace, name, through)
         failed = [r for r in found if r["failed"]]
         if failed:
             raise WaitError(health.failure_message(failed), found)
+        offer(progress, lambda: health.progress_line(found))
         return bool(found) and all(r["ready"] for r in found), found
 
     done, found = poll(attempt, timeout, sleep)

@@ -10,7 +10,9 @@ import calendar
 import time
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import problems_line
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 
@@ -65,10 +67,11 @@ def flux_state(client, namespace):
     return problems, facts
 
 
-def await_flux(client, cluster, namespace, timeout):
+def await_flux(client, cluster, namespace, timeout, progress=None):
     """Facts of a running Flux, waiting up to timeout seconds; WaitError naming what is missing."""
     def attempt():
         problems, facts = flux_state(client, namespace)
+        offer(progress, lambda: problems_line("%s: Flux" % cluster, problems))
         return not problems, (problems, facts)
 
     done, (problems, facts) = poll(attempt, timeout, 5)

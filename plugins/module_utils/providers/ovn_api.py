@@ -8,6 +8,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import problems_line
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ovn
@@ -53,9 +55,12 @@ def report(client, pool_clients, plan, params):
                       neutron_where="Neutron %s/%s" % (params["neutron_namespace"], params["neutron_name"]))
 
 
-def await_report(client, pool_clients, plan, params):
+def await_report(client, pool_clients, plan, params, progress=None):
     def attempt():
         found = report(client, pool_clients, plan, params)
+        if not found["ready"]:
+            offer(progress, lambda: problems_line("OVNCluster %s/%s" % (params["namespace"], params["name"]),
+                                                  found["problems"]))
         return found["ready"], found
 
     done, found = poll(attempt, params["timeout"], params["sleep"])

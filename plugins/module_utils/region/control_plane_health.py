@@ -387,3 +387,28 @@ def failure_message(reports, timeout=None):
         else:
             parts.append("ControlPlane %s/%s%s: %s" % (report["namespace"], report["name"], after, summary(report)))
     return " | ".join(parts)
+
+
+def progress_line(reports):
+    """A wait's line of progress: how many ControlPlanes are ready and what blocks the one furthest behind.
+
+    '1/2 ControlPlane(s) ready through keystone, slowest ControlPlane ns/b: phase 2 infrastructure is not
+    ready: ...'; None when every one is ready.
+    """
+    if not reports:
+        return "no ControlPlane exists yet"
+    left = [r for r in reports if not r["ready"]]
+    if not left:
+        return None
+
+    def rank(report):
+        phase = next((p["phase"] for p in report["phases"] if p["name"] == report["first_not_ready"]), -1)
+        return phase
+
+    slow = min(left, key=rank)
+    through = reports[0].get("through")
+    text = summary(slow)
+    if not slow.get("missing"):
+        text = "ControlPlane %s/%s: %s" % (slow["namespace"], slow["name"], text)
+    return "%d/%d ControlPlane(s) ready%s, slowest %s" % (
+        len(reports) - len(left), len(reports), " through %s" % through if through else "", text)

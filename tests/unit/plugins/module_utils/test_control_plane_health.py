@@ -166,6 +166,24 @@ def test_the_first_phase_not_ready_its_blocking_cr_and_the_phases_behind_it():
     assert health.failure_message([report]) == ""  # not failed: no terminal message
 
 
+def test_the_progress_line_counts_ready_control_planes_and_names_the_one_furthest_behind():
+    objs = [o for o in all_ready() if o["kind"] not in ("Glance", "Placement", "Nova", "Neutron", "Cinder")]
+    keystone = next(o for o in objs if o["kind"] == "Keystone")
+    keystone["status"] = {"conditions": [cond("Ready", "False", "DatabaseNotReady", "waiting for MariaDB grant")]}
+    identity = health.build_report(control_plane(), live(*objs), evaluate, through="identity")
+    nothing = dict(health.build_report(control_plane(), live(), evaluate, through="identity"), name="empty")
+    ready = dict(health.build_report(control_plane(), live(*all_ready()), evaluate, through="identity"), name="done")
+    assert health.progress_line([ready, identity, nothing]) == (
+        "1/3 ControlPlane(s) ready through identity, slowest ControlPlane openstack/empty: " + health.summary(nothing))
+    assert health.summary(nothing).startswith("phase 1 infrastructure is not ready: MariaDB")
+    assert health.progress_line([ready, identity]).startswith(
+        "1/2 ControlPlane(s) ready through identity, slowest ControlPlane openstack/lab: phase 2 identity is not ready")
+    assert health.progress_line([ready]) is None
+    assert health.progress_line([]) == "no ControlPlane exists yet"
+    assert health.progress_line([health.missing_report(NS, "x")]) == (
+        "0/1 ControlPlane(s) ready, slowest ControlPlane openstack/x does not exist")
+
+
 def test_missing_infrastructure_blocks_phase_one():
     report = health.build_report(control_plane(), live(), evaluate)
     assert report["first_not_ready"] == "infrastructure"
