@@ -173,16 +173,14 @@ def _ceph_state(result):
 
 
 def _control_planes_state(result):
+    """A detail only: an OpenStack cluster that is not ready is the health section's, not the cluster's problem."""
     result = _ran(result)
     if result is None:
         return None, []
     if "control_planes" not in result:
         return None, ["ControlPlanes: %s" % (result.get("msg") or "no answer")]
     reports = [r for r in result.get("control_planes") or [] if isinstance(r, dict)]
-    ready = len([r for r in reports if r.get("ready")])
-    detail = "ControlPlanes ready: %d of %d" % (ready, len(reports))
-    return detail, ["%d of %d ControlPlanes not ready (ControlPlane health)" % (len(reports) - ready, len(reports))] \
-        if ready < len(reports) else []
+    return "ControlPlanes ready: %d of %d" % (len([r for r in reports if r.get("ready")]), len(reports)), []
 
 
 def cluster_entry(host, kind, pool, gathered, shoots):
