@@ -40,17 +40,20 @@ def expected_matrix():
     return pairs, pools
 
 
+# The keys of the region's Secrets that hold credentials (others hold names or URLs the report may show).
+CREDENTIAL_KEYS = ("password", "value", "clouds.yaml", "userKey", "adminKey", "mon-secret", "ceph-secret")
+
+
 def secret_values():
-    """Every value of the region's Secrets (its OpenStack clusters, a storage pool's Rook) and the fetched
-    kubeconfigs' keys that is long enough to be a credential."""
+    """The credentials of the region's Secrets (its OpenStack clusters, a storage pool's Rook) and the fetched
+    kubeconfigs' keys."""
     control_plane = config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
-    namespaces = [REGION_NAMESPACE] + ["openstack-" + name for name, _p in expected_matrix()[0]]
-    values = list(kubeconfig_secrets())
-    for namespace in sorted(set(namespaces)):
-        values.extend(v for data in secrets_of(control_plane, namespace).values() for v in data.values())
-    values.extend(v for data in secrets_of(config.STATE / "private" / "kubeconfig" / "st-pool-a.yaml",
-                                           "rook-ceph").values() for v in data.values())
-    return [v for v in values if len(v) >= 12]
+    namespaces = [REGION_NAMESPACE] + sorted(set("openstack-" + name for name, _p in expected_matrix()[0]))
+    found = [secrets_of(control_plane, namespace) for namespace in namespaces]
+    found.append(secrets_of(config.STATE / "private" / "kubeconfig" / "st-pool-a.yaml", "rook-ceph"))
+    values = [v for secrets in found for data in secrets.values() for k, v in data.items() if k in CREDENTIAL_KEYS]
+    assert len(values) > 20, values  # the Secrets are there to compare with
+    return values + list(kubeconfig_secrets())
 
 
 def report(directory, *args):
