@@ -92,14 +92,14 @@ def _css(driver, selector):
     return driver.find_elements(By.CSS_SELECTOR, selector)
 
 
-def test_the_report_renders_in_chromium_and_marks_a_failing_phase(region, browser, tmp_path):
+def test_the_report_renders_in_chromium_and_marks_a_failing_phase(region, browser, tmp_path, capsys):
     pairs, pools = expected_matrix()
     healthy, failing = tmp_path / "healthy", tmp_path / "failing"
     out, seconds = report(healthy)
     assert changed(out) == ["Create the report's directory: garden", "Write the report as HTML and Markdown: garden"]
-    again, _s = report(healthy)
+    again, again_seconds = report(healthy)
     assert changed(again) == []  # the same region, the same files: nothing written
-    print("\nreport.yml on the converged region: %.1fs (re-run %.1fs)" % (seconds, _s))
+    timing = "report.yml on the converged region: %.1fs (re-run %.1fs)" % (seconds, again_seconds)
 
     browser.get((healthy / "lab.html").as_uri())
     assert browser.title == "CobaltCore region lab - report"
@@ -143,12 +143,13 @@ def test_the_report_renders_in_chromium_and_marks_a_failing_phase(region, browse
     assert mark.value_of_css_property("color") == "rgba(155, 28, 28, 1)"  # the page's own style, applied
     assert "not ready" in _css(browser, "article[data-namespace='%s'] h3" % REGION_NAMESPACE)[0].text
     assert "**FAILING** blocked" in (failing / "lab.md").read_text()
+    # The whole page in one picture (the driver measures it; the page itself runs no script).
     browser.set_window_size(1400, browser.execute_script("return document.documentElement.scrollHeight"))
-    browser.execute_script("arguments[0].scrollIntoView()", row)
     screenshot = tmp_path / "region-report.png"
     assert browser.save_screenshot(str(screenshot))
     SCREENSHOT_COPY.parent.mkdir(exist_ok=True)
     shutil.copy(screenshot, SCREENSHOT_COPY)
-    print("region report screenshot: %s (copy: %s)" % (screenshot, SCREENSHOT_COPY))
+    with capsys.disabled():  # shown also under -q: where the screenshot is
+        print("\n%s; region report screenshot: %s (copy: %s)" % (timing, screenshot, SCREENSHOT_COPY))
     # Taken out of standins.yaml, the failure heals (mariadb-operator retries every Ready=False).
     wait_truthy(lambda: (_mariadb_condition() or {}).get("status") == "True", "MariaDB ready again", 60)
