@@ -28,6 +28,7 @@ ALLOWED = {
     "k8s": {"common"},
     "providers": {"common", "region", "k8s"},
     "keystone": {"common", "region", "k8s", "providers"},
+    "report": {"common", "region"},
 }
 # The files that talk to an API (Kubernetes, Keystone) or to Ansible's module runtime.
 CLIENT_FILES = {
