@@ -71,4 +71,3 @@ def test_site_through_ansible_runner_transmit_worker_process(region):
     # Every result fits in an event (AWX drops a result above MAX_EVENT_RES, 700000 characters).
     assert [(h, t["task"]["name"]) for p in out["plays"] for t in p["tasks"] for h, r in t["hosts"].items()
             if r.get("res_dropped")] == []
-
