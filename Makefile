@@ -74,14 +74,8 @@ molecule: lab-build ## molecule scenarios on the lab (starts and stops it unless
 
 # One lab for both: molecule's converge finds the region the integration tests leave converged, and the lab
 # starts once (it is stopped at the end only when this run started it).
-test: setup ## the whole test suite
-	$(MAKE) unit
-	$(MAKE) lint
-	$(MAKE) sanity
-	$(MAKE) lab-build
-	@started=0; $(LAB) running || started=1; \
-	$(LAB) up >/dev/null && $(MAKE) integration && $(MAKE) molecule; status=$$?; \
-	if [ $$started = 1 ]; then $(LAB) down; fi; exit $$status
+test: setup ## the whole test suite: unit, lint and sanity beside the lab's integration and molecule (tests/suite.sh)
+	MAKE="$(MAKE)" tests/suite.sh
 
 # The documentation site: antsibull-docs writes RST from the plugins' and roles' own docs (and the guides'
 # stubs of docs/docsite), Sphinx renders it with the guides of docs/ (docs/sphinx/conf.py).

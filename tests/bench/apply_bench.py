@@ -125,9 +125,14 @@ def main():
                         round_ + 1, tool, figures[tool]["first"][-1], figures[tool]["noop"][-1],
                         figures[tool]["noop_writes"][-1]), flush=True)
     finally:
+        # Gone before the lab may stop: the HelmRepositories' finalizers need source-controller, and any left
+        # behind (an unresolvable URL) keep it patching their status many times a second on later runs.
         for namespace in namespaces:
             subprocess.run(kubectl + ["delete", "namespace", namespace, "--wait=false"], stdout=subprocess.DEVNULL,
                            check=False)
+        if namespaces:
+            subprocess.run(kubectl + ["wait", "--for=delete", "--timeout=300s"]
+                           + ["namespace/%s" % n for n in namespaces], stdout=subprocess.DEVNULL, check=False)
         if owned:
             regionlab.down()
     median = dict((tool, dict((k, statistics.median(v)) for k, v in f.items())) for tool, f in figures.items())

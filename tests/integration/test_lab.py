@@ -61,10 +61,20 @@ def test_rbac_refuses_an_unprivileged_identity(lab, kubeconfigs):
     assert out.stdout.strip() == "no"
 
 
-def test_upstream_crd_and_resource_via_kubernetes_core_on_two_clusters(lab):
+def test_upstream_crd_and_resource_via_kubernetes_core_on_two_clusters(lab, kubeconfigs):
     crd = [f for f in flux.crd_files() if f.name.endswith("_helmrepositories.yaml")][0]
     args = ["-e", "target_clusters=management-cluster,st-pool-a", "-e", "crd_file=%s" % crd,
             "-e", "helm_repository_url=https://charts.example.invalid"]
+    try:
+        _crd_and_resource_on_two_clusters(args)
+    finally:
+        # Left behind, source-controller would retry the unresolvable URL for every later test.
+        for host in ("management-cluster", "st-pool-a"):
+            kubectl(kubeconfigs[host], "delete", "helmrepository", "-n", "default", "integration-%s" % host,
+                    "--ignore-not-found", "--wait=false", check=False)
+
+
+def _crd_and_resource_on_two_clusters(args):
     rc, out = run_playbook(PLAYBOOKS / "crd_on_two_clusters.yml", *args)
     assert rc == 0, json.dumps(out["stats"])
     reads = task_results(out, "Read the custom resource back")
