@@ -14,10 +14,10 @@ export PYTHONPATH := $(CURDIR)/lab
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/$(CACHE)/lab-bin:$(PATH)
 
-.PHONY: help setup region test unit lint sanity integration molecule bench lab-up lab-down lab-status lab-build lab-clean docs ee
+.PHONY: help setup debian-packages region test unit lint sanity integration molecule bench lab-up lab-down lab-status lab-build lab-clean docs ee
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 $(VENV_STAMP): requirements.txt requirements-dev.txt
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ $(COLLECTION_LINK):
 	ln -sfn $(CURDIR) $@
 
 setup: $(VENV_STAMP) $(COLLECTION_LINK) ## venv, Python packages, collection path
+
+debian-packages: ## the Debian packages the tests need (tests/debian-packages.sh: apt-get only for what is missing)
+	@tests/debian-packages.sh
 
 lab-build: setup ## build kube-apiserver, etcd, kubectl, K-ORC, Flux from Go modules (only when pins change)
 	$(LAB) build
@@ -64,7 +67,7 @@ lint: setup ## ansible-lint, production profile; antsibull-docs' lint of the plu
 sanity: setup ## ansible-test sanity on a copy of the collection
 	tests/sanity.sh
 
-integration: lab-build ## integration tests against the lab (starts and stops it unless already up)
+integration: debian-packages lab-build ## integration tests against the lab (starts and stops it unless already up)
 	pytest $(PYTEST_DURATIONS) tests/integration
 
 molecule: lab-build ## molecule scenarios on the lab (starts and stops it unless it runs already)
@@ -74,7 +77,7 @@ molecule: lab-build ## molecule scenarios on the lab (starts and stops it unless
 
 # One lab for both: molecule's converge finds the region the integration tests leave converged, and the lab
 # starts once (it is stopped at the end only when this run started it).
-test: setup ## the whole test suite: unit, lint and sanity beside the lab's integration and molecule (tests/suite.sh)
+test: debian-packages setup ## the whole test suite: unit, lint and sanity beside the lab's integration and molecule (tests/suite.sh)
 	MAKE="$(MAKE)" tests/suite.sh
 
 # The documentation site: antsibull-docs writes RST from the plugins' and roles' own docs (and the guides'

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from regionlab import config
+from regionlab import config, keystone
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,14 +52,15 @@ def _project(root):
 
 
 def _credential_injection(worker_dir):
-    """Files and environment of the two credential types, as AWX renders their injectors; paths are where
+    """Files and environment of the credential types, as AWX renders their injectors; paths are where
     the worker unpacks the job (AWX: /runner in the execution environment)."""
     types = dict((t["name"], t) for t in awx_file("credential_types.yml")["cobaltcore_credential_types"])
     kubeconfigs = config.STATE / "kubeconfig"
     inputs = {"CobaltCore region kubeconfigs": dict(
         (field["id"], (kubeconfigs / ("%s.yaml" % field["id"].replace("_", "-"))).read_text())
         for field in types["CobaltCore region kubeconfigs"]["inputs"]["fields"]),
-        "CobaltCore vault password": {"vault_password": VAULT_PASSWORD}}
+        "CobaltCore vault password": {"vault_password": VAULT_PASSWORD},
+        "CobaltCore Keystone clouds.yaml": {"clouds_yaml": keystone.CLOUDS.read_text(), "cloud": keystone.CLOUD_NAME}}
     files, env = {}, {}
     for name, values in inputs.items():
         injectors = types[name]["injectors"]
@@ -69,8 +70,11 @@ def _credential_injection(worker_dir):
             filenames[field] = "env/credential_%s" % field
             files[filenames[field]] = template.replace("{{ %s }}" % field, values[field])
         for var, template in injectors.get("env", {}).items():
-            field = template.split("tower.filename.", 1)[1].split("}}")[0].strip()
-            env[var] = str(worker_dir / filenames[field])
+            if "tower.filename." in template:
+                field = template.split("tower.filename.", 1)[1].split("}}")[0].strip()
+                env[var] = str(worker_dir / filenames[field])
+            else:  # a plain field's value, "{{ <field> }}"
+                env[var] = values[template.strip("{} ")]
     return files, env
 
 

@@ -73,7 +73,7 @@ def changed(out):
 @pytest.fixture(scope="module")
 def browser():
     for path in (CHROMIUM, CHROMEDRIVER):
-        assert shutil.which(path), "%s is missing: apt-get install chromium chromium-driver (.ci/run does)" % path
+        assert shutil.which(path), "%s is missing: make test installs it (tests/debian-packages.sh)" % path
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     options = webdriver.ChromeOptions()

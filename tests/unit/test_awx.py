@@ -8,8 +8,11 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import importlib
+import json
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -151,16 +154,98 @@ def test_tenant_removal_asks_twice_and_waits_for_approval():
     assert set(re.findall(r"\{\{ (\w+) \| default", text)) == {"tenant", "confirm", "allow_data_loss"}
 
 
+def _credential_types():
+    return dict((args["name"], args) for _n, module, args in CALLS if module == "credential_type")
+
+
 def test_credential_types_inject_every_field_as_a_file_named_by_the_environment():
-    for _n, module, args in CALLS:
-        if module != "credential_type":
-            continue
-        fields = [f["id"] for f in args["inputs"]["fields"]]
-        assert all(f.get("secret") for f in args["inputs"]["fields"]), args["name"]
-        assert sorted(args["injectors"]["file"]) == sorted("template.%s" % f for f in fields)
-        assert all(args["injectors"]["file"]["template.%s" % f] == "{{ %s }}" % f for f in fields)
-        named = sorted(re.match(r"\{\{ tower\.filename\.(\w+) \}\}$", v).group(1) for v in args["injectors"]["env"].values())
-        assert named == sorted(fields)
+    """A secret field becomes a file whose path an environment variable names (its value never lands in the
+    environment itself); a plain field goes into the environment as it is."""
+    types = _credential_types()
+    assert sorted(types) == ["CobaltCore Keystone clouds.yaml", "CobaltCore region kubeconfigs",
+                             "CobaltCore vault password"]
+    for args in types.values():
+        secret = [f["id"] for f in args["inputs"]["fields"] if f.get("secret")]
+        plain = [f["id"] for f in args["inputs"]["fields"] if not f.get("secret")]
+        assert sorted(args["inputs"]["required"]) == sorted(secret + plain), args["name"]
+        assert sorted(args["injectors"]["file"]) == sorted("template.%s" % f for f in secret)
+        assert all(args["injectors"]["file"]["template.%s" % f] == "{{ %s }}" % f for f in secret)
+        env = list(args["injectors"]["env"].values())
+        named = sorted(re.match(r"\{\{ tower\.filename\.(\w+) \}\}$", v).group(1) for v in env if "tower." in v)
+        assert named == sorted(secret)
+        assert sorted(re.match(r"\{\{ (\w+) \}\}$", v).group(1) for v in env if "tower." not in v) == sorted(plain)
+    keystone = types["CobaltCore Keystone clouds.yaml"]["inputs"]["fields"]
+    assert [(f["id"], bool(f.get("secret")), bool(f.get("multiline"))) for f in keystone] == [
+        ("clouds_yaml", True, True), ("cloud", False, False)]
+
+
+def _injected_env(type_name):
+    """The environment a credential of the type injects: a distinct value per variable, by the field it carries."""
+    env, by_field = {}, {}
+    for var, template in _credential_types()[type_name]["injectors"]["env"].items():
+        field = re.search(r"(\w+) \}\}$", template).group(1)
+        env[var] = by_field[field] = "/injected/%s" % var if "tower.filename." in template else "injected-%s" % field
+    return env, by_field
+
+
+def _inventory_vars(region, env, names):
+    """The variables `names` of every host of inventories/<region>, rendered by Ansible with the environment."""
+    environ = dict((k, v) for k, v in os.environ.items()
+                   if not k.startswith(("COBALTCORE_KUBECONFIG_", "COBALTCORE_KEYSTONE_", "ANSIBLE_")))
+    environ.update(env, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+                   ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_DEPRECATION_WARNINGS="0")
+    msg = "{{ {%s} }}" % ", ".join("'%s': %s" % (name, name) for name in names)
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible"), "all", "-i",
+                           os.path.join(REPO, "inventories", region), "-m", "ansible.builtin.debug", "-a",
+                           json.dumps({"msg": msg})], env=environ, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    hosts = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]
+    return dict((host, dict((k, os.path.normpath(v) if v.startswith("/") else v) for k, v in result["msg"].items()))
+                for host, result in hosts.items())
+
+
+REGIONS = ("lab", "eu-de-1", "us-east-1")
+KEYSTONE_VARS = {"clouds_yaml": "cobaltcore_keystone_clouds_yaml", "cloud": "cobaltcore_keystone_cloud"}
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_inventories_read_what_the_credentials_inject(region):
+    """Every host of every region reads the Keystone credential's clouds.yaml and cloud, and each service
+    cluster its injected kubeconfig: names that diverge leave the inventory on its fallback, and this fails."""
+    keystone, keystone_fields = _injected_env("CobaltCore Keystone clouds.yaml")
+    kube, kube_fields = _injected_env("CobaltCore region kubeconfigs")
+    assert sorted(keystone_fields) == sorted(KEYSTONE_VARS)
+    found = _inventory_vars(region, dict(keystone, **kube), ["cobaltcore_kubeconfig"] + sorted(KEYSTONE_VARS.values()))
+    assert found
+    for host, values in found.items():
+        for field, name in KEYSTONE_VARS.items():
+            assert values[name] == keystone_fields[field], (host, name, values)
+    for field, path in kube_fields.items():
+        host = field.replace("_", "-")
+        assert found[host]["cobaltcore_kubeconfig"] == path, (host, found[host])
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_inventories_take_an_empty_injected_variable_as_unset(region, tmp_path):
+    """An empty variable (a credential left out, an empty export) falls back to the inventory's own files."""
+    keystone = _injected_env("CobaltCore Keystone clouds.yaml")[0]
+    kube, kube_fields = _injected_env("CobaltCore region kubeconfigs")
+    empty = dict((var, "") for var in list(keystone) + list(kube))
+    found = _inventory_vars(region, dict(empty, COBALTCORE_LAB_DIR=str(tmp_path)),
+                            ["cobaltcore_kubeconfig"] + sorted(KEYSTONE_VARS.values()))
+    if region == "lab":
+        own = {"clouds": str(tmp_path / "clouds.yaml"), "cloud": "lab-admin", "kubeconfigs": str(tmp_path / "kubeconfig")}
+    else:
+        private = os.path.join(REPO, "inventories", region, ".private")
+        # No cloud named: preflight's Keystone check stays off (roles/preflight/defaults/main.yml).
+        own = {"clouds": os.path.join(private, "clouds.yaml"), "cloud": "", "kubeconfigs": os.path.join(private, "kubeconfig")}
+    for host, values in found.items():
+        assert (values["cobaltcore_keystone_clouds_yaml"], values["cobaltcore_keystone_cloud"]) == (
+            own["clouds"], own["cloud"]), (host, values)
+    # The service clusters' (the Shoots' kubeconfigs are the ones phase 2 fetches).
+    for host in (field.replace("_", "-") for field in kube_fields):
+        assert found[host]["cobaltcore_kubeconfig"] == os.path.join(own["kubeconfigs"], host + ".yaml"), host
 
 
 def test_kubeconfig_variables_are_the_inventories_names():

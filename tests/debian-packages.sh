@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The Debian packages the test suite needs beyond Python and Go, in one place: `make test` (and
+# `make integration`) and .ci/run call it. apt-get runs only when one is missing: as root itself,
+# otherwise through sudo. Prints nothing when all are there.
+set -euo pipefail
+
+need=()
+# Checked by what each brings, so a tool installed another way counts too. Go comes with the machine
+# image (Debian's golang is too old for the pinned modules).
+for tool in make gcc git python3; do
+  command -v "$tool" >/dev/null || need+=("$tool")
+done
+# With shellcheck present, ansible-test sanity checks the shell scripts instead of skipping them.
+command -v shellcheck >/dev/null || need+=(shellcheck)
+# The region report's browser test (tests/integration/test_region_report.py): headless Chromium and its WebDriver.
+command -v chromium >/dev/null || need+=(chromium)
+command -v chromedriver >/dev/null || need+=(chromium-driver)
+# Only recommended by chromium: without a font its screenshot shows boxes for text.
+[ -d /usr/share/fonts/truetype/liberation ] || need+=(fonts-liberation)
+
+[ ${#need[@]} -gt 0 ] || exit 0
+
+if [ "$(id -u)" = 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null; then
+  as_root=(sudo)
+else
+  echo "debian-packages: missing ${need[*]}; install them as root: apt-get install ${need[*]}" >&2
+  exit 1
+fi
+if ! command -v apt-get >/dev/null; then
+  echo "debian-packages: missing ${need[*]} and no apt-get to install them with" >&2
+  exit 1
+fi
+echo "debian-packages: installing ${need[*]}"
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
