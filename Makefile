@@ -14,7 +14,7 @@ export PYTHONPATH := $(CURDIR)/lab
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/$(CACHE)/lab-bin:$(PATH)
 
-.PHONY: help setup debian-packages region test unit lint sanity integration molecule bench lab-up lab-down lab-status lab-build lab-clean docs ee
+.PHONY: help setup debian-packages lab-packages region test unit lint sanity integration molecule bench lab-up lab-down lab-status lab-build lab-clean docs ee
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -35,10 +35,13 @@ setup: $(VENV_STAMP) $(COLLECTION_LINK) ## venv, Python packages, collection pat
 debian-packages: ## the Debian packages the tests need (tests/debian-packages.sh: apt-get only for what is missing)
 	@tests/debian-packages.sh
 
-lab-build: setup ## build kube-apiserver, etcd, kubectl, K-ORC, Flux from Go modules (only when pins change)
+lab-packages: ## the Debian packages the lab needs (memcached; tests/debian-packages.sh lab)
+	@tests/debian-packages.sh lab
+
+lab-build: lab-packages setup ## build kube-apiserver, etcd, kubectl, K-ORC, Flux from Go modules (only when pins change)
 	$(LAB) build
 
-lab-up: setup ## start the local region (idempotent)
+lab-up: lab-packages setup ## start the local region (idempotent)
 	$(LAB) up
 
 lab-down: ## stop every lab process

@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# The Debian packages the test suite needs beyond Python and Go, in one place: `make test` (and
-# `make integration`) and .ci/run call it. apt-get runs only when one is missing: as root itself,
+# The Debian packages the lab and the test suite need beyond Python and Go, in one place: `make test` (and
+# `make integration`), `make lab-up` (with `lab`) and .ci/run call it. apt-get runs only when one is missing: as root itself,
 # otherwise through sudo. Prints nothing when all are there.
 set -euo pipefail
 
+# `lab`: only what the lab needs (make lab-up, make region); no argument: everything the tests need too.
+scope=${1:-all}
 need=()
 # Checked by what each brings, so a tool installed another way counts too. Go comes with the machine
 # image (Debian's golang is too old for the pinned modules).
 for tool in make gcc git python3; do
   command -v "$tool" >/dev/null || need+=("$tool")
 done
-# With shellcheck present, ansible-test sanity checks the shell scripts instead of skipping them.
-command -v shellcheck >/dev/null || need+=(shellcheck)
-# The region report's browser test (tests/integration/test_region_report.py): headless Chromium and its WebDriver.
-command -v chromium >/dev/null || need+=(chromium)
-command -v chromedriver >/dev/null || need+=(chromium-driver)
-# Only recommended by chromium: without a font its screenshot shows boxes for text.
-[ -d /usr/share/fonts/truetype/liberation ] || need+=(fonts-liberation)
+# The lab's Keystones cache in memcached, as upstream's do (lab/regionlab/memcached.py).
+command -v memcached >/dev/null || need+=(memcached)
+if [ "$scope" = all ]; then
+  # With shellcheck present, ansible-test sanity checks the shell scripts instead of skipping them.
+  command -v shellcheck >/dev/null || need+=(shellcheck)
+  # The region report's browser test (tests/integration/test_region_report.py): headless Chromium and its WebDriver.
+  command -v chromium >/dev/null || need+=(chromium)
+  command -v chromedriver >/dev/null || need+=(chromium-driver)
+  # Only recommended by chromium: without a font its screenshot shows boxes for text.
+  [ -d /usr/share/fonts/truetype/liberation ] || need+=(fonts-liberation)
+fi
 
 [ ${#need[@]} -gt 0 ] || exit 0
 

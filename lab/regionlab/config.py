@@ -118,6 +118,8 @@ GARDEN_FRONT_PORT = PORT_BASE + 5
 # The lab's Helm chart repository (charts.py): http://127.0.0.1:<port>/index.yaml, for Flux's
 # HelmRepositories in phase 3 (real upstream charts from pinned Go modules, lab-made where none).
 CHARTS_PORT = PORT_BASE + 6
+# The memcached of the region's Keystone (memcached.py).
+KEYSTONE_CACHE_PORT = PORT_BASE + 7
 # The Flux controllers of a cluster that has Flux (flux.py): FLUX_PORTS loopback ports per
 # cluster, from base+20 + FLUX_PORTS*index; base+20 .. base+99 leaves room for 16 clusters.
 FLUX_PORTS = 5
@@ -133,6 +135,8 @@ def flux_port(cluster, k):
 # The Keystones of Keystone CRs (keystone-operator stand-in): one loopback port each, taken from
 # this range (base+100 .. base+199) and kept while the CR exists (STATE/keystones/ports.json).
 KEYSTONE_CR_PORTS = range(PORT_BASE + 100, PORT_BASE + 200)
+# Each one's memcached: its port + KEYSTONE_CR_CACHE_OFFSET (base+200 .. base+299).
+KEYSTONE_CR_CACHE_OFFSET = 100
 # Their data: STATE/keystones/<namespace>/<name>/ (keystone.conf, SQLite database, keys).
 KEYSTONES = STATE / "keystones"
 

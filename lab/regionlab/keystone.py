@@ -13,13 +13,14 @@ from pathlib import Path
 import requests
 import yaml
 
-from . import config, pki, processes
+from . import config, memcached, pki, processes
 
 HOME = config.STATE / "keystone"
 CONF = HOME / "keystone.conf"
 PASSWORD = HOME / "admin-password"
 CLOUDS = config.STATE / "clouds.yaml"
 CLOUD_NAME = "lab-admin"
+CACHE = "keystone-cache"
 REGION = "lab"
 VENV_BIN = Path(sys.executable).parent
 URL = "http://127.0.0.1:%d/v3" % config.KEYSTONE_PORT
@@ -41,10 +42,7 @@ def _conf_text():
         "key_repository = %s" % (HOME / "fernet-keys"),
         "[credential]",
         "key_repository = %s" % (HOME / "credential-keys"),
-        "[cache]",
-        "enabled = false",
-        "",
-    ])
+    ] + memcached.conf_lines(config.KEYSTONE_CACHE_PORT) + [""])
 
 
 def _manage(*args, env=None):
@@ -128,6 +126,7 @@ def ready():
 
 
 def up():
+    memcached.start(CACHE, config.KEYSTONE_CACHE_PORT)  # before keystone-manage, which uses it too
     prepare()
     write_clouds_yaml()
     start()

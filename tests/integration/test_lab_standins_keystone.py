@@ -14,6 +14,7 @@ import base64
 import hashlib
 import importlib.metadata
 import re
+import socket
 import uuid
 
 import pytest
@@ -217,8 +218,24 @@ def test_controlplane_change_reaches_the_keystone_and_keeps_bootstrap(env):
              "ControlPlane B Ready for its new generation", 20)
 
 
+def memcached_stats(port):
+    """memcached's `stats` as {name: value}."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+        conn.sendall(b"stats\r\n")
+        data = b""
+        while not data.endswith(b"END\r\n"):
+            chunk = conn.recv(65536)
+            assert chunk, "memcached closed the connection"
+            data += chunk
+    return dict(line.split()[1:3] for line in data.decode().splitlines() if line.startswith("STAT "))
+
+
 def test_password_change_runs_the_bootstrap_again(env):
+    """...and, as upstream, revokes the tokens of the old password: keystone-manage and the API share the cache."""
     endpoint = ready_keystone(env, "b")["status"]["endpoint"]
+    old = admin_session(endpoint, PASSWORDS["b"])
+    old_token = old.get_token()
+    assert old.get(endpoint + "/auth/tokens", headers={"X-Subject-Token": old_token}).status_code == 200
     env.ok("PATCH", "/api/v1/namespaces/%s/secrets/%s" % (NS["b"], SECRET),
            {"data": {"password": base64.b64encode(PASSWORDS["b2"].encode()).decode()}}, "application/merge-patch+json")
     digest = hashlib.sha256(PASSWORDS["b2"].encode()).hexdigest()
@@ -234,6 +251,15 @@ def test_password_change_runs_the_bootstrap_again(env):
     assert admin_session(endpoint, PASSWORDS["b2"]).get_token()
     with pytest.raises(ks_exceptions.Unauthorized):
         admin_session(endpoint, PASSWORDS["b"]).get_token()
+    # bootstrap's password reset persisted a revocation event; the API, which validated the old token
+    # from its cache a moment ago, sees it (a cache of the API process alone would still say 200).
+    new = admin_session(endpoint, PASSWORDS["b2"])
+    resp = new.get(endpoint + "/auth/tokens", headers={"X-Subject-Token": old_token}, raise_exc=False)
+    assert resp.status_code == 404, resp.text
+    inst = keystones.Instance(NS["b"], "keystone", int(endpoint.split(":")[2].split("/")[0]))
+    assert "memcache_servers = 127.0.0.1:%d" % inst.cache_port in inst.conf.read_text()
+    stats = memcached_stats(inst.cache_port)
+    assert int(stats["get_hits"]) > 0 and int(stats["curr_items"]) > 0, stats
     wait_for(lambda: has(keystone_cr(env, "b"), "Ready", "True", "AllReady"), "Keystone B Ready again", 30)
 
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO
 
 SCRIPT = os.path.join(REPO, "tests", "debian-packages.sh")
-TOOLS = ("make", "gcc", "git", "python3", "shellcheck", "chromium", "chromedriver")
+TOOLS = ("make", "gcc", "git", "python3", "shellcheck", "memcached", "chromium", "chromedriver")
 # The one check that is not a command: the fonts' directory of the machine the test runs on.
 FONTS = [] if os.path.isdir("/usr/share/fonts/truetype/liberation") else ["fonts-liberation"]
 
@@ -38,12 +38,12 @@ def machine(tmp_path):
     _stub(bin_dir / "apt-get", 'echo "apt-get $* DEBIAN_FRONTEND=$DEBIAN_FRONTEND" >> %s' % log)
     _stub(bin_dir / "sudo", 'echo sudo >> %s; exec "$@"' % log)
 
-    def run(present, uid=0, sudo=True):
+    def run(present, uid=0, sudo=True, args=()):
         for tool in present:
             _stub(bin_dir / tool, "true")
         if not sudo:
             os.remove(str(bin_dir / "sudo"))
-        proc = subprocess.run([shutil.which("bash"), SCRIPT], env={"PATH": str(bin_dir), "FAKE_UID": str(uid)},
+        proc = subprocess.run([shutil.which("bash"), SCRIPT] + list(args), env={"PATH": str(bin_dir), "FAKE_UID": str(uid)},
                               capture_output=True, text=True, timeout=60, check=False)
         return proc, log.read_text().splitlines()
     return run
@@ -81,3 +81,9 @@ def test_not_root_without_sudo_it_names_what_is_missing(machine):
     proc, log = machine([t for t in TOOLS if t != "chromedriver"], uid=1000, sudo=False)
     assert proc.returncode == 1 and log == []
     assert "missing %s" % " ".join(["chromium-driver"] + FONTS) in proc.stderr
+
+
+def test_the_lab_scope_installs_what_the_lab_needs_and_nothing_for_the_tests(machine):
+    proc, log = machine([t for t in TOOLS if t not in ("memcached", "chromium")], args=["lab"])
+    assert proc.returncode == 0, proc.stderr
+    assert log == [UPDATE, _install("memcached")]

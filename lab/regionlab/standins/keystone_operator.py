@@ -182,8 +182,9 @@ class KeystoneOperator(loop.Controller):
     def stop_strays(self):
         """Keystone processes of no registered CR (the CR went while the stand-in was away)."""
         for name in processes.running():
-            if name.startswith(keystones.PREFIX):
-                namespace, _, cr_name = name[len(keystones.PREFIX):].partition(".")
+            prefix = next((p for p in (keystones.PREFIX, keystones.CACHE_PREFIX) if name.startswith(p)), None)
+            if prefix:
+                namespace, _, cr_name = name[len(prefix):].partition(".")
                 if "%s/%s" % (namespace, cr_name) not in self.registry:
                     processes.stop(name)
                     self.log("stopped stray %s" % name)

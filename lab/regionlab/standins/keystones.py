@@ -11,7 +11,10 @@ What the keystone-operator stand-in (keystone_operator.py) runs for a Keystone C
   the CR is first seen, recorded in keystones/ports.json and kept until the CR is deleted;
 - a lab process keystone-cr.<namespace>.<name>: uWSGI with one worker process and two threads
   (plus its small master), serving keystone.wsgi.api on 127.0.0.1:<port>, logging to
-  logs/keystone-cr.<namespace>.<name>.log.
+  logs/keystone-cr.<namespace>.<name>.log;
+- a lab process keystone-cache-cr.<namespace>.<name>: the memcached its keystone.conf caches in
+  (memcached.py; port + KEYSTONE_CR_CACHE_OFFSET), started before the first keystone-manage, as the
+  seed's Keystone CR names the ControlPlane's Memcached in spec.cache.
 
 The keys are generated here, as upstream's keystone-operator generates them itself into the
 <name>-fernet-keys and <name>-credential-keys Secrets (32 random bytes, URL-safe base64; no
@@ -32,9 +35,10 @@ from pathlib import Path
 
 import requests
 
-from .. import config, pki, processes
+from .. import config, memcached, pki, processes
 
 PREFIX = "keystone-cr."
+CACHE_PREFIX = "keystone-cache-cr."  # each one's memcached (not under PREFIX: its name would not parse)
 VENV_BIN = Path(sys.executable).parent
 REGISTRY = config.KEYSTONES / "ports.json"
 WORKER_PROCESSES = 1
@@ -44,6 +48,10 @@ WORKER_THREADS = 2
 def process_name(namespace, name):
     # Namespaces have no dots, so the first dot after the prefix separates namespace and name.
     return "%s%s.%s" % (PREFIX, namespace, name)
+
+
+def cache_process_name(namespace, name):
+    return "%s%s.%s" % (CACHE_PREFIX, namespace, name)
 
 
 def url_of(port):
@@ -71,7 +79,8 @@ def free_port(registry):
     """The lowest port of the range that no registered Keystone holds and nothing listens on."""
     taken = {entry["port"] for entry in registry.values()}
     for port in config.KEYSTONE_CR_PORTS:
-        if port not in taken and not processes.port_open(port):
+        if (port not in taken and not processes.port_open(port)
+                and not processes.port_open(port + config.KEYSTONE_CR_CACHE_OFFSET)):
             return port
     return None
 
@@ -121,6 +130,8 @@ class Instance:
         self.fernet_keys = self.home / "fernet-keys"
         self.credential_keys = self.home / "credential-keys"
         self.process = process_name(namespace, name)
+        self.cache_process = cache_process_name(namespace, name)
+        self.cache_port = port + config.KEYSTONE_CR_CACHE_OFFSET
         self.url = url_of(port)
 
     @property
@@ -167,8 +178,7 @@ class Instance:
             "key_repository = %s" % self.fernet_keys,
             "[credential]",
             "key_repository = %s" % self.credential_keys,
-            "[cache]",
-            "enabled = false",
+        ] + memcached.conf_lines(self.cache_port) + [
             # bcrypt with 4 rounds instead of 12: lab passwords need no resistance to brute force,
             # and every bootstrap and password authentication costs about a second of CPU less.
             "[identity]",
@@ -194,6 +204,7 @@ class Instance:
 
     def manage(self, *args, env=None):
         """A started `keystone-manage --config-file <conf> <args>`; (process, file with its stderr)."""
+        self.start_cache()
         errors = tempfile.TemporaryFile()
         proc = subprocess.Popen(
             [str(VENV_BIN / "keystone-manage"), "--config-file", str(self.conf)] + list(args),
@@ -213,8 +224,12 @@ class Instance:
     def running(self):
         return bool(processes.pid_of(self.process))
 
+    def start_cache(self):
+        memcached.start(self.cache_process, self.cache_port)
+
     def start(self, fail=False):
         """Start uWSGI (fail: with an application module that does not exist, so it cannot start)."""
+        self.start_cache()
         app = "keystone.wsgi.lab_missing_app:application" if fail else "keystone.wsgi.api:application"
         processes.start(self.process, [
             VENV_BIN / "uwsgi", "--http-socket", "127.0.0.1:%d" % self.port,
@@ -228,6 +243,7 @@ class Instance:
 
     def stop(self):
         processes.stop(self.process)
+        processes.stop(self.cache_process)
 
     def log_tail(self, limit=300):
         """The last non-empty line of the uWSGI log (why it did not start), shortened."""
