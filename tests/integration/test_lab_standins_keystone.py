@@ -112,7 +112,8 @@ def env(lab, region):  # the Keystone CRD comes from phase 3
         api.call("DELETE", "/api/v1/namespaces/" + namespace)
     # The namespaces go on their own; their Keystones must be stopped and forgotten.
     wait_for(lambda: not [k for k in keystones.read_registry() if k.startswith(PREFIX)], "test Keystones stopped", 60)
-    assert not [n for n in processes.running() if n.startswith(keystones.PREFIX + PREFIX)]
+    assert not [n for n in processes.running()
+                if n.startswith((keystones.PREFIX + PREFIX, keystones.CACHE_PREFIX + PREFIX))]
     if saved is None:
         config.STANDINS.unlink(missing_ok=True)
     else:
