@@ -11,6 +11,7 @@ here (it reads the token's user, project and roles from the database); with it a
 
 import os
 import shutil
+import threading
 
 from . import processes
 
@@ -25,8 +26,17 @@ def binary():
     return path
 
 
+# The keystone-operator stand-in starts a CR's memcached from its pass and from a Job's thread.
+_STARTING = threading.Lock()
+
+
 def start(name, port):
     """Start the memcached `name` on 127.0.0.1:port unless it runs; return once it accepts connections."""
+    with _STARTING:
+        _start(name, port)
+
+
+def _start(name, port):
     if processes.pid_of(name):
         return
     argv = [binary(), "--listen=127.0.0.1", "--port=%d" % port, "--udp-port=0", "--memory-limit=%d" % MEMORY_MB,

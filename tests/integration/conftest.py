@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -295,17 +296,40 @@ def failures(out):
             for host, r in t["hosts"].items() if r.get("failed")]
 
 
-def run_verbose(playbook, *args, inventory=None):
-    """ansible-playbook -vvv with the JSON callback: (rc, parsed JSON, whole stdout + stderr)."""
+def start_verbose(playbook, *args, inventory=None):
+    """A started ansible-playbook -vvv with the JSON callback (finish_verbose reads it)."""
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory or REPO / "inventories" / "lab"),
            str(playbook), "-vvv"] + list(args)
-    proc = subprocess.run(cmd, cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)), capture_output=True,
-                          text=True, timeout=1200, check=False)
-    lines = proc.stdout.splitlines()
+    return subprocess.Popen(cmd, cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish_verbose(proc):
+    """(rc, parsed JSON, whole stdout + stderr) of a start_verbose run."""
+    stdout, stderr = proc.communicate(timeout=1200)
+    lines = stdout.splitlines()
     if "{" not in lines:
         raise AssertionError("ansible-playbook printed no JSON (rc %d):\n%s\n%s"
-                             % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
-    return proc.returncode, json.loads("\n".join(lines[lines.index("{"):])), proc.stdout + proc.stderr
+                             % (proc.returncode, stdout[-3000:], stderr[-3000:]))
+    return proc.returncode, json.loads("\n".join(lines[lines.index("{"):])), stdout + stderr
+
+
+def run_verbose(playbook, *args, inventory=None):
+    """ansible-playbook -vvv with the JSON callback: (rc, parsed JSON, whole stdout + stderr)."""
+    return finish_verbose(start_verbose(playbook, *args, inventory=inventory))
+
+
+RUN_LOCK = "cobaltcore-run-lab"  # the lab region's Lease (docs/run-lock.md)
+
+
+def run_lock():
+    """The region run lock's Lease on the management cluster, or None."""
+    proc = lab_kubectl("management-cluster", "-n", "kube-system", "get", "lease", RUN_LOCK, "-o", "json", check=False)
+    return json.loads(proc.stdout) if proc.returncode == 0 else None
+
+
+def run_lock_holder():
+    return ((run_lock() or {}).get("spec") or {}).get("holderIdentity")
 
 
 def kubeconfig_secrets():
@@ -388,8 +412,9 @@ class Run(object):
 class Region(object):
     """The region as the session built it: `check` (site.yml --check --diff on the empty region), `first`
     (the -vvv run that built it, with the fetched kubeconfigs' keys and the Secrets of the region's OpenStack
-    cluster it left), `second` (a re-run as an AWX job, to be a no-op), with the API server writes of phases 1-2
-    around each and, around the second, the K-ORC IDs and K-ORC's clouds.yaml Secret."""
+    cluster it left), `second` (an AWX job started with the build, waiting for its run lock, then a no-op re-run),
+    with the API server writes of phases 1-2 around each and, around the second, the K-ORC IDs and K-ORC's
+    clouds.yaml Secret."""
 
     def __init__(self, check, first, second):
         self.check, self.first, self.second = check, first, second
@@ -434,24 +459,38 @@ def region(lab, tmp_path_factory):
         check = Run(rc, out, seconds, writes_before=before, writes_after=writes(), private_exists=PRIVATE.exists(),
                     shoots=objects("garden", "shoots", PROJECT_NAMESPACE), bmcs=objects("baremetal", "bmcs"))
         started = time.monotonic()
-        rc, out, text = run_verbose(SITE)
-        first = Run(rc, out, time.monotonic() - started, text=text, kubeconfig_secrets=kubeconfig_secrets(),
-                    secrets=secrets_of(control_plane, REGION_NAMESPACE))
-        assert rc == 0, "site.yml did not build the region: %s" % first.failures()
-        before = dict(writes=writes(), korc_ids=korc_ids(control_plane),
-                      korc_secret=secret_data(control_plane, "k-orc-clouds-yaml"))
-        # The re-run is an AWX job (awx_job.py): test_awx_runner.py judges the job, the others its output.
-        job = awx_job.run(tmp_path_factory.mktemp("awx-site"), "playbooks/site.yml")
+        build = start_verbose(SITE)
+        # Two site.yml runs of a fresh region at once: the second, an AWX job (awx_job.py), starts once the build
+        # holds the region's run lock, waits for it and then re-runs the region: the session's no-op re-run.
+        # test_awx_runner.py judges the job, the others its output.
+        build_holder = wait_truthy(run_lock_holder, "the first build to take the region's run lock", timeout=300)
+        jobs = {}
+        awx = threading.Thread(target=lambda: jobs.update(job=awx_job.run(tmp_path_factory.mktemp("awx-site"),
+                                                                          "playbooks/site.yml")))
+        awx.start()
+        try:
+            rc, out, text = finish_verbose(build)
+            first = Run(rc, out, time.monotonic() - started, text=text, kubeconfig_secrets=kubeconfig_secrets(),
+                        secrets=secrets_of(control_plane, REGION_NAMESPACE))
+            assert rc == 0, "site.yml did not build the region: %s" % first.failures()
+            # At once: the job takes the lock within its 2 s poll and writes nothing before phase 1.
+            before = dict(writes=writes(), korc_ids=korc_ids(control_plane),
+                          korc_secret=secret_data(control_plane, "k-orc-clouds-yaml"))
+        finally:
+            awx.join(timeout=1800)
+        job = jobs["job"]
         after = dict(writes=writes(), korc_ids=korc_ids(control_plane),
                      korc_secret=secret_data(control_plane, "k-orc-clouds-yaml"))
-        second = Run(0 if job.rc == "0" else 1, job.json_output(), job.seconds, before=before, after=after, job=job)
+        second = Run(0 if job.rc == "0" else 1, job.json_output(), job.seconds, before=before, after=after, job=job,
+                     build_holder=build_holder)
     finally:
         if saved is None:
             config.STANDINS.unlink()
         else:
             config.STANDINS.write_text(saved)
-    print("\nregion: site.yml --check on the empty region %.1fs, first build (-vvv) %.1fs, no-op re-run (AWX job) %.1fs"
-          % (check.seconds, first.seconds, second.seconds))
+    print("\nregion: site.yml --check on the empty region %.1fs, first build (-vvv) %.1fs, no-op re-run (AWX job started "
+          "with the build) %.1fs in all, %.1fs of it after the build" % (check.seconds, first.seconds, second.seconds,
+                                                                        sum(s for _, s in play_seconds(second.out))))
     for label, run in (("first build", first), ("no-op re-run", second)):
         print("region %s by play: %s" % (label, "; ".join("%s %.1fs" % item for item in play_seconds(run.out))))
     return Region(check, first, second)

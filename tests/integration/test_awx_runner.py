@@ -1,5 +1,6 @@
 """site.yml the way AWX runs a job (tests/integration/awx_job.py): the session's no-op re-run of the converged
-region (the `region` fixture) is such a job. Its events, artifacts and set_stats summary are judged here; the
+region (the `region` fixture) is such a job, started together with the region's first build (it waits for the
+build's run lock). Its events, artifacts and set_stats summary are judged here; the
 tests that judge the re-run itself read it through the events (awx_job.json_output).
 """
 
@@ -30,6 +31,10 @@ def test_site_through_ansible_runner_transmit_worker_process(region):
     phases = [p for p in plays if p != release]
     assert plays[0].startswith("Preflight") and phases[-1] == "Phase 7 - tenants" and plays[-1] == release, plays
     assert failed == []
+    # It started with the region's first build (the fixture) and waited for the build's run lock, saying whose.
+    waited = [e["event_data"]["res"]["msg"] for e in events if e["event"] == "runner_on_ok"
+              and e["event_data"].get("task") == "Show who holds the region's run lock while this run waits for it"]
+    assert len(waited) == 1 and "the run lock is held by %s" % region.second.seen["build_holder"] in waited[0], waited
     stats = events[-1]["event_data"]
     assert sum(stats["changed"].values()) == 0, stats["changed"]  # a converged region: a no-op
     assert "lab-control-plane" in stats["ok"] and not stats["failures"]

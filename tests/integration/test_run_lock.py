@@ -17,13 +17,13 @@ from pathlib import Path
 
 import yaml
 
-from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, ansible_env, failures, keystone_admin, keystone_endpoint,
-                      kubectl, lab_kubectl, run_tasks, secret_data, task_results, token_status)
+from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, RUN_LOCK, ansible_env, failures, keystone_admin,
+                      keystone_endpoint, kubectl, lab_kubectl, run_lock_holder, run_tasks, secret_data,
+                      task_results, token_status)
 from regionlab import config
 from regionlab import keystone as lab_keystone
 
 PHASE5 = REPO / "playbooks" / "keystone.yml"
-LEASE = "cobaltcore-run-lab"
 MINT = "Mint K-ORC's application credentials and write their clouds.yaml Secrets"
 VERIFY = "Verify the catalogs, the service users and every credential in Keystone"
 SHOW_HOLDER = "Show who holds the region's run lock while this run waits for it"
@@ -54,15 +54,6 @@ def _finish(proc):
 
 def _changed(out):
     return sum(stats.get("changed", 0) for stats in out["stats"].values())
-
-
-def _lease():
-    proc = lab_kubectl("management-cluster", "-n", "kube-system", "get", "lease", LEASE, "-o", "json", check=False)
-    return json.loads(proc.stdout) if proc.returncode == 0 else None
-
-
-def _holder():
-    return ((_lease() or {}).get("spec") or {}).get("holderIdentity")
 
 
 def _korc_credential():
@@ -97,9 +88,9 @@ def test_two_runs_at_once_one_waits_for_the_other_and_the_region_converges(regio
     first = _start()
     # The second starts once the first holds the lock: deterministic, as the lock makes it.
     deadline = time.monotonic() + 60
-    while _holder() is None and time.monotonic() < deadline:
+    while run_lock_holder() is None and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _holder(), "the first run never took the lock"
+    assert run_lock_holder(), "the first run never took the lock"
     second = _start("-e", "cobaltcore_lock_wait=300")
     (rc1, out1), (rc2, out2) = _finish(first), _finish(second)
     assert rc1 == 0 and rc2 == 0, (failures(out1), failures(out2))
@@ -112,7 +103,7 @@ def test_two_runs_at_once_one_waits_for_the_other_and_the_region_converges(regio
     assert status == 201 and ours == [current]
     verified = task_results(out2, VERIFY)[REGION_HOST]
     assert not verified.get("failed") and not verified.get("skipped")
-    assert _holder() is None  # released at the end of each run
+    assert run_lock_holder() is None  # released at the end of each run
 
 
 def test_the_credential_module_twice_at_once_without_the_lock_leaves_k_orc_a_working_credential(region, tmp_path):
@@ -148,9 +139,9 @@ def test_a_run_killed_with_sigkill_does_not_block_the_next_one(region):
     _revoke_korc_credential()
     killed = _start(new_session=True)
     deadline = time.monotonic() + 60
-    while _holder() is None and time.monotonic() < deadline:
+    while run_lock_holder() is None and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _holder(), "the run never took the lock"
+    assert run_lock_holder(), "the run never took the lock"
     time.sleep(3)  # into phase 5
     os.killpg(killed.pid, signal.SIGKILL)
     killed.communicate()
@@ -167,7 +158,7 @@ def test_a_lock_of_another_controller_is_reported_and_broken_on_request_and_chec
     now = datetime.datetime.now(datetime.timezone.utc)
     stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-             "metadata": {"name": LEASE, "namespace": "kube-system", "annotations": {
+             "metadata": {"name": RUN_LOCK, "namespace": "kube-system", "annotations": {
                  "cobaltcore.c5c3.io/lock-host": "other-controller", "cobaltcore.c5c3.io/lock-pid": "4242",
                  "cobaltcore.c5c3.io/lock-started": "1", "cobaltcore.c5c3.io/lock-user": "ops",
                  "cobaltcore.c5c3.io/lock-job": ""}},
@@ -179,14 +170,14 @@ def test_a_lock_of_another_controller_is_reported_and_broken_on_request_and_chec
         rc, out = _finish(_start("--check"))
         assert rc == 0, failures(out)
         assert task_results(out, TAKE)[REGION_HOST].get("skipped")
-        assert _holder() == "ops@other-controller pid 4242"
+        assert run_lock_holder() == "ops@other-controller pid 4242"
         # -e cobaltcore_lock_wait=0: fails at once, naming the holder, since when and the expiry.
         rc, out = _finish(_start("-e", "cobaltcore_lock_wait=0"))
         (failed,) = failures(out)
         assert rc != 0 and failed[0] == "Wait for the region's run lock"
         assert ("is held by ops@other-controller pid 4242 since %s" % stamp) in failed[2]
         assert "expires" in failed[2] and "cobaltcore_break_lock=true" in failed[2]
-        assert _holder() == "ops@other-controller pid 4242"
+        assert run_lock_holder() == "ops@other-controller pid 4242"
         # Broken on request, and reported; the region is as the runs before left it.
         rc, out = _finish(_start("-e", "cobaltcore_break_lock=true"))
         assert rc == 0, failures(out)
@@ -196,6 +187,6 @@ def test_a_lock_of_another_controller_is_reported_and_broken_on_request_and_chec
                                     for h, r in t["hosts"].items() if r.get("changed")]
         verified = task_results(out, VERIFY)[REGION_HOST]
         assert not verified.get("failed") and not verified.get("skipped")
-        assert _holder() is None
+        assert run_lock_holder() is None
     finally:
-        lab_kubectl("management-cluster", "-n", "kube-system", "delete", "lease", LEASE, "--ignore-not-found")
+        lab_kubectl("management-cluster", "-n", "kube-system", "delete", "lease", RUN_LOCK, "--ignore-not-found")
