@@ -22,10 +22,12 @@ operator on the hypervisor pools (hypervisor_operator.py) and Rook on the storag
 
 import copy
 import hashlib
+import threading
 import time
+import traceback
 
 from .. import config, flux, korc, processes, shoot_cluster
-from . import hypervisor_operator, loop, nodes, rook
+from . import hypervisor_operator, loop, nodes, rook, settings
 from .client import Kube, Waker, object_path, path
 
 GV = "core.gardener.cloud/v1beta1"
@@ -216,7 +218,8 @@ class Gardenlet(loop.Controller):
         self.projects_kube = Kube(garden, PROJECT_MANAGER)
         self.clusters = {c.name: c for c in clusters}
         self.flows = {}
-        self.care_due = {}  # uid -> time.monotonic() of the Shoot's next care run
+        # The care controller runs beside the reconciles, as upstream's (its own thread and client).
+        self.care = CareController(self, garden)
         Waker(garden, [path(GV, "shoots"), path(GV, "projects"), path("v1", "namespaces")], self.wake, loop.log)
         # K-ORC starts once phase 3 installed its chart on the control plane.
         self.control_plane = korc.control_plane(clusters)
@@ -259,14 +262,8 @@ class Gardenlet(loop.Controller):
             project = project_of.get(shoot["metadata"]["namespace"])
             if project:
                 self.reconcile_shoot(shoot, project)
-        # The care controller: its own loop over the Shoots (re-read: the reconciles above wrote).
-        for shoot in self.kube.list(path(GV, "shoots")):
-            if shoot["metadata"]["namespace"] in project_of:
-                self.care_pass(shoot)
         for uid in [u for u in self.flows if u not in live]:
             del self.flows[uid]
-        for uid in [u for u in self.care_due if u not in live]:
-            del self.care_due[uid]
         self.run_workloads(shoots)
         self.nodes.reconcile(shoots)
         live |= self.hypervisors.reconcile()
@@ -392,7 +389,15 @@ class Gardenlet(loop.Controller):
                 and not o["metadata"].get("deletionTimestamp") and self.lab_cluster(o) is cluster]
 
     def _patch_status(self, shoot, status):
-        return self.kube.patch(object_path(GV, "shoots", shoot), shoot, {"status": status}, "status")
+        url = object_path(GV, "shoots", shoot)
+        out = self.kube.patch(url, shoot, {"status": status}, "status")
+        if out is None:
+            # Most likely the care controller wrote in between; gardenlet's own status patches carry no
+            # optimistic lock, so the same patch goes again on the fresh object.
+            fresh = self.kube.get(url)
+            if fresh is not None and fresh["metadata"]["uid"] == shoot["metadata"]["uid"]:
+                out = self.kube.patch(url, fresh, {"status": status}, "status")
+        return out
 
     def _patch_meta(self, shoot, metadata):
         return self.kube.patch(object_path(GV, "shoots", shoot), shoot, {"metadata": metadata})
@@ -500,7 +505,7 @@ class Gardenlet(loop.Controller):
             self.flows[meta["uid"]] = {"type": op_type, "generation": meta.get("generation"), "step": 0}
             if not last:
                 # The Shoot is picked up (upstream: status.seedName set, seedGotAssigned): care checks it now.
-                self.care_due[meta["uid"]] = 0.0
+                self.care.trigger(meta["uid"], 0.0)
             self.log("Shoot %s/%s: %s started" % (meta["namespace"], meta["name"], op_type))
 
     def _failure(self, shoot, op_type):
@@ -601,41 +606,90 @@ class Gardenlet(loop.Controller):
             if op_type != "Delete":
                 # ShootPredicate: ReconciliationFinishedSuccessfully enqueues care (here one shoot_step later,
                 # so the Progressing conditions are seen).
-                self.care_due[meta["uid"]] = time.monotonic() + self.delay("shoot_step")
+                self.care.trigger(meta["uid"], self.delay("shoot_step"))
 
-    # The care controller (care/reconciler.go) --------------------------------------
+
+class CareController:
+    """The care controller (care/reconciler.go, add.go): beside gardenlet's reconciles, a loop of its own
+    over the Shoots gardenlet has picked up (a lastOperation: the lab's stand-in for status.seedName)."""
+
+    def __init__(self, gardenlet, garden):
+        self.gardenlet = gardenlet
+        self.kube = Kube(garden, SHOOT_MANAGER)
+        # Its own reading of standins.yaml: a shared one would swallow the change the reconciles wait for.
+        self.settings = settings.standins(loop.log)
+        # No watch: upstream's predicates let only a picked-up Shoot and a finished reconcile through
+        # (trigger(), from the reconciles); other runs are care's own period.
+        self.wake = threading.Event()
+        self.due = {}  # uid -> time.monotonic() of the Shoot's next periodic care run
+        self.triggered = {}  # uid -> time.monotonic() of a run the reconciles asked for
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def trigger(self, uid, delay):
+        """A run `delay` seconds from now (the predicates: picked up, reconciliation finished successfully)."""
+        self.triggered[uid] = min(self.triggered.get(uid, float("inf")), time.monotonic() + delay)
+        self.wake.set()
+
+    def run(self):
+        while True:
+            self.wake.clear()
+            try:
+                wait = self.reconcile()
+            except Exception:  # noqa: BLE001 -- keeps running, as the stand-ins' loop
+                loop.log("care: pass failed:\n%s" % traceback.format_exc())
+                wait = 1.0
+            self.wake.wait(wait)
+            time.sleep(0.02)
+
+    def reconcile(self):
+        namespaces = {(p.get("spec") or {}).get("namespace") for p in self.kube.list(path(GV, "projects"))}
+        wait, live = loop.RESYNC, set()
+        for shoot in self.kube.list(path(GV, "shoots")):
+            live.add(shoot["metadata"]["uid"])
+            if shoot["metadata"]["namespace"] in namespaces:
+                wait = min(wait, self.care(shoot))
+        for uid in [u for u in list(self.due) + list(self.triggered) if u not in live]:
+            self.due.pop(uid, None)
+            self.triggered.pop(uid, None)
+        return max(wait, 0.0)
 
     def api_running(self, shoot):
         """Whether the Shoot's kube-apiserver runs (operation.IsAPIServerRunning), as the lab plays it: from
         the first success on (a Create that has not succeeded has none yet) until a Delete deleted it."""
         last = (shoot.get("status") or {}).get("lastOperation") or {}
-        if self.lab_cluster(shoot) is None or (last.get("type") == "Create" and last.get("state") != "Succeeded"):
+        if self.gardenlet.lab_cluster(shoot) is None or (last.get("type") == "Create"
+                                                          and last.get("state") != "Succeeded"):
             return False
         if last.get("type") == "Delete":
-            flow = self.flows.get(shoot["metadata"]["uid"])
+            flow = self.gardenlet.flows.get(shoot["metadata"]["uid"])
             return flow is not None and flow["step"] < DELETE_API_SERVER_GONE
         return True
 
-    def care_pass(self, shoot):
-        """One Shoot's care run when due: triggered when gardenlet picks the Shoot up and after each
-        successful Create/Reconcile, and again every `care` seconds (--sync-period, 1 min upstream).
-        Conditions and constraints are written only when something changed (patchStatus)."""
+    def care(self, shoot):
+        """One Shoot's care run when due, then again every `care` seconds (--sync-period, 1 min upstream).
+        Conditions and constraints are written only when something changed (patchStatus). Returns the
+        seconds until its next run."""
         meta, status = shoot["metadata"], shoot.get("status") or {}
         if not status.get("lastOperation") or loop.foreign(shoot, SHOOT_MANAGER):
-            return  # not picked up yet (upstream: no status.seedName, requeued)
-        uid, now = meta["uid"], time.monotonic()
-        due = self.care_due.setdefault(uid, now)  # also after a stand-in restart, as gardenlet's start
+            return loop.RESYNC  # not picked up yet (upstream: no status.seedName, requeued)
+        uid, now, period = meta["uid"], time.monotonic(), self.settings.get().delay("care")
+        due = self.due.setdefault(uid, now)  # also after a stand-in restart, as at gardenlet's start
+        triggered = self.triggered.get(uid)
+        if triggered is not None:
+            due = min(due, triggered)
         if due > now:
-            self.next_due = min(self.next_due, due - now)
-            return
-        self.care_due[uid] = now + self.delay("care")
-        self.next_due = min(self.next_due, self.delay("care"))
+            return due - now
+        if triggered is not None and triggered <= now and self.triggered.get(uid) == triggered:
+            del self.triggered[uid]  # a trigger arriving during this run stays for the next
         stamp = loop.now_rfc3339()
         wanted_conditions, wanted_constraints = care_values(shoot, self.api_running(shoot))
         conditions, changed = _with_conditions(shoot, wanted_conditions, stamp, "conditions", CONDITION_TYPES)
         constraints, changed_too = _with_conditions(shoot, wanted_constraints, stamp, "constraints", CONSTRAINT_TYPES)
-        if changed or changed_too:
-            self._patch_status(shoot, {"conditions": conditions, "constraints": constraints})
+        if (changed or changed_too) and self.kube.patch(object_path(GV, "shoots", shoot), shoot, {"status": {
+                "conditions": conditions, "constraints": constraints}}, "status") is None:
+            return 0.2  # a conflict with a reconcile's write: again on the fresh object
+        self.due[uid] = now + period
+        return period
 
 
 def main():
