@@ -24,7 +24,7 @@ import yaml
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from conftest import REPO, kubectl
+from conftest import REPO, kubectl, run_playbook, task_results
 from regionlab import config, processes, standins
 from regionlab.standins import settings
 
@@ -34,13 +34,14 @@ if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 # pylint: disable=wrong-import-position
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate  # noqa: E402
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore  # noqa: E402
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener, ironcore  # noqa: E402
 
 TOKEN = uuid.uuid4().hex[:5]
 PREFIX = "standin-test-%s" % TOKEN
 METAL = "/apis/metal.ironcore.dev/v1alpha1"
 CORE = "/apis/core.gardener.cloud/v1beta1"
-DELAYS = {"bmc": 0.2, "discovery": 0.2, "discovery_timeout": 0.6, "power": 0.1, "shoot_step": 0.15}
+DELAYS = {"bmc": 0.2, "discovery": 0.2, "discovery_timeout": 0.6, "power": 0.1, "shoot_step": 0.15, "care": 1.0}
+PERIODIC_EVERY = 2.0  # reconcile_every of the periodically reconciled Shoot
 # A BMC lab/machines.yaml lists (the rack's spare machine): it takes only the rack's credentials.
 RACK_BMC = "lab-bmc-spare"
 FAIL = "infrastructure quota of the lab exceeded"
@@ -175,8 +176,9 @@ def env(lab):
         "late_secret": PREFIX + "-secret-late", "err": PREFIX + "-bmc-err", "err_secret": PREFIX + "-secret-err",
         "create": PREFIX + "-create", "fail": PREFIX + "-fail", "nocluster": PREFIX + "-nocluster",
         "delete": PREFIX + "-delete", "named": "st-pool-b", "rack_secret": PREFIX + "-secret-rack",
-        "unsched": PREFIX + "-unsched",
+        "unsched": PREFIX + "-unsched", "maint": PREFIX + "-bmc-maint",
     }
+    names["maint_server"] = names["maint"] + "-system-0"
     names["server"] = names["bmc"] + "-system-0"
     names["err_server"] = names["err"] + "-system-0"
     config.STANDINS.write_text(yaml.safe_dump({
@@ -192,8 +194,15 @@ def env(lab):
         last = status(obj).get("lastOperation") or {}
         return last.get("type"), last.get("state"), last.get("progress")
 
+    def care_summary(obj):
+        last = status(obj).get("lastOperation") or {}
+        return (last.get("type"), last.get("state"),
+                tuple((c["type"], c["status"], c.get("reason")) for c in status(obj).get("conditions") or []),
+                tuple((c["type"], c["status"], c.get("reason")) for c in status(obj).get("constraints") or []))
+
     recorders = {"servers": Recorder(metal, METAL + "/servers", server_summary),
-                 "shoots": Recorder(garden, CORE + "/namespaces/%s/shoots" % NAMESPACE, shoot_summary)}
+                 "shoots": Recorder(garden, CORE + "/namespaces/%s/shoots" % NAMESPACE, shoot_summary),
+                 "care": Recorder(garden, CORE + "/namespaces/%s/shoots" % NAMESPACE, care_summary)}
     time.sleep(0.3)  # the watches are open
     created = {}
     metal.ok("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PREFIX}})
@@ -202,6 +211,7 @@ def env(lab):
     metal.ok("POST", METAL + "/bmcs", bmc(names["bmc"], names["secret"], {"standin-test/rack": "r1"}))
     metal.ok("POST", METAL + "/bmcs", bmc(names["nosecret"], names["late_secret"]))
     metal.ok("POST", METAL + "/bmcs", bmc(names["err"], names["err_secret"]))
+    metal.ok("POST", METAL + "/bmcs", bmc(names["maint"], names["secret"]))
     metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["rack_secret"], username="lab-bmc-admin",
                                                        password="not-the-rack-password"))
     metal.ok("POST", METAL + "/bmcs", bmc(RACK_BMC, names["rack_secret"]))
@@ -234,7 +244,9 @@ def env(lab):
              "test Shoots and ServerClaims gone")
     garden.call("PATCH", CORE + "/projects/" + PROJECT, CONFIRM, MERGE)
     garden.call("DELETE", CORE + "/projects/" + PROJECT)
-    for key in ("bmc", "nosecret", "err"):
+    for item in (metal.get(METAL + "/namespaces/%s/servermaintenances" % PREFIX) or {}).get("items", []):
+        metal.call("DELETE", METAL + "/namespaces/%s/servermaintenances/%s" % (PREFIX, item["metadata"]["name"]))
+    for key in ("bmc", "nosecret", "err", "maint"):
         metal.call("DELETE", METAL + "/bmcs/" + names[key])
     metal.call("DELETE", METAL + "/bmcs/" + RACK_BMC)
     for key in ("secret", "late_secret", "err_secret", "rack_secret"):
@@ -377,9 +389,14 @@ def test_server_without_probe_starts_discovery_over_and_the_collection_sees_it(e
         restarted.extend(ironcore.discovery_restarts(seen, servers))
         return restarted
     wait_for(look, "the discovery of %s to start over" % name, timeout=15)
+
+    def order():
+        states = [s for s, unused in env["recorders"]["servers"].seen[name]]
+        changes = [s for i, s in enumerate(states) if s and (i == 0 or states[i - 1] != s)]
+        return changes if len(changes) >= 4 else None
+    # The restart is noticed at Initial already; the watch may not have the next Discovery yet.
+    assert wait_for(order, "the second Discovery", 5)[:4] == ["Initial", "Discovery", "Initial", "Discovery"]
     states = [s for s, unused in env["recorders"]["servers"].seen[name]]
-    order = [s for i, s in enumerate(states) if s and (i == 0 or states[i - 1] != s)]
-    assert order[:4] == ["Initial", "Discovery", "Initial", "Discovery"], states
     assert "Error" not in states and "Available" not in states, states
     problems = ironcore.discovery_problems([env["names"]["err"]], [server(env, "err_server")], time.time())
     assert problems and problems[0].startswith("BMC %s: %s " % (env["names"]["err"], name)), problems
@@ -688,3 +705,164 @@ def test_unscheduled_shoot_gets_no_status_and_the_collection_names_it(env):
     assert not verdict.terminal and any("the Shoot has no seed" in m for m in verdict.missing), verdict
     old = dict(obj, metadata=dict(obj["metadata"], creationTimestamp="2026-01-01T00:00:00Z"))
     assert evaluate(old).terminal
+
+
+# ---------------------------------------------------------------------------
+# gardenlet's care controller, status.constraints and periodic reconciles (on the Shoot "create", whose
+# recorded history starts at its creation; these tests run after the others that use it)
+
+HEALTHY_CONSTRAINTS = [("HibernationPossible", "True", "NoProblematicWebhooks"),
+                       ("MaintenancePreconditionsSatisfied", "True", "NoProblematicWebhooks")]
+
+
+def shoot_url(env, key):
+    return CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, env["names"][key])
+
+
+def test_care_writes_conditions_and_constraints_apart_from_the_operation(env):
+    """care/reconciler.go: the operation start writes no conditions; care initializes and checks them (and
+    status.constraints, care/constraints.go) when gardenlet picks the Shoot up and after the success."""
+    name = env["names"]["create"]
+    obj = wait_for(lambda: settled(shoot_obj(env, "create")), "Shoot reconciled", 30)
+    seen = env["recorders"]["care"].seen[name]
+    started = next(v for v in seen if v[:2] == ("Create", "Processing"))
+    assert started[2:] == ((), ()), seen  # the reconcile's start writes neither
+    first = next(v for v in seen if v[2])
+    assert first[:2] == ("Create", "Processing"), seen
+    assert dict((t, (st, r)) for t, st, r in first[2])["APIServerAvailable"] == ("Progressing", "APIServerDown")
+    assert first[3] == (("HibernationPossible", "Progressing", "ConstraintNotChecked"),
+                        ("MaintenancePreconditionsSatisfied", "Progressing", "ConstraintNotChecked")), seen
+    # After the success: Progressing until care runs, then True.
+    done = [v for v in seen if v[:2] == ("Create", "Succeeded")]
+    assert {st for unused, st, unused_too in done[0][2]} == {"Progressing"}, seen
+    assert {st for unused, st, unused_too in done[0][3]} == {"Progressing"}, seen
+    assert not [v for v in seen if any(r == "ConditionInitialized" for unused, unused_too, r in v[2] + v[3])], seen
+    st = status(obj)
+    assert [(c["type"], c["status"], c["reason"]) for c in st["constraints"]] == HEALTHY_CONSTRAINTS
+    assert {c["message"] for c in st["constraints"]} == {"All webhooks are properly configured."}
+    assert all(c["lastUpdateTime"] and c["lastTransitionTime"] for c in st["constraints"] + st["conditions"])
+    assert evaluate(obj).ready
+
+
+def test_care_rechecks_every_sync_period_not_on_a_status_write(env):
+    """A condition written wrong is set right by care's next periodic run (the update predicate passes only
+    finished reconciles): two disturbances in a row are corrected one care period apart."""
+    garden = env["garden"]
+    url = shoot_url(env, "create") + "/status?fieldManager=lab-gardenlet"
+    before = wait_for(lambda: settled(shoot_obj(env, "create")), "Shoot reconciled", 30)
+
+    def disturb():
+        conditions = status(shoot_obj(env, "create"))["conditions"]
+        for cond in conditions:
+            if cond["type"] == "APIServerAvailable":
+                cond.update(status="False", reason="HealthzRequestFailed", message="written by the test")
+        garden.ok("PATCH", url, {"status": {"conditions": conditions}}, MERGE)
+
+    def restored():
+        return (condition(shoot_obj(env, "create"), "APIServerAvailable") or {}).get("status") == "True"
+    disturb()
+    wait_for(restored, "care to set APIServerAvailable True again", DELAYS["care"] + 3)
+    first = time.monotonic()
+    disturb()
+    wait_for(restored, "care's next run", DELAYS["care"] + 3)
+    took = time.monotonic() - first
+    assert 0.6 * DELAYS["care"] <= took <= DELAYS["care"] + 2, "corrected %.2fs after the previous run" % took
+    after = shoot_obj(env, "create")
+    assert status(after)["lastOperation"] == status(before)["lastOperation"]  # no reconcile: care alone
+
+
+def test_periodic_reconcile_at_the_current_generation_and_the_collections_rule(env, tmp_path):
+    """reconcile_every: a Reconcile at the same generation; the readiness rule still waits for it, and
+    gardener_shoot takes an unchanged, healthy Shoot in it as ready (docs/clusters.md, re-runs)."""
+    name = env["names"]["create"]
+    before = wait_for(lambda: settled(shoot_obj(env, "create")), "Shoot reconciled", 30)
+    data = yaml.safe_load(config.STANDINS.read_text())
+    data["shoots"][name] = {"reconcile_every": PERIODIC_EVERY}
+    config.STANDINS.write_text(yaml.safe_dump(data))
+
+    def periodic(obj):
+        last = status(obj).get("lastOperation") or {}
+        return (obj and last.get("type") == "Reconcile" and last.get("state") == "Processing"
+                and last["lastUpdateTime"] != status(before)["lastOperation"]["lastUpdateTime"]
+                and status(obj).get("observedGeneration") == obj["metadata"]["generation"])
+    try:
+        obj = wait_for(lambda: shoot_obj(env, "create"), "a periodic Reconcile", PERIODIC_EVERY + 10, until=periodic)
+        assert obj["metadata"]["generation"] == before["metadata"]["generation"]
+        assert {c["status"] for c in status(obj)["conditions"]} == {"True"}  # care keeps them while it runs
+        assert gardener.periodic_reconcile(obj)
+        verdict = evaluate(obj)
+        assert not verdict.ready and not verdict.terminal
+        assert any(m.startswith("lastOperation Reconcile Processing") for m in verdict.missing), verdict
+        # A periodic reconcile that fails transiently (Error, retried): a re-run of gardener_shoot waits for neither.
+        data["shoots"][name] = {"reconcile_every": PERIODIC_EVERY, "fail": FAIL, "codes": []}
+        config.STANDINS.write_text(yaml.safe_dump(data))
+        wait_for(lambda: shoot_obj(env, "create"), "a periodic Reconcile Error", PERIODIC_EVERY + 10,
+                 until=lambda o: (status(o).get("lastOperation") or {}).get("state") == "Error")
+        play = tmp_path / "periodic.yml"
+        play.write_text(json.dumps([{"name": "garden", "hosts": "garden", "gather_facts": False, "module_defaults": {
+            "group/c5c3.cobaltcore.cobaltcore": {"kubeconfig": "{{ cobaltcore_kubeconfig }}"}}, "tasks": [
+            {"name": "shoot", "c5c3.cobaltcore.gardener_shoot": {
+                "namespace": NAMESPACE, "wait_timeout": 5,
+                "shoots": [{"name": name, "cluster": PLAYER.name, "spec": before["spec"]}]}}]}]))
+        # Waited for, the Shoot (Error, Processing, Error, ...) would fail the task after wait_timeout.
+        rc, out = run_playbook(play, COBALTCORE_LAB_DIR=str(config.STATE))
+    finally:
+        del data["shoots"][name]
+        config.STANDINS.write_text(yaml.safe_dump(data))
+    result = task_results(out, "shoot")["garden"]
+    assert rc == 0, result.get("msg")
+    assert not result["changed"] and result["shoots"][0]["result"] == "unchanged", result
+    assert result["shoots"][0]["periodic_reconcile"] is True, result
+    assert result["shoots"][0]["last_operation"]["type"] == "Reconcile", result
+
+
+def test_hibernated_shoot_constraints_are_not_checked(env):
+    garden = env["garden"]
+    wait_for(lambda: settled(shoot_obj(env, "create")), "Shoot reconciled", 30)
+    changed = garden.ok("PATCH", shoot_url(env, "create"), {"spec": {"hibernation": {"enabled": True}}}, MERGE)
+    obj = wait_for(lambda: shoot_obj(env, "create"), "hibernated Shoot reconciled", 30,
+                   until=lambda o: settled(o) and status(o)["observedGeneration"] == changed["metadata"]["generation"])
+    st = status(obj)
+    assert st["hibernated"] is True
+    assert {(c["status"], c["reason"]) for c in st["conditions"]} == {("True", "ConditionNotChecked")}
+    # shootHibernatedConstraints: ManualInPlaceWorkersUpdated skipped, HasIgnoredManagedResources only when not True.
+    assert [c["type"] for c in st["constraints"]] == [
+        "HibernationPossible", "MaintenancePreconditionsSatisfied", "CACertificateValiditiesAcceptable",
+        "CRDsWithProblematicConversionWebhooks"]
+    assert {(c["status"], c["reason"], c["message"]) for c in st["constraints"]} == {
+        ("True", "ConstraintNotChecked", "Shoot cluster has been hibernated.")}
+
+
+# ---------------------------------------------------------------------------
+# metal-operator's ServerMaintenance
+
+def test_server_maintenance_takes_the_server_and_its_end_returns_it_to_available(env):
+    """servermaintenance_controller.go and server_controller.go handleMaintenanceState: an unclaimed server
+    goes into Maintenance with the maintenance's power; afterwards Initial, discovery, Available."""
+    metal, names = env["metal"], env["names"]
+    wait_for(lambda: available(server(env, "maint_server")), "Server Available", 20)
+    url = METAL + "/namespaces/%s/servermaintenances" % PREFIX
+    metal.ok("POST", url, {"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "ServerMaintenance",
+                           "metadata": {"name": "m1", "namespace": PREFIX},
+                           "spec": {"serverRef": {"name": names["maint_server"]}, "policy": "Enforced",
+                                    "serverPower": "On"}})
+    obj = wait_for(lambda: server(env, "maint_server"), "Server in Maintenance and On", 20,
+                   until=lambda o: status(o).get("state") == "Maintenance" and status(o).get("powerState") == "On")
+    assert obj["spec"]["serverMaintenanceRef"] == {"namespace": PREFIX, "name": "m1"}
+    assert obj["spec"]["power"] == "On"
+    maintenance = metal.get(url + "/m1")
+    assert status(maintenance)["state"] == "InMaintenance"
+    assert maintenance["metadata"]["finalizers"] == ["metal.ironcore.dev/servermaintenance"]
+    # The collection's claim pre-check holds it back, by the state alone as by the ServerMaintenance.
+    summary = ironcore.server_summary(obj)
+    assert ironcore.unclaimable_reason(summary) == "in maintenance"
+    assert ironcore.unclaimable_reason(summary, ironcore.maintained_servers([maintenance])) == "in maintenance"
+    metal.ok("DELETE", url + "/m1")
+    wait_for(lambda: metal.get(url + "/m1") is None, "ServerMaintenance gone", 20)
+    obj = wait_for(lambda: available(server(env, "maint_server")), "Server Available again", 20)
+    assert "serverMaintenanceRef" not in obj["spec"]
+    states = [s for s, unused in env["recorders"]["servers"].seen[names["maint_server"]]]
+    after = states[states.index("Maintenance"):]
+    order = [s for i, s in enumerate(after) if i == 0 or after[i - 1] != s]
+    assert order == ["Maintenance", "Initial", "Discovery", "Available"], states
+    assert ironcore.is_claimable(ironcore.server_summary(obj))

@@ -2,9 +2,11 @@
 
 Modelled on github.com/gardener/gardener v1.146.3: pkg/gardenlet/controller/shoot/shoot/
 reconciler.go (finalizer, operation start/success/error patches, deletion), reconciler_reconcile.go
-and reconciler_delete.go (task names, flow errors), pkg/gardenlet/controller/shoot/care/health.go
-(condition reasons and messages), pkg/api/core/v1beta1/helper (conditions, error codes) and
-pkg/controllermanager/controller/project/project/reconciler.go (Project phase, namespace).
+and reconciler_delete.go (task names, flow errors), pkg/gardenlet/controller/shoot/care/ (the care
+controller: a loop of its own that initializes and checks the conditions -- health.go -- and
+status.constraints -- constraints.go -- when a Shoot is picked up, after each successful reconcile and
+every `care` seconds, reconciler.go and add.go), pkg/api/core/v1beta1/helper (conditions, error codes)
+and pkg/controllermanager/controller/project/project/reconciler.go (Project phase, namespace).
 
 A Shoot is played by the lab cluster named by its label c5c3.io/cluster, else by the lab cluster
 named like the Shoot; its status.advertisedAddresses carry that cluster's URL (name
@@ -20,9 +22,12 @@ operator on the hypervisor pools (hypervisor_operator.py) and Rook on the storag
 
 import copy
 import hashlib
+import threading
+import time
+import traceback
 
 from .. import config, flux, korc, processes, shoot_cluster
-from . import hypervisor_operator, loop, nodes, rook
+from . import hypervisor_operator, loop, nodes, rook, settings
 from .client import Kube, Waker, object_path, path
 
 GV = "core.gardener.cloud/v1beta1"
@@ -65,6 +70,8 @@ DELETE_STEPS = [
     (86, "Destroying Kubernetes API server service"),
 ]
 FAIL_STEP = 1
+# The Delete flow's step after "Waiting until Kubernetes API server has been deleted".
+DELETE_API_SERVER_GONE = 3
 ADDRESS_STEP = 2
 DEFAULT_TASK = "Waiting until shoot infrastructure has been reconciled"
 NO_CLUSTER_TASK = "Ensuring advertised addresses for the Shoot"
@@ -91,6 +98,26 @@ HEALTHY = {
 INITIALIZED = ("Unknown", "ConditionInitialized",
                "The condition has been initialized but its semantic check has not been performed yet.")
 NOT_CREATED = "Shoot control plane has not been fully created yet."
+BEING_DELETED = "Shoot control plane has already been or is about to be deleted."
+HIBERNATED = "Shoot cluster has been hibernated."
+# care/constraints.go: the two required constraints, and the optional ones written only when not True.
+REQUIRED_CONSTRAINTS = ["HibernationPossible", "MaintenancePreconditionsSatisfied"]
+OPTIONAL_CONSTRAINTS = ["CACertificateValiditiesAcceptable", "CRDsWithProblematicConversionWebhooks",
+                        "ManualInPlaceWorkersUpdated", "HasIgnoredManagedResources"]
+CONSTRAINT_TYPES = REQUIRED_CONSTRAINTS + OPTIONAL_CONSTRAINTS
+# What the lab's Shoots pass (no problematic webhooks, CAs fresh, no manual in-place updates, no ignored
+# ManagedResources): True, so only the required two are written.
+CONSTRAINTS_HEALTHY = {
+    "HibernationPossible": ("True", "NoProblematicWebhooks", "All webhooks are properly configured."),
+    "MaintenancePreconditionsSatisfied": ("True", "NoProblematicWebhooks", "All webhooks are properly configured."),
+}
+NOT_RUNNING_CONSTRAINT = ("False", "ConstraintNotChecked", "Shoot control plane is not running at the moment.")
+# shootHibernatedConstraints: ManualInPlaceWorkersUpdated skipped, HasIgnoredManagedResources only when not True.
+HIBERNATED_CONSTRAINTS = {t: ("True", "ConstraintNotChecked", HIBERNATED) for t in [
+    "HibernationPossible", "MaintenancePreconditionsSatisfied", "CACertificateValiditiesAcceptable",
+    "CRDsWithProblematicConversionWebhooks"]}
+# Types whose non-False status patchShootStatusOperationSuccess turns Progressing.
+PROGRESSING_CONSTRAINTS = set(REQUIRED_CONSTRAINTS)
 
 
 def _has_flux(shoot):
@@ -106,39 +133,78 @@ def _condition_types(shoot):
     return [t for t in CONDITION_TYPES if t != "EveryNodeReady" or _has_workers(shoot)]
 
 
-def _creating_conditions(shoot):
-    """What the care controller reports while the control plane does not exist (pardoned during Create)."""
+def _hibernated(shoot):
+    return bool(((shoot.get("spec") or {}).get("hibernation") or {}).get("enabled")
+                or (shoot.get("status") or {}).get("hibernated"))
+
+
+def _not_running_conditions(shoot, message):
+    """What the care controller reports while the control plane does not run (before PardonConditions)."""
     deployments = ["gardener-resource-manager", "kube-apiserver", "kube-controller-manager"]
     if _has_workers(shoot):
         deployments += ["kube-scheduler", "machine-controller-manager"]
     values = {
-        "APIServerAvailable": ("Progressing", "APIServerDown",
-                               "Could not reach API server during client initialization."),
-        "ControlPlaneHealthy": ("Progressing", "DeploymentMissing",
+        "APIServerAvailable": ("False", "APIServerDown", "Could not reach API server during client initialization."),
+        "ControlPlaneHealthy": ("False", "DeploymentMissing",
                                 "Missing required deployments: [%s]" % " ".join(sorted(deployments))),
-        "ObservabilityComponentsHealthy": ("Progressing", "DeploymentMissing",
+        "ObservabilityComponentsHealthy": ("False", "DeploymentMissing",
                                            "Missing required deployments: [kube-state-metrics]"),
-        "EveryNodeReady": ("Unknown", "ConditionCheckError", NOT_CREATED),
-        "SystemComponentsHealthy": ("Unknown", "ConditionCheckError", NOT_CREATED),
+        "EveryNodeReady": ("Unknown", "ConditionCheckError", message),
+        "SystemComponentsHealthy": ("Unknown", "ConditionCheckError", message),
     }
     return {t: values[t] for t in _condition_types(shoot)}
 
 
 def _healthy_conditions(shoot):
-    if ((shoot.get("spec") or {}).get("hibernation") or {}).get("enabled"):
-        hibernated = ("True", "ConditionNotChecked", "Shoot cluster has been hibernated.")
-        return {t: hibernated for t in _condition_types(shoot)}
     return {t: ("True",) + HEALTHY[t] for t in _condition_types(shoot)}
 
 
-def _with_conditions(shoot, wanted, now):
-    """The shoot's conditions set to `wanted` ({type: (status, reason, message)}), others dropped."""
-    current = {c["type"]: c for c in copy.deepcopy((shoot.get("status") or {}).get("conditions") or [])}
-    out, changed = [], set(current) != set(wanted)
+def _pardoned(values, last, last_errors):
+    """PardonConditions: False turns Progressing while a Create/Delete has not succeeded (or any operation
+    is Processing without lastErrors)."""
+    unstable = (not last or (last.get("type") in ("Create", "Delete") and last.get("state") != "Succeeded")
+                or (last.get("state") == "Processing" and not last_errors))
+    if not unstable:
+        return values
+    return {t: ("Progressing",) + v[1:] if v[0] == "False" else v for t, v in values.items()}
+
+
+def care_values(shoot, api_running):
+    """({condition type: (status, reason, message)}, {constraint type: ...}) of one care run
+    (care/health.go Health.Check, care/constraints.go Constraint.Check), in upstream's order."""
+    status = shoot.get("status") or {}
+    last, errors = status.get("lastOperation") or {}, status.get("lastErrors")
+    if _hibernated(shoot):
+        return ({t: ("True", "ConditionNotChecked", HIBERNATED) for t in _condition_types(shoot)},
+                dict(HIBERNATED_CONSTRAINTS))
+    if api_running:
+        conditions, constraints = _healthy_conditions(shoot), dict(CONSTRAINTS_HEALTHY)
+    else:
+        message = BEING_DELETED if last.get("type") == "Delete" else (
+            NOT_CREATED if not last or last.get("type") == "Create" else "Shoot control plane is not running at the moment.")
+        conditions = _not_running_conditions(shoot, message)
+        constraints = {t: NOT_RUNNING_CONSTRAINT for t in REQUIRED_CONSTRAINTS}
+    return _pardoned(conditions, last, errors), _pardoned(constraints, last, errors)
+
+
+def _with_conditions(shoot, wanted, now, field="conditions", owned=None):
+    """The shoot's conditions (or constraints) set to `wanted` ({type: (status, reason, message)}).
+
+    BuildConditions: the types in `owned` (default: wanted's) are replaced by wanted's, in wanted's order;
+    others stay. A type missing from the status starts as upstream initializes it (Unknown,
+    ConditionInitialized, now) before the check's value is applied.
+    """
+    owned = set(wanted) if owned is None else set(owned)
+    existing = copy.deepcopy((shoot.get("status") or {}).get(field) or [])
+    current = {c["type"]: c for c in existing}
+    out = [c for c in existing if c["type"] not in owned]
+    changed = {c["type"] for c in existing if c["type"] in owned} != set(wanted)
     for ctype, (status, reason, message) in wanted.items():
-        cond = current.get(ctype) or {}
-        conds = [cond] if cond else []
+        cond = current.get(ctype) or {"type": ctype, "status": INITIALIZED[0], "reason": INITIALIZED[1],
+                                      "message": INITIALIZED[2], "lastTransitionTime": now, "lastUpdateTime": now}
+        conds = [cond]
         changed |= loop.set_condition(conds, ctype, status, reason, message, now=now, update_time=True)
+        changed |= ctype not in current
         out.append(conds[0])
     return out, changed
 
@@ -152,6 +218,8 @@ class Gardenlet(loop.Controller):
         self.projects_kube = Kube(garden, PROJECT_MANAGER)
         self.clusters = {c.name: c for c in clusters}
         self.flows = {}
+        # The care controller runs beside the reconciles, as upstream's (its own thread and client).
+        self.care = CareController(self, garden)
         Waker(garden, [path(GV, "shoots"), path(GV, "projects"), path("v1", "namespaces")], self.wake, loop.log)
         # K-ORC starts once phase 3 installed its chart on the control plane.
         self.control_plane = korc.control_plane(clusters)
@@ -321,7 +389,15 @@ class Gardenlet(loop.Controller):
                 and not o["metadata"].get("deletionTimestamp") and self.lab_cluster(o) is cluster]
 
     def _patch_status(self, shoot, status):
-        return self.kube.patch(object_path(GV, "shoots", shoot), shoot, {"status": status}, "status")
+        url = object_path(GV, "shoots", shoot)
+        out = self.kube.patch(url, shoot, {"status": status}, "status")
+        if out is None:
+            # Most likely the care controller wrote in between; gardenlet's own status patches carry no
+            # optimistic lock, so the same patch goes again on the fresh object.
+            fresh = self.kube.get(url)
+            if fresh is not None and fresh["metadata"]["uid"] == shoot["metadata"]["uid"]:
+                out = self.kube.patch(url, fresh, {"status": status}, "status")
+        return out
 
     def _patch_meta(self, shoot, metadata):
         return self.kube.patch(object_path(GV, "shoots", shoot), shoot, {"metadata": metadata})
@@ -383,8 +459,6 @@ class Gardenlet(loop.Controller):
             if every and self.after((uid, "periodic", last.get("lastUpdateTime")), float(every)):
                 self.done((uid, "periodic", last.get("lastUpdateTime")))
                 self.start(shoot, project, "Reconcile")
-            else:
-                self.care(shoot)
 
     def report_unschedulable(self, shoot, reason):
         """pkg/scheduler/controller/shoot/reconciler.go reportFailedScheduling: a Warning event, once."""
@@ -427,13 +501,11 @@ class Gardenlet(loop.Controller):
                 patch["seedName"] = seed
             if not status.get("uid"):
                 patch["uid"] = meta["uid"]
-            wanted = {t: INITIALIZED for t in _condition_types(shoot)}
-            have = {c["type"]: (c["status"], c.get("reason"), c.get("message"))
-                    for c in status.get("conditions") or []}
-            wanted.update({t: v for t, v in have.items() if t in wanted})
-            patch["conditions"], _ = _with_conditions(shoot, wanted, now)
         if self._patch_status(shoot, patch):
             self.flows[meta["uid"]] = {"type": op_type, "generation": meta.get("generation"), "step": 0}
+            if not last:
+                # The Shoot is picked up (upstream: status.seedName set, seedGotAssigned): care checks it now.
+                self.care.trigger(meta["uid"], 0.0)
             self.log("Shoot %s/%s: %s started" % (meta["namespace"], meta["name"], op_type))
 
     def _failure(self, shoot, op_type):
@@ -473,8 +545,6 @@ class Gardenlet(loop.Controller):
             last.update(type=op_type, state="Processing", progress=progress, description=description,
                         lastUpdateTime=now)
             patch = {"lastOperation": last}
-            if op_type == "Create" and step == 0:
-                patch["conditions"], _ = _with_conditions(shoot, _creating_conditions(shoot), now)
             cluster = self.lab_cluster(shoot)
             if op_type != "Delete" and step == ADDRESS_STEP and cluster is not None:
                 patch["advertisedAddresses"] = [{"name": "unmanaged", "url": cluster.server}]
@@ -510,19 +580,20 @@ class Gardenlet(loop.Controller):
         self.log("Shoot %s/%s: %s %s: %s" % (meta["namespace"], meta["name"], op_type, state, task_error))
 
     def succeed(self, shoot, op_type, now):
-        """patchShootStatusOperationSuccess: conditions that are not False turn Progressing until care runs."""
+        """patchShootStatusOperationSuccess: conditions and the required constraints that are not False turn
+        Progressing (lastUpdateTime only) until care, triggered by the success, runs."""
         meta, status = shoot["metadata"], shoot.get("status") or {}
         patch = {"lastOperation": {"type": op_type, "state": "Succeeded", "progress": 100,
                                    "description": SUCCESS_DESCRIPTIONS[op_type], "lastUpdateTime": now},
                  "lastErrors": None, "retryCycleStartTime": None}
         if op_type != "Delete":
-            conditions = copy.deepcopy(status.get("conditions") or [])
-            for cond in conditions:
-                if cond["type"] in CONDITION_TYPES and cond.get("status") != "False":
-                    if cond.get("status") != "Progressing":
-                        cond["lastTransitionTime"] = now
-                    cond["status"], cond["lastUpdateTime"] = "Progressing", now
-            patch["conditions"] = conditions
+            for field, types in (("conditions", CONDITION_TYPES), ("constraints", PROGRESSING_CONSTRAINTS)):
+                conditions = copy.deepcopy(status.get(field) or [])
+                for cond in conditions:
+                    if cond["type"] in types and cond.get("status") != "False":
+                        cond["status"], cond["lastUpdateTime"] = "Progressing", now
+                if conditions:
+                    patch[field] = conditions
             patch["hibernated"] = bool(((shoot.get("spec") or {}).get("hibernation") or {}).get("enabled"))
             seed = (shoot.get("spec") or {}).get("seedName")
             if seed:
@@ -532,18 +603,93 @@ class Gardenlet(loop.Controller):
                 patch["advertisedAddresses"] = [{"name": "unmanaged", "url": cluster.server}]
         if self._patch_status(shoot, patch):
             self.log("Shoot %s/%s: %s Succeeded" % (meta["namespace"], meta["name"], op_type))
+            if op_type != "Delete":
+                # ShootPredicate: ReconciliationFinishedSuccessfully enqueues care (here one shoot_step later,
+                # so the Progressing conditions are seen).
+                self.care.trigger(meta["uid"], self.delay("shoot_step"))
+
+
+class CareController:
+    """The care controller (care/reconciler.go, add.go): beside gardenlet's reconciles, a loop of its own
+    over the Shoots gardenlet has picked up (a lastOperation: the lab's stand-in for status.seedName)."""
+
+    def __init__(self, gardenlet, garden):
+        self.gardenlet = gardenlet
+        self.kube = Kube(garden, SHOOT_MANAGER)
+        # Its own reading of standins.yaml: a shared one would swallow the change the reconciles wait for.
+        self.settings = settings.standins(loop.log)
+        # No watch: upstream's predicates let only a picked-up Shoot and a finished reconcile through
+        # (trigger(), from the reconciles); other runs are care's own period.
+        self.wake = threading.Event()
+        self.due = {}  # uid -> time.monotonic() of the Shoot's next periodic care run
+        self.triggered = {}  # uid -> time.monotonic() of a run the reconciles asked for
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def trigger(self, uid, delay):
+        """A run `delay` seconds from now (the predicates: picked up, reconciliation finished successfully)."""
+        self.triggered[uid] = min(self.triggered.get(uid, float("inf")), time.monotonic() + delay)
+        self.wake.set()
+
+    def run(self):
+        while True:
+            self.wake.clear()
+            try:
+                wait = self.reconcile()
+            except Exception:  # noqa: BLE001 -- keeps running, as the stand-ins' loop
+                loop.log("care: pass failed:\n%s" % traceback.format_exc())
+                wait = 1.0
+            self.wake.wait(wait)
+            time.sleep(0.02)
+
+    def reconcile(self):
+        namespaces = {(p.get("spec") or {}).get("namespace") for p in self.kube.list(path(GV, "projects"))}
+        wait, live = loop.RESYNC, set()
+        for shoot in self.kube.list(path(GV, "shoots")):
+            live.add(shoot["metadata"]["uid"])
+            if shoot["metadata"]["namespace"] in namespaces:
+                wait = min(wait, self.care(shoot))
+        for uid in [u for u in list(self.due) + list(self.triggered) if u not in live]:
+            self.due.pop(uid, None)
+            self.triggered.pop(uid, None)
+        return max(wait, 0.0)
+
+    def api_running(self, shoot):
+        """Whether the Shoot's kube-apiserver runs (operation.IsAPIServerRunning), as the lab plays it: from
+        the first success on (a Create that has not succeeded has none yet) until a Delete deleted it."""
+        last = (shoot.get("status") or {}).get("lastOperation") or {}
+        if self.gardenlet.lab_cluster(shoot) is None or (last.get("type") == "Create"
+                                                          and last.get("state") != "Succeeded"):
+            return False
+        if last.get("type") == "Delete":
+            flow = self.gardenlet.flows.get(shoot["metadata"]["uid"])
+            return flow is not None and flow["step"] < DELETE_API_SERVER_GONE
+        return True
 
     def care(self, shoot):
-        """The care controller's health check of a reconciled Shoot: every condition True."""
-        status = shoot.get("status") or {}
-        now = loop.now_rfc3339()
-        conditions, changed = _with_conditions(shoot, _healthy_conditions(shoot), now)
-        if not changed:
-            return
-        key = (shoot["metadata"]["uid"], "care", (status.get("lastOperation") or {}).get("lastUpdateTime"))
-        if self.after(key, self.delay("shoot_step")):
-            self._patch_status(shoot, {"conditions": conditions})
-            self.done(key)
+        """One Shoot's care run when due, then again every `care` seconds (--sync-period, 1 min upstream).
+        Conditions and constraints are written only when something changed (patchStatus). Returns the
+        seconds until its next run."""
+        meta, status = shoot["metadata"], shoot.get("status") or {}
+        if not status.get("lastOperation") or loop.foreign(shoot, SHOOT_MANAGER):
+            return loop.RESYNC  # not picked up yet (upstream: no status.seedName, requeued)
+        uid, now, period = meta["uid"], time.monotonic(), self.settings.get().delay("care")
+        due = self.due.setdefault(uid, now)  # also after a stand-in restart, as at gardenlet's start
+        triggered = self.triggered.get(uid)
+        if triggered is not None:
+            due = min(due, triggered)
+        if due > now:
+            return due - now
+        if triggered is not None and triggered <= now and self.triggered.get(uid) == triggered:
+            del self.triggered[uid]  # a trigger arriving during this run stays for the next
+        stamp = loop.now_rfc3339()
+        wanted_conditions, wanted_constraints = care_values(shoot, self.api_running(shoot))
+        conditions, changed = _with_conditions(shoot, wanted_conditions, stamp, "conditions", CONDITION_TYPES)
+        constraints, changed_too = _with_conditions(shoot, wanted_constraints, stamp, "constraints", CONSTRAINT_TYPES)
+        if (changed or changed_too) and self.kube.patch(object_path(GV, "shoots", shoot), shoot, {"status": {
+                "conditions": conditions, "constraints": constraints}}, "status") is None:
+            return 0.2  # a conflict with a reconcile's write: again on the fresh object
+        self.due[uid] = now + period
+        return period
 
 
 def main():

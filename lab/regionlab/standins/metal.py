@@ -1,9 +1,9 @@
 """metal-operator stand-in: IronCore metal.ironcore.dev/v1alpha1 as metal-operator v0.7.0 writes it.
 
 Modelled on github.com/ironcore-dev/metal-operator v0.7.0, internal/controller/
-bmc_controller.go, server_controller.go, serverclaim_controller.go, taints.go,
-serverreadinessrule{,server}_controller.go, serverbootconfiguration_controller.go and
-pkg/bmcutils/bmcutils.go; the machines behind the
+bmc_controller.go, server_controller.go (with its Maintenance state), serverclaim_controller.go, taints.go,
+servermaintenance_controller.go, serverreadinessrule{,server}_controller.go,
+serverbootconfiguration_controller.go and pkg/bmcutils/bmcutils.go; the machines behind the
 BMCs come from lab/machines.yaml instead of Redfish. It also plays the boot-operator's one
 visible part: a ServerBootConfiguration becomes Ready.
 
@@ -26,6 +26,9 @@ NAME = "metal-operator-standin"
 BMC_FINALIZER = "metal.ironcore.dev/bmc"
 SERVER_FINALIZER = "metal.ironcore.dev/server"
 CLAIM_FINALIZER = "metal.ironcore.dev/serverclaim"
+MAINTENANCE_FINALIZER = "metal.ironcore.dev/servermaintenance"
+MAINTENANCE_NEEDED = "metal.ironcore.dev/maintenance-needed"
+MAINTENANCE_APPROVED = "metal.ironcore.dev/maintenance-approved"
 OPERATION = "metal.ironcore.dev/operation"
 RULE_FINALIZER = "readiness.metal.ironcore.dev/cleanup-taints"
 RULE_BOOTSTRAPPED = "readiness.metal.ironcore.dev/bootstrap-completed-"
@@ -158,16 +161,19 @@ class MetalOperator(loop.Controller):
         self.claims = {(o["metadata"]["namespace"], _name(o)): o for o in k.list(path(GV, "serverclaims"))}
         self.sbcs = {(o["metadata"]["namespace"], _name(o)): o for o in k.list(path(GV, "serverbootconfigurations"))}
         self.rules = {_name(o): o for o in k.list(path(GV, "serverreadinessrules"))}
+        self.maintenances = {(o["metadata"]["namespace"], _name(o)): o for o in k.list(path(GV, "servermaintenances"))}
         # isUnderMaintenanceQueue: a ServerMaintenance naming the server holds it back from claims.
         self.maintained = {((o.get("spec") or {}).get("serverRef") or {}).get("name")
-                           for o in k.list(path(GV, "servermaintenances"))}
+                           for o in self.maintenances.values()}
         live = set()
-        for group in (self.bmcs, self.servers, self.claims, self.sbcs):
+        for group in (self.bmcs, self.servers, self.claims, self.sbcs, self.maintenances):
             live.update(o["metadata"]["uid"] for o in group.values())
         for name in sorted(self.bmcs):
             self.reconcile_bmc(self.bmcs[name])
         for name in sorted(self.rules):
             self.reconcile_readiness_rule(self.rules[name])
+        for key in sorted(self.maintenances):
+            self.reconcile_maintenance(self.maintenances[key])
         for name in sorted(self.servers):
             self.apply_readiness_rules(self.servers[name])
             self.reconcile_server(self.servers[name])
@@ -335,6 +341,8 @@ class MetalOperator(loop.Controller):
         if not spec.get("bmcRef"):
             return
         if meta.get("deletionTimestamp"):
+            if (server.get("status") or {}).get("state") == "Maintenance" and spec["bmcRef"]["name"] in self.bmcs:
+                return  # shouldDelete: postponed while in Maintenance (unless its BMC is gone)
             if SERVER_FINALIZER in _finalizers(server):
                 sbc = self._boot_configuration(server)
                 if sbc:
@@ -353,9 +361,15 @@ class MetalOperator(loop.Controller):
         if SERVER_FINALIZER not in _finalizers(server):
             self._set_finalizers("servers", server, _finalizers(server) + [SERVER_FINALIZER], cache=self.servers)
             return
+        if state != "Initial" and spec.get("serverMaintenanceRef") and state != "Maintenance":
+            self._status("servers", server, {"state": "Maintenance"}, cache=self.servers)
+            self.log("Server %s: Maintenance (%s/%s)" % (meta["name"], spec["serverMaintenanceRef"].get("namespace"),
+                                                         spec["serverMaintenanceRef"].get("name")))
+            return
         # No case writes Error (server_controller.go declares it only): a Server in it is left alone.
         handler = {"Initial": self._initial, "Discovery": self._discovery, "Available": self._available,
-                   "Reserved": self._reserved, "Released": self._released}.get(state)
+                   "Reserved": self._reserved, "Released": self._released,
+                   "Maintenance": self._maintenance}.get(state)
         if handler:
             handler(server)
 
@@ -475,6 +489,194 @@ class MetalOperator(loop.Controller):
     def _released(self, server):
         if self._powered_off(server) and not (server.get("spec") or {}).get("serverClaimRef"):
             self._status("servers", server, {"state": "Available"}, cache=self.servers)
+
+    def _maintenance(self, server):
+        """handleMaintenanceState: a dangling ref is cleared; without a ref (and no pending maintenance)
+        back to Initial (unclaimed: discovery again) or Reserved; else the power the maintenance set."""
+        spec = server.get("spec") or {}
+        ref = spec.get("serverMaintenanceRef")
+        if ref and (ref.get("namespace"), ref.get("name")) not in self.maintenances:
+            self._spec(server, {"serverMaintenanceRef": None})
+            return
+        if not ref:
+            if self._pending_maintenances(server):
+                return
+            state = "Reserved" if spec.get("serverClaimRef") else "Initial"
+            self._status("servers", server, {"state": state}, cache=self.servers)
+            self.log("Server %s: %s (maintenance over)" % (_name(server), state))
+            return
+        self._power(server, spec.get("power"))
+
+    def _pending_maintenances(self, server):
+        """hasPendingMaintenances: an Enforced one, or an OwnerApproval one for an unclaimed server or an
+        approved claim."""
+        owner_approval = False
+        for maintenance in self.maintenances.values():
+            mspec = maintenance.get("spec") or {}
+            if maintenance["metadata"].get("deletionTimestamp") or (mspec.get("serverRef") or {}).get(
+                    "name") != _name(server):
+                continue
+            if mspec.get("policy") == "Enforced":
+                return True
+            owner_approval |= mspec.get("policy") == "OwnerApproval"
+        if not owner_approval:
+            return False
+        ref = (server.get("spec") or {}).get("serverClaimRef")
+        if not ref:
+            return True
+        claim = self.claims.get((ref.get("namespace"), ref.get("name")))
+        return claim is not None and MAINTENANCE_APPROVED in (claim["metadata"].get("labels") or {})
+
+    # ServerMaintenance (servermaintenance_controller.go) ------------------------
+
+    def _maintenance_state(self, maintenance, state):
+        if (maintenance.get("status") or {}).get("state") != state:
+            self._write("servermaintenances", maintenance, {"status": {"state": state}}, status=True)
+            self.log("ServerMaintenance %s/%s: %s" % (maintenance["metadata"]["namespace"], _name(maintenance), state))
+            return True
+        return False
+
+    def reconcile_maintenance(self, maintenance):
+        meta, spec = maintenance["metadata"], maintenance.get("spec") or {}
+        server_name = (spec.get("serverRef") or {}).get("name")
+        if meta.get("deletionTimestamp"):
+            if MAINTENANCE_FINALIZER in _finalizers(maintenance) and server_name:
+                server = self.servers.get(server_name)
+                if server is not None and self._ours(server):
+                    self._maintenance_cleanup(maintenance, server)
+                self._set_finalizers("servermaintenances", maintenance,
+                                     [f for f in _finalizers(maintenance) if f != MAINTENANCE_FINALIZER])
+            return
+        if not server_name or _ignored(maintenance) or loop.foreign(maintenance, MANAGER):
+            return
+        server = self.servers.get(server_name)
+        if server is None:
+            self._maintenance_state(maintenance, "Pending")
+            return
+        if not self._ours(server):
+            return
+        ref = (server.get("spec") or {}).get("serverMaintenanceRef")
+        if ref and (ref.get("namespace"), ref.get("name")) != (meta["namespace"], meta["name"]):
+            self._maintenance_state(maintenance, "Pending")  # another maintenance holds the server
+            return
+        if MAINTENANCE_FINALIZER not in _finalizers(maintenance):
+            self._set_finalizers("servermaintenances", maintenance, _finalizers(maintenance) + [MAINTENANCE_FINALIZER])
+            return
+        state = (maintenance.get("status") or {}).get("state")
+        if not state:
+            self._maintenance_state(maintenance, "Pending")
+        elif state == "Pending":
+            self._maintenance_pending(maintenance, server)
+        elif state == "InMaintenance":
+            self._in_maintenance(maintenance, server)
+
+    def _runs_before(self, a, b):
+        """shouldRunBefore: priority, then Enforced, then the older, then namespace and name."""
+        sa, sb = a.get("spec") or {}, b.get("spec") or {}
+        if int(sa.get("priority") or 0) != int(sb.get("priority") or 0):
+            return int(sa.get("priority") or 0) > int(sb.get("priority") or 0)
+        if sa.get("policy") != sb.get("policy"):
+            return sa.get("policy") == "Enforced"
+        ka = (a["metadata"].get("creationTimestamp") or "", a["metadata"]["namespace"], _name(a))
+        kb = (b["metadata"].get("creationTimestamp") or "", b["metadata"]["namespace"], _name(b))
+        return ka < kb
+
+    def _maintenance_pending(self, maintenance, server):
+        """handlePendingState: an unclaimed server is taken at once; a claimed one gets the claim labelled
+        maintenance-needed and is taken when Enforced, or OwnerApproval once the claim is approved."""
+        meta, spec = maintenance["metadata"], maintenance.get("spec") or {}
+        for other in self.maintenances.values():
+            if other is maintenance or other["metadata"].get("deletionTimestamp"):
+                continue
+            if ((other.get("spec") or {}).get("serverRef") or {}).get("name") != _name(server):
+                continue
+            if (other.get("status") or {}).get("state") in (None, "", "Pending") and self._runs_before(other, maintenance):
+                return  # shouldDeferToHigherPriorityMaintenance
+        claim_ref = (server.get("spec") or {}).get("serverClaimRef")
+        take = not claim_ref
+        if claim_ref:
+            claim = self.claims.get((claim_ref.get("namespace"), claim_ref.get("name")))
+            if claim is None:
+                return
+            labels = claim["metadata"].get("labels") or {}
+            if labels.get(MAINTENANCE_NEEDED) != "true":
+                self._write("serverclaims", claim, {"metadata": {"labels": {MAINTENANCE_NEEDED: "true"}}})
+                return
+            take = spec.get("policy") == "Enforced" or (
+                spec.get("policy") == "OwnerApproval" and MAINTENANCE_APPROVED in labels)
+        if not take:
+            return
+        if not (server.get("spec") or {}).get("serverMaintenanceRef"):
+            self._spec(server, {"serverMaintenanceRef": {"namespace": meta["namespace"], "name": meta["name"]}})
+        self._maintenance_state(maintenance, "InMaintenance")
+
+    def _in_maintenance(self, maintenance, server):
+        """handleInMaintenanceState: the template's boot configuration (<maintenance>, owned by it) until
+        Ready, then the maintenance's serverPower (and locatorLED) on the server."""
+        meta, spec = maintenance["metadata"], maintenance.get("spec") or {}
+        template = spec.get("serverBootConfigurationTemplate")
+        if template:
+            key = (meta["namespace"], meta["name"])
+            body_spec = copy.deepcopy(template.get("spec") or {})
+            sbc = self.sbcs.get(key)
+            if sbc is None:
+                owner = {"apiVersion": GV, "kind": "ServerMaintenance", "name": meta["name"], "uid": meta["uid"],
+                         "controller": True, "blockOwnerDeletion": True}
+                created = self.kube.create(path(GV, "serverbootconfigurations", meta["namespace"]), {
+                    "apiVersion": GV, "kind": "ServerBootConfiguration",
+                    "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [owner]},
+                    "spec": body_spec})
+                if created:
+                    self.sbcs[key] = created
+                return
+            if any((sbc.get("spec") or {}).get(k) != v for k, v in body_spec.items()):
+                self.kube.patch(object_path(GV, "serverbootconfigurations", sbc), sbc, {"spec": body_spec})
+                return
+            if self._spec(server, {"maintenanceBootConfigurationRef": {"namespace": meta["namespace"],
+                                                                        "name": meta["name"]}}):
+                return
+            sbc_state = (sbc.get("status") or {}).get("state")
+            if sbc_state == "Error":
+                self._maintenance_state(maintenance, "Failed")
+                return
+            if sbc_state != "Ready":
+                return
+        # setAndPatchServerState: an empty serverPower removes spec.power (omitempty in a merge patch).
+        changes = {"power": spec.get("serverPower") or None}
+        if spec.get("locatorLED"):
+            changes["indicatorLED"] = spec["locatorLED"]
+        self._spec(server, changes)
+
+    def _maintenance_cleanup(self, maintenance, server):
+        """cleanup: the server's refs go (and the locator LED off), the maintenance's boot configuration
+        is deleted, and a claim with no other maintenance loses the maintenance labels."""
+        meta, spec = maintenance["metadata"], maintenance.get("spec") or {}
+        sspec = server.get("spec") or {}
+        ref = sspec.get("serverMaintenanceRef") or {}
+        if (ref.get("namespace"), ref.get("name")) != (meta["namespace"], meta["name"]):
+            return
+        changes = {"serverMaintenanceRef": None}
+        if spec.get("locatorLED"):
+            changes["indicatorLED"] = "Off"
+        boot = sspec.get("maintenanceBootConfigurationRef")
+        if boot:
+            sbc = self.sbcs.get((boot.get("namespace"), boot.get("name")))
+            if sbc is not None:
+                self.kube.delete(object_path(GV, "serverbootconfigurations", sbc))
+            changes["maintenanceBootConfigurationRef"] = None
+        self._spec(server, changes)
+        claim_ref = sspec.get("serverClaimRef")
+        if not claim_ref:
+            return
+        others = [m for m in self.maintenances.values() if m is not maintenance
+                  and not m["metadata"].get("deletionTimestamp")
+                  and ((m.get("spec") or {}).get("serverRef") or {}).get("name") == _name(server)]
+        claim = self.claims.get((claim_ref.get("namespace"), claim_ref.get("name")))
+        if not others and claim is not None:
+            labels = claim["metadata"].get("labels") or {}
+            drop = {k: None for k in (MAINTENANCE_APPROVED, MAINTENANCE_NEEDED) if k in labels}
+            if drop:
+                self._write("serverclaims", claim, {"metadata": {"labels": drop}})
 
     # ServerReadinessRule (serverreadinessrule{,server}_controller.go) ----------
 

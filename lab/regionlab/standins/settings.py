@@ -3,10 +3,11 @@
 $COBALTCORE_LAB_DIR/standins.yaml (optional):
 
     delays: {bmc: 0.5, discovery: 0.5, discovery_timeout: 3.0, power: 0.3, shoot_step: 0.3,   # seconds
+             care: 10.0,                                  # the care controller's period (upstream 1 min)
              keystone: 1.0, control_plane: 1.0, mariadb: 3.0, rabbitmq: 2.0, valkey: 1.5,
              memcached: 1.0, service: 1.0, hypervisor: 0.5, ovn: 1.0, rook: 0.5}
     timing: upstream                                 # optional: UPSTREAM_DELAYS times scale for bmc, power,
-    scale: 0.0167                                    # discovery, discovery_timeout, shoot_step (default 1/60);
+    scale: 0.0167                                    # discovery, discovery_timeout, shoot_step, care (default 1/60);
                                                      # delays given above still win
     servers_without_probe: [<server name>, ...]      # the probe never reports: Discovery falls back to
                                                      # Initial after discovery_timeout, endlessly (as upstream)
@@ -50,14 +51,16 @@ import yaml
 
 from .. import config
 
-DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "discovery_timeout": 3.0, "power": 0.3, "shoot_step": 0.3, "keystone": 1.0,
+DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "discovery_timeout": 3.0, "power": 0.3, "shoot_step": 0.3, "care": 10.0,
+                  "keystone": 1.0,
                   "control_plane": 1.0, "mariadb": 3.0, "rabbitmq": 2.0, "valkey": 1.5, "memcached": 1.0,
                   "service": 1.0, "hypervisor": 0.5, "ovn": 1.0, "rook": 0.5}
 # timing: upstream -- seconds as a real region takes them, before the scale: a BMC answers at its first
 # reconcile; metal-operator notices power changes on its next resync (--server-resync-interval 2 min); a
 # probe agent PXE-boots and reports in about 5 min; --discovery-timeout 30 min; a Shoot's reconcile flow
-# takes about 12 min (5 steps) and its care check runs every minute.
-UPSTREAM_DELAYS = {"bmc": 5.0, "power": 120.0, "discovery": 300.0, "discovery_timeout": 1800.0, "shoot_step": 150.0}
+# takes about 12 min (5 steps) and its care check runs every minute (--sync-period of the care controller).
+UPSTREAM_DELAYS = {"bmc": 5.0, "power": 120.0, "discovery": 300.0, "discovery_timeout": 1800.0, "shoot_step": 150.0,
+                   "care": 60.0}
 # A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
 LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
 

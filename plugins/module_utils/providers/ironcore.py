@@ -204,6 +204,8 @@ def unclaimable_reason(summary, maintained=()):
     """
     if summary["claim"] is not None:
         return "claimed"
+    if summary["state"] == "Maintenance":
+        return "in maintenance"  # server_controller.go: a ServerMaintenance holds it (spec.serverMaintenanceRef)
     if summary["state"] != "Available":
         return summary["state"] or "unreported"
     if summary["unclaimable"]:

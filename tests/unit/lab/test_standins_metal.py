@@ -169,3 +169,75 @@ def test_a_server_maintenance_holds_the_server_back_from_claims(tmp_path, monkey
     op.kube.delete(metal.object_path(GV, "servermaintenances", maintenance))
     passes(op, 20)
     assert get(op, "serverclaims", "c1", "c")["status"]["phase"] == "Bound"
+
+
+def maintenance(name, policy="Enforced", **spec):
+    return {"apiVersion": GV, "kind": "ServerMaintenance", "metadata": {"name": name, "namespace": "c"},
+            "spec": dict({"serverRef": {"name": "test-bmc-system-0"}, "policy": policy}, **spec)}
+
+
+def end_maintenance(op, name):
+    """The API server's part of a deletion: deletionTimestamp, and the object gone once no finalizer is left."""
+    obj = get(op, "servermaintenances", name, "c")
+    op.kube.patch(metal.object_path(GV, "servermaintenances", obj), obj, {"metadata": {"deletionTimestamp": "now"}})
+    op.reconcile()
+    obj = get(op, "servermaintenances", name, "c")
+    assert not obj["metadata"].get("finalizers")
+    op.kube.delete(metal.object_path(GV, "servermaintenances", obj))
+
+
+def server_states(op, count):
+    states = []
+    for unused in range(count):
+        op.reconcile()
+        state = get(op, "servers", "test-bmc-system-0")["status"]["state"]
+        if not states or states[-1] != state:
+            states.append(state)
+    return states
+
+
+def test_a_maintenance_takes_an_unclaimed_server_and_its_end_starts_discovery_over(tmp_path, monkeypatch):
+    op = operator(tmp_path, monkeypatch)
+    add_bmc(op, "test-bmc", "anything")
+    passes(op)
+    op.kube.create(url("servermaintenances", "c"), maintenance("m", serverPower="On"))
+    passes(op)
+    obj = get(op, "servermaintenances", "m", "c")
+    assert obj["status"]["state"] == "InMaintenance" and obj["metadata"]["finalizers"] == [metal.MAINTENANCE_FINALIZER]
+    server = get(op, "servers", "test-bmc-system-0")
+    assert server["status"]["state"] == "Maintenance" and server["status"]["powerState"] == "On"
+    assert server["spec"]["serverMaintenanceRef"] == {"namespace": "c", "name": "m"}
+    assert server["spec"]["power"] == "On"  # the maintenance's serverPower
+    assert ironcore.unclaimable_reason(ironcore.server_summary(server)) == "in maintenance"
+    end_maintenance(op, "m")
+    assert "serverMaintenanceRef" not in get(op, "servers", "test-bmc-system-0")["spec"]
+    # handleMaintenanceState: no ref, unclaimed -> Initial, so the discovery runs again.
+    assert server_states(op, 30)[:3] == ["Initial", "Discovery", "Available"]
+    server = get(op, "servers", "test-bmc-system-0")
+    assert server["status"]["state"] == "Available" and server["status"]["powerState"] == "Off"
+
+
+def test_an_owner_approval_maintenance_waits_for_the_claims_approval(tmp_path, monkeypatch):
+    op = operator(tmp_path, monkeypatch)
+    add_bmc(op, "test-bmc", "anything")
+    passes(op)
+    op.kube.create(url("serverclaims", "c"), claim("c1"))
+    passes(op, 20)
+    assert get(op, "servers", "test-bmc-system-0")["status"]["state"] == "Reserved"
+    op.kube.create(url("servermaintenances", "c"), maintenance("m", "OwnerApproval"))
+    passes(op)
+    assert get(op, "servermaintenances", "m", "c")["status"]["state"] == "Pending"
+    bound = get(op, "serverclaims", "c1", "c")
+    assert bound["metadata"]["labels"][metal.MAINTENANCE_NEEDED] == "true"
+    assert get(op, "servers", "test-bmc-system-0")["status"]["state"] == "Reserved"
+    op.kube.patch(metal.object_path(GV, "serverclaims", bound), bound,
+                  {"metadata": {"labels": {metal.MAINTENANCE_APPROVED: "true"}}})
+    passes(op)
+    assert get(op, "servermaintenances", "m", "c")["status"]["state"] == "InMaintenance"
+    server = get(op, "servers", "test-bmc-system-0")
+    assert server["status"]["state"] == "Maintenance" and "power" not in server["spec"]  # no serverPower
+    end_maintenance(op, "m")
+    passes(op)
+    assert get(op, "servers", "test-bmc-system-0")["status"]["state"] == "Reserved"
+    labels = get(op, "serverclaims", "c1", "c")["metadata"].get("labels") or {}
+    assert metal.MAINTENANCE_NEEDED not in labels and metal.MAINTENANCE_APPROVED not in labels
