@@ -491,8 +491,8 @@ def region(lab, tmp_path_factory):
         else:
             config.STANDINS.write_text(saved)
     print("\nregion: site.yml --check on the empty region %.1fs, first build (-vvv) %.1fs, no-op re-run (AWX job started "
-          "with the build) %.1fs in all, %.1fs of it after the build" % (check.seconds, first.seconds, second.seconds,
-                                                                        second.seconds - second.seen["waited"]))
+          "with the build) %.1fs in all, %.1fs of it after the build"
+          % (check.seconds, first.seconds, second.seconds, second.seconds - second.seen["waited"]))
     for label, run in (("first build", first), ("no-op re-run", second)):
         print("region %s by play: %s" % (label, "; ".join("%s %.1fs" % item for item in play_seconds(run.out))))
     return Region(check, first, second)
