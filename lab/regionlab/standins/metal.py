@@ -610,27 +610,34 @@ class MetalOperator(loop.Controller):
             self._spec(server, {"serverMaintenanceRef": {"namespace": meta["namespace"], "name": meta["name"]}})
         self._maintenance_state(maintenance, "InMaintenance")
 
+    def _ensure_boot_configuration(self, owner_kind, meta, body_spec):
+        """The ServerBootConfiguration <owner> (same namespace, owned by it) with body_spec: the one that is so
+        already, or None after creating or patching it (the next pass goes on)."""
+        key = (meta["namespace"], meta["name"])
+        sbc = self.sbcs.get(key)
+        if sbc is None:
+            owner = {"apiVersion": GV, "kind": owner_kind, "name": meta["name"], "uid": meta["uid"],
+                     "controller": True, "blockOwnerDeletion": True}
+            created = self.kube.create(path(GV, "serverbootconfigurations", meta["namespace"]), {
+                "apiVersion": GV, "kind": "ServerBootConfiguration",
+                "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [owner]},
+                "spec": body_spec})
+            if created:
+                self.sbcs[key] = created
+            return None
+        if any((sbc.get("spec") or {}).get(k) != v for k, v in body_spec.items()):
+            self.kube.patch(object_path(GV, "serverbootconfigurations", sbc), sbc, {"spec": body_spec})
+            return None
+        return sbc
+
     def _in_maintenance(self, maintenance, server):
         """handleInMaintenanceState: the template's boot configuration (<maintenance>, owned by it) until
         Ready, then the maintenance's serverPower (and locatorLED) on the server."""
         meta, spec = maintenance["metadata"], maintenance.get("spec") or {}
         template = spec.get("serverBootConfigurationTemplate")
         if template:
-            key = (meta["namespace"], meta["name"])
-            body_spec = copy.deepcopy(template.get("spec") or {})
-            sbc = self.sbcs.get(key)
+            sbc = self._ensure_boot_configuration("ServerMaintenance", meta, copy.deepcopy(template.get("spec") or {}))
             if sbc is None:
-                owner = {"apiVersion": GV, "kind": "ServerMaintenance", "name": meta["name"], "uid": meta["uid"],
-                         "controller": True, "blockOwnerDeletion": True}
-                created = self.kube.create(path(GV, "serverbootconfigurations", meta["namespace"]), {
-                    "apiVersion": GV, "kind": "ServerBootConfiguration",
-                    "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [owner]},
-                    "spec": body_spec})
-                if created:
-                    self.sbcs[key] = created
-                return
-            if any((sbc.get("spec") or {}).get(k) != v for k, v in body_spec.items()):
-                self.kube.patch(object_path(GV, "serverbootconfigurations", sbc), sbc, {"spec": body_spec})
                 return
             if self._spec(server, {"maintenanceBootConfigurationRef": {"namespace": meta["namespace"],
                                                                         "name": meta["name"]}}):
@@ -805,19 +812,8 @@ class MetalOperator(loop.Controller):
         body_spec = {"serverRef": {"name": _name(server)}, "image": spec.get("image")}
         if spec.get("ignitionSecretRef"):
             body_spec["ignitionSecretRef"] = spec["ignitionSecretRef"]
-        sbc = self.sbcs.get(key)
+        sbc = self._ensure_boot_configuration("ServerClaim", meta, body_spec)
         if sbc is None:
-            owner = {"apiVersion": GV, "kind": "ServerClaim", "name": meta["name"], "uid": meta["uid"],
-                     "controller": True, "blockOwnerDeletion": True}
-            created = self.kube.create(path(GV, "serverbootconfigurations", meta["namespace"]), {
-                "apiVersion": GV, "kind": "ServerBootConfiguration",
-                "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [owner]},
-                "spec": body_spec})
-            if created:
-                self.sbcs[key] = created
-            return
-        if any((sbc.get("spec") or {}).get(k) != v for k, v in body_spec.items()):
-            self.kube.patch(object_path(GV, "serverbootconfigurations", sbc), sbc, {"spec": body_spec})
             return
         if self._spec(server, {"bootConfigurationRef": {"namespace": meta["namespace"], "name": meta["name"]}}):
             return
