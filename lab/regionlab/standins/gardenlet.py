@@ -442,9 +442,11 @@ class Gardenlet(loop.Controller):
         annotation = (meta.get("annotations") or {}).get(OPERATION)
         flow = self.flows.get(uid)
         if annotation in ("reconcile", "retry"):
-            self._patch_meta(shoot, {"annotations": {OPERATION: None}})
-            if annotation == "reconcile" or last.get("state") == "Failed":
-                self.start(shoot, project, op_type)
+            # The operation starts from the Shoot as patched: its old resourceVersion would make the status
+            # patch conflict, and the annotation, already taken, would be lost.
+            taken = self._patch_meta(shoot, {"annotations": {OPERATION: None}})
+            if taken is not None and (annotation == "reconcile" or last.get("state") == "Failed"):
+                self.start(taken, project, op_type)
             return
         if flow and flow["generation"] == generation and flow["type"] != "Delete":
             self.advance(shoot, project)
