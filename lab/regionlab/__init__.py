@@ -52,13 +52,13 @@ def down(log=print):
 
     def tier(name):
         # The stand-ins and other clients first (so that the keystone-operator stand-in cannot
-        # restart a Keystone being stopped), then the Keystones of Keystone CRs, then the API
-        # servers, etcd last; each tier stopped in parallel.
+        # restart a Keystone or its memcached being stopped), then the Keystones of Keystone CRs and
+        # their memcacheds, then the API servers, etcd last; each tier stopped in parallel.
         if name == "etcd":
             return 3
         if name.startswith("apiserver-"):
             return 2
-        return 1 if name.startswith(standins.keystones.PREFIX) else 0
+        return 1 if name.startswith((standins.keystones.PREFIX, standins.keystones.CACHE_PREFIX)) else 0
 
     order = sorted(names, key=lambda n: (tier(n), n))
     for level in (0, 1, 2):

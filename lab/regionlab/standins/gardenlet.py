@@ -98,6 +98,7 @@ HEALTHY = {
 INITIALIZED = ("Unknown", "ConditionInitialized",
                "The condition has been initialized but its semantic check has not been performed yet.")
 NOT_CREATED = "Shoot control plane has not been fully created yet."
+NOT_RUNNING = "Shoot control plane is not running at the moment."
 BEING_DELETED = "Shoot control plane has already been or is about to be deleted."
 HIBERNATED = "Shoot cluster has been hibernated."
 # care/constraints.go: the two required constraints, and the optional ones written only when not True.
@@ -111,7 +112,7 @@ CONSTRAINTS_HEALTHY = {
     "HibernationPossible": ("True", "NoProblematicWebhooks", "All webhooks are properly configured."),
     "MaintenancePreconditionsSatisfied": ("True", "NoProblematicWebhooks", "All webhooks are properly configured."),
 }
-NOT_RUNNING_CONSTRAINT = ("False", "ConstraintNotChecked", "Shoot control plane is not running at the moment.")
+NOT_RUNNING_CONSTRAINT = ("False", "ConstraintNotChecked", NOT_RUNNING)
 # shootHibernatedConstraints: ManualInPlaceWorkersUpdated skipped, HasIgnoredManagedResources only when not True.
 HIBERNATED_CONSTRAINTS = {t: ("True", "ConstraintNotChecked", HIBERNATED) for t in [
     "HibernationPossible", "MaintenancePreconditionsSatisfied", "CACertificateValiditiesAcceptable",
@@ -181,7 +182,7 @@ def care_values(shoot, api_running):
         conditions, constraints = _healthy_conditions(shoot), dict(CONSTRAINTS_HEALTHY)
     else:
         message = BEING_DELETED if last.get("type") == "Delete" else (
-            NOT_CREATED if not last or last.get("type") == "Create" else "Shoot control plane is not running at the moment.")
+            NOT_CREATED if not last or last.get("type") == "Create" else NOT_RUNNING)
         conditions = _not_running_conditions(shoot, message)
         constraints = {t: NOT_RUNNING_CONSTRAINT for t in REQUIRED_CONSTRAINTS}
     return _pardoned(conditions, last, errors), _pardoned(constraints, last, errors)
