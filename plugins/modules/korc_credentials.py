@@ -24,7 +24,8 @@ description:
     replaced only over the version read; a run that loses deletes the credential it minted (never in the Secret) and
     takes the winner's. What the Secret names is never deleted. A replaced credential that still issues a token
     (roles or project changed) may be in K-ORC's use - it is deleted only once K-ORC's Secret has held the new one for
-    60 seconds, on a later run (RV(pending_delete)).
+    60 seconds, on a later run (RV(pending_delete)). K-ORC reads the Secret at the start of every reconcile, so only
+    reconciles already under way still use the old one.
   - Keystone being unreachable is retried with backoff and then fails naming the endpoint; it never
     causes a replacement. Refused admin credentials fail at once.
   - The credential's secret and the C(clouds.yaml) never appear in results, diffs or C(-vvv) output.

@@ -106,6 +106,47 @@ def test_two_runs_at_once_one_waits_for_the_other_and_the_region_converges(regio
     assert run_lock_holder() is None  # released at the end of each run
 
 
+HOLD = REPO / "tests" / "integration" / "playbooks" / "region_lock_hold.yml"
+
+
+def _hold_interval(out):
+    held = task_results(out, "Note until when this run held the lock")
+    facts = next(iter(held.values()))["ansible_facts"]
+    return float(facts["held_from"]), float(facts["held_until"])
+
+
+def test_runs_started_at_the_same_instant_never_hold_the_lock_together(region):
+    """The lock's own race, repeated: two runs that try to take it at the same moment (a create against a create,
+    an update against an update of the same resourceVersion). One holds it, the other waits and says for whom."""
+    assert region.first.rc == 0
+    for offset in (0.0, 0.0, 0.2):  # the race is timing dependent
+        barrier = threading.Barrier(2)
+        procs = [None, None]
+
+        def start(index):
+            barrier.wait()
+            if index:
+                time.sleep(offset)
+            procs[index] = subprocess.Popen(
+                [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
+                 str(HOLD), "-e", "cobaltcore_lock_wait=120"], cwd=REPO,
+                env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)), stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
+
+        threads = [threading.Thread(target=start, args=(i,)) for i in (0, 1)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        (rc1, out1), (rc2, out2) = _finish(procs[0]), _finish(procs[1])
+        assert rc1 == 0 and rc2 == 0, (offset, failures(out1), failures(out2))
+        (from1, until1), (from2, until2) = _hold_interval(out1), _hold_interval(out2)
+        assert until1 <= from2 or until2 <= from1, (offset, (from1, until1), (from2, until2))
+        waited = [not next(iter(task_results(out, SHOW_HOLDER).values())).get("skipped") for out in (out1, out2)]
+        assert sorted(waited) == [False, True], (offset, waited)
+        assert run_lock_holder() is None
+
+
 def test_the_credential_module_twice_at_once_without_the_lock_leaves_k_orc_a_working_credential(region, tmp_path):
     """A role or module run on its own is not under the lock: the Secret's writes are what make it safe."""
     task = {"name": "korc", "c5c3.cobaltcore.korc_credentials": {
