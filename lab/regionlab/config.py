@@ -115,6 +115,8 @@ KORC_HEALTH_PORT = PORT_BASE + 3
 ETCD_METRICS_PORT = PORT_BASE + 4
 # The Gardener front (shoots/adminkubeconfig); the garden's kubeconfig points here.
 GARDEN_FRONT_PORT = PORT_BASE + 5
+# gardener-apiserver's Shoot update strategy as a mutating webhook (standins/shoot_admission.py).
+GARDEN_ADMISSION_PORT = PORT_BASE + 8
 # The lab's Helm chart repository (charts.py): http://127.0.0.1:<port>/index.yaml, for Flux's
 # HelmRepositories in phase 3 (real upstream charts from pinned Go modules, lab-made where none).
 CHARTS_PORT = PORT_BASE + 6

@@ -1,6 +1,7 @@
 """The operator stand-ins and the Gardener front, as ordinary lab processes.
 
-- garden-front (front.py): the garden's API for clients, answering shoots/adminkubeconfig.
+- garden-front (front.py): the garden's API for clients, answering shoots/adminkubeconfig; also
+  gardener-apiserver's rule for the Shoot operation annotation, a mutating webhook (shoot_admission.py).
 - metal-operator-standin (metal.py): BMC, Server, ServerClaim, ServerBootConfiguration status.
 - gardenlet-standin (gardenlet.py): Shoot status, plus the Project controller.
 - c5c3-operator-standin (c5c3.py): the infrastructure and service CRs of each ControlPlane,

@@ -18,6 +18,9 @@ is a CRD on the garden's kube-apiserver, and this front stands before it:
   gardener.cloud:project:admins) signed by the CA of the lab cluster that plays the Shoot. The
   lab adds O=system:masters, so the certificate is admin on a lab cluster without Gardener's
   RBAC bindings.
+
+The same process serves gardener-apiserver's Shoot update rule for `gardener.cloud/operation` as a
+mutating webhook of the garden's API server (shoot_admission.py), so it holds for every writer.
 """
 
 import base64
@@ -36,6 +39,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from .. import config, kube, pki
+from . import shoot_admission
 
 NAME = "garden-front"
 ADMIN_KUBECONFIG = re.compile(
@@ -468,5 +472,7 @@ def main():
     if not gardens:
         raise SystemExit("inventories/lab has no host in group %s" % config.GARDEN_GROUP)
     front = Front(gardens[0], clusters)
+    # gardener-apiserver's Shoot strategy (the operation annotation) before clients get in.
+    shoot_admission.start(gardens[0])
     log("%s: serving https://127.0.0.1:%d for %s" % (NAME, config.GARDEN_FRONT_PORT, gardens[0].server))
     front.serve_forever()

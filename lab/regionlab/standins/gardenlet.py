@@ -38,7 +38,6 @@ GARDENER_VERSION = "v1.146.3"
 IDENTITY = {"id": "lab-gardenlet", "name": "gardenlet", "version": GARDENER_VERSION}
 
 FINALIZER = "gardener"
-OPERATION = "gardener.cloud/operation"
 CLUSTER_LABEL = "c5c3.io/cluster"
 SHOOT_GROUPS = ("control_plane", "hypervisor_pools", "storage_pools")
 HYPERVISOR_GROUP = "hypervisor_pools"
@@ -124,6 +123,14 @@ PROGRESSING_CONSTRAINTS = set(REQUIRED_CONSTRAINTS)
 def _has_flux(shoot):
     return any(e.get("type") == SHOOT_FLUX and not e.get("disabled")
                for e in (shoot.get("spec") or {}).get("extensions") or [])
+
+
+def _failed_and_up_to_date(shoot):
+    """IsShootFailedAndUpToDate (CalculateControllerInfos): a Failed Shoot waits for a new generation, a
+    spec change or gardener-apiserver's bump for `gardener.cloud/operation: retry`."""
+    status = shoot.get("status") or {}
+    return ((status.get("lastOperation") or {}).get("state") == "Failed"
+            and shoot["metadata"].get("generation") == status.get("observedGeneration"))
 
 
 def _has_workers(shoot):
@@ -419,11 +426,9 @@ class Gardenlet(loop.Controller):
                 return
             flow = self.flows.get(uid)
             if flow is None or flow["type"] != "Delete":
-                if last.get("type") == "Delete" and last.get("state") == "Failed":
-                    # A Failed deletion waits for a retry annotation (or a spec change).
-                    if (meta.get("annotations") or {}).get(OPERATION) != "retry":
-                        return
-                    self._patch_meta(shoot, {"annotations": {OPERATION: None}})
+                if _failed_and_up_to_date(shoot):
+                    # A failed Delete waits for a new generation (gardener-apiserver's for `retry`).
+                    return
                 self.start(shoot, project, "Delete")
             else:
                 self.advance(shoot, project)
@@ -440,15 +445,7 @@ class Gardenlet(loop.Controller):
             return
         op_type = "Create" if not last or (last.get("type") == "Create" and last.get("state") != "Succeeded") \
             else "Reconcile"
-        annotation = (meta.get("annotations") or {}).get(OPERATION)
         flow = self.flows.get(uid)
-        if annotation in ("reconcile", "retry"):
-            # The operation starts from the Shoot as patched: its old resourceVersion would make the status
-            # patch conflict, and the annotation, already taken, would be lost.
-            taken = self._patch_meta(shoot, {"annotations": {OPERATION: None}})
-            if taken is not None and (annotation == "reconcile" or last.get("state") == "Failed"):
-                self.start(taken, project, op_type)
-            return
         if flow and flow["generation"] == generation and flow["type"] != "Delete":
             self.advance(shoot, project)
         elif not last or generation != status.get("observedGeneration") or last.get("state") == "Processing":

@@ -1,0 +1,189 @@
+"""gardener-apiserver's `gardener.cloud/operation` annotation on the lab's Shoots (strategy.go
+mustIncreaseGeneration of gardener v1.146.3, played by the front's mutating webhook,
+lab/regionlab/standins/shoot_admission.py), and the gardenlet stand-in's answer to the new generation.
+
+Everything lives in this module's own Project (shoot-op-<token>) and is removed at the end; the
+injected failures come from the lab's standins.yaml, which the module writes and restores.
+"""
+
+import json
+import time
+import uuid
+
+import pytest
+import requests
+import yaml
+
+from regionlab import config, standins
+
+TOKEN = uuid.uuid4().hex[:5]
+PROJECT = "shoot-op-%s" % TOKEN
+NAMESPACE = "garden-%s" % PROJECT
+CORE = "/apis/core.gardener.cloud/v1beta1"
+MERGE = "application/merge-patch+json"
+OPERATION = "gardener.cloud/operation"
+LAB_FIELD = "labOperationBumps"
+CONFIRM = {"metadata": {"annotations": {"confirmation.gardener.cloud/deletion": "true"}}}
+FAIL = "infrastructure quota of the lab exceeded"
+STEP = 0.15
+QUIET = 8 * STEP  # longer than a retry (5 steps) or a whole flow would need to start
+
+
+def garden():
+    return next(c for c in config.clusters() if config.GARDEN_GROUP in c.groups)
+
+
+class Api:
+    def __init__(self, base):
+        cluster = garden()
+        self.base = base
+        self.session = requests.Session()
+        self.session.trust_env = False
+        self.session.verify = str(cluster.pki / "ca.crt")
+        self.session.cert = (str(cluster.pki / "admin.crt"), str(cluster.pki / "admin.key"))
+
+    def call(self, method, url, body=None, content_type="application/json"):
+        resp = self.session.request(method, self.base + url, timeout=20, headers={"Content-Type": content_type},
+                                    data=json.dumps(body) if body is not None else None)
+        return resp.status_code, resp.json()
+
+    def ok(self, method, url, body=None, content_type="application/json"):
+        code, out = self.call(method, url, body, content_type)
+        assert code < 300, "%s %s: %s %s" % (method, url, code, out)
+        return out
+
+    def get(self, url):
+        code, out = self.call("GET", url)
+        return out if code == 200 else None
+
+
+def wait_for(fetch, until, what, timeout=20.0):
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        last = fetch()
+        if until(last):
+            return last
+        time.sleep(0.05)
+    raise AssertionError("timed out after %ss waiting for %s (last: %r)" % (timeout, what, last))
+
+
+def last_op(obj):
+    return ((obj or {}).get("status") or {}).get("lastOperation") or {}
+
+
+def at_generation(obj, op_type, state):
+    """The Shoot's last operation is op_type/state for its current generation."""
+    return (obj is not None and last_op(obj).get("type") == op_type and last_op(obj).get("state") == state
+            and obj["status"].get("observedGeneration") == obj["metadata"]["generation"])
+
+
+def annotation(obj):
+    return (obj["metadata"].get("annotations") or {}).get(OPERATION)
+
+
+def shoot(name, labels=None):
+    spec = {"cloudProfile": {"kind": "CloudProfile", "name": "ironcore"}, "region": "lab",
+            "provider": {"type": "ironcore-metal"}, "purpose": "evaluation"}
+    return {"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels or {}}, "spec": spec}
+
+
+@pytest.fixture(scope="module")
+def env(lab):
+    saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
+    # ok: played by hv-pool-a (as test_lab_standins' Shoot), succeeds; failed: its Create fails; gone: no lab
+    # cluster plays it (its Create fails), and its Delete fails until the fault is cleared.
+    names = {k: "%s-%s" % (PROJECT, k) for k in ("ok", "failed", "gone")}
+    config.STANDINS.write_text(yaml.safe_dump({
+        "delays": {"shoot_step": STEP, "care": 1.0},
+        "shoots": {names["failed"]: {"fail": FAIL}, names["gone"]: {"fail_delete": "cannot delete"}}}))
+    api = Api(garden().server)
+    api.ok("POST", CORE + "/projects", {"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+                                        "metadata": {"name": PROJECT}, "spec": {"namespace": NAMESPACE}})
+    wait_for(lambda: api.get(CORE + "/projects/" + PROJECT),
+             lambda p: ((p or {}).get("status") or {}).get("phase") == "Ready", "Project Ready")
+    for key, labels in (("ok", {"c5c3.io/cluster": "hv-pool-a"}), ("failed", {"c5c3.io/cluster": "hv-pool-a"}),
+                        ("gone", None)):
+        api.ok("POST", CORE + "/namespaces/%s/shoots" % NAMESPACE, shoot(names[key], labels))
+    yield {"api": api, "front": Api(standins.front_url()), "names": names}
+    config.STANDINS.write_text(yaml.safe_dump({"delays": {"shoot_step": STEP, "care": 1.0}}))
+    time.sleep(0.5)  # the stand-in re-reads the file
+    for item in (api.get(CORE + "/namespaces/%s/shoots" % NAMESPACE) or {}).get("items", []):
+        url = CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, item["metadata"]["name"])
+        api.call("PATCH", url, CONFIRM, MERGE)
+        api.call("DELETE", url)
+        if last_op(item).get("state") == "Failed" and item["metadata"].get("deletionTimestamp"):
+            api.call("PATCH", url, {"metadata": {"annotations": {OPERATION: "retry"}}}, MERGE)
+    wait_for(lambda: api.get(CORE + "/namespaces/%s/shoots" % NAMESPACE), lambda out: not (out or {}).get("items"),
+             "test Shoots gone", 30)
+    api.call("PATCH", CORE + "/projects/" + PROJECT, CONFIRM, MERGE)
+    api.call("DELETE", CORE + "/projects/" + PROJECT)
+    wait_for(lambda: api.get(CORE + "/projects/" + PROJECT), lambda p: p is None, "test Project gone")
+    if saved is None:
+        config.STANDINS.unlink()
+    else:
+        config.STANDINS.write_bytes(saved)
+
+
+def url_of(env, key):
+    return CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, env["names"][key])
+
+
+def annotate(env, key, value):
+    """Through the front, as clients write."""
+    return env["front"].ok("PATCH", url_of(env, key), {"metadata": {"annotations": {OPERATION: value}}}, MERGE)
+
+
+def test_reconcile_on_a_succeeded_shoot_bumps_the_generation_and_an_unchanged_put_does_not(env):
+    api, url = env["api"], url_of(env, "ok")
+    before = wait_for(lambda: api.get(url), lambda o: at_generation(o, "Create", "Succeeded"), "Create Succeeded")
+    out = annotate(env, "ok", "reconcile")
+    assert out["metadata"]["generation"] == before["metadata"]["generation"] + 1
+    assert annotation(out) is None and out[LAB_FIELD] == before.get(LAB_FIELD, 0) + 1
+    done = wait_for(lambda: api.get(url), lambda o: at_generation(o, "Reconcile", "Succeeded"), "Reconcile Succeeded")
+    assert done["metadata"]["generation"] == out["metadata"]["generation"]
+    # A PUT of the Shoot as read, or without the lab's field, or with it changed, moves nothing.
+    for change in (lambda o: o, lambda o: o.pop(LAB_FIELD), lambda o: o.update({LAB_FIELD: 99})):
+        body = api.get(url)
+        change(body)
+        put = api.ok("PUT", url, body)
+        assert put["metadata"]["generation"] == done["metadata"]["generation"]
+        assert put[LAB_FIELD] == out[LAB_FIELD]
+    # retry on a Shoot that is not Failed: kept, nothing runs.
+    kept = annotate(env, "ok", "retry")
+    assert annotation(kept) == "retry" and kept["metadata"]["generation"] == done["metadata"]["generation"]
+    time.sleep(QUIET)
+    now = api.get(url)
+    assert annotation(now) == "retry" and last_op(now) == last_op(done)
+    assert now["status"]["observedGeneration"] == done["metadata"]["generation"]
+
+
+def test_failed_shoot_keeps_reconcile_and_takes_retry(env):
+    api, url = env["api"], url_of(env, "failed")
+    failed = wait_for(lambda: api.get(url), lambda o: at_generation(o, "Create", "Failed"), "Create Failed")
+    kept = annotate(env, "failed", "reconcile")
+    assert annotation(kept) == "reconcile" and kept["metadata"]["generation"] == failed["metadata"]["generation"]
+    time.sleep(QUIET)
+    now = api.get(url)
+    assert annotation(now) == "reconcile" and last_op(now) == last_op(failed)
+    out = annotate(env, "failed", "retry")
+    assert out["metadata"]["generation"] == failed["metadata"]["generation"] + 1 and annotation(out) is None
+    retried = wait_for(lambda: api.get(url), lambda o: at_generation(o, "Create", "Failed")
+                       and last_op(o)["lastUpdateTime"] != last_op(failed)["lastUpdateTime"], "Create retried")
+    assert retried["status"]["observedGeneration"] == out["metadata"]["generation"]
+
+
+def test_retry_after_a_failed_delete_runs_the_delete_again(env):
+    api, url = env["api"], url_of(env, "gone")
+    wait_for(lambda: api.get(url), lambda o: at_generation(o, "Create", "Failed"), "Create Failed")
+    api.ok("PATCH", url, CONFIRM, MERGE)
+    api.ok("DELETE", url)
+    failed = wait_for(lambda: api.get(url), lambda o: at_generation(o, "Delete", "Failed"), "Delete Failed")
+    time.sleep(QUIET)
+    assert last_op(api.get(url)) == last_op(failed)  # a failed Delete waits
+    config.STANDINS.write_text(yaml.safe_dump({"delays": {"shoot_step": STEP, "care": 1.0}}))
+    time.sleep(QUIET)  # the fault is cleared, and still nothing runs
+    assert last_op(api.get(url)) == last_op(failed)
+    out = annotate(env, "gone", "retry")
+    assert out["metadata"]["generation"] == failed["metadata"]["generation"] + 1 and annotation(out) is None
+    wait_for(lambda: api.get(url), lambda o: o is None, "Shoot deleted")
