@@ -32,7 +32,6 @@ import socket
 import ssl
 import sys
 import threading
-from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -40,6 +39,7 @@ import yaml
 
 from .. import config, kube, pki
 from . import shoot_admission
+from .loop import log
 
 NAME = "garden-front"
 ADMIN_KUBECONFIG = re.compile(
@@ -56,11 +56,6 @@ SYSTEM_ADMINS = "gardener.cloud:system:admins"
 PROJECT_ADMINS = "gardener.cloud:project:admins"
 REQUEST_KIND = "AdminKubeconfigRequest"
 REQUEST_GROUP = "authentication.gardener.cloud"
-
-
-def log(message):
-    sys.stdout.write("%s %s\n" % (datetime.now().strftime("%H:%M:%S.%f")[:-3], message))
-    sys.stdout.flush()
 
 
 def status_body(code, reason, message, details=None):

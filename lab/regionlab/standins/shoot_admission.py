@@ -24,10 +24,10 @@ import json
 import ssl
 import sys
 import threading
-from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .. import config, kube
+from .loop import log
 
 OPERATION = "gardener.cloud/operation"
 SEPARATOR = ";"
@@ -39,11 +39,6 @@ PATH = "/mutate-shoots"
 CONFIGURATION = "lab-gardener-apiserver-shoots"
 MANAGER = "lab-gardener-apiserver"
 WEBHOOK_CONFIGURATIONS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
-
-
-def log(message):
-    sys.stdout.write("%s %s\n" % (datetime.now().strftime("%H:%M:%S.%f")[:-3], message))
-    sys.stdout.flush()
 
 
 def _operations(value):
