@@ -521,7 +521,11 @@ def test_shoot_failure_injection(env):
     failed = [t for (name, (unused, state, unused_too)), t in env["recorders"]["shoots"].when.items()
               if name == env["names"]["fail"] and state == "Failed"]
     took = min(failed) - env["created"]["fail"]
-    assert took < 2.5, "Failed only %.1fs after creation" % took
+    # A configuration problem fails the first attempt: no retry (state Error) before Failed. The time only bounds
+    # the stand-in's own pace (a few shoot_steps, beside the module's other Shoots, on a loaded machine).
+    ops = env["recorders"]["shoots"].seen[env["names"]["fail"]]
+    assert not [op for op in ops if op[1] == "Error"], ops
+    assert took < 6, "Failed only %.1fs after creation" % took
     st = status(obj)
     task = "Waiting until shoot infrastructure has been reconciled"
     (error,) = st["lastErrors"]
