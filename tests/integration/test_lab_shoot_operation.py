@@ -6,65 +6,22 @@ Everything lives in this module's own Project (shoot-op-<token>) and is removed 
 injected failures come from the lab's standins.yaml, which the module writes and restores.
 """
 
-import json
 import time
 import uuid
 
 import pytest
-import requests
 import yaml
 
 from regionlab import config, standins
+from test_lab_standins import CONFIRM, CORE, FAIL, GARDEN, MERGE, Api, wait_for
 
 TOKEN = uuid.uuid4().hex[:5]
 PROJECT = "shoot-op-%s" % TOKEN
 NAMESPACE = "garden-%s" % PROJECT
-CORE = "/apis/core.gardener.cloud/v1beta1"
-MERGE = "application/merge-patch+json"
 OPERATION = "gardener.cloud/operation"
 LAB_FIELD = "labOperationBumps"
-CONFIRM = {"metadata": {"annotations": {"confirmation.gardener.cloud/deletion": "true"}}}
-FAIL = "infrastructure quota of the lab exceeded"
 STEP = 0.15
 QUIET = 8 * STEP  # longer than a retry (5 steps) or a whole flow would need to start
-
-
-def garden():
-    return next(c for c in config.clusters() if config.GARDEN_GROUP in c.groups)
-
-
-class Api:
-    def __init__(self, base):
-        cluster = garden()
-        self.base = base
-        self.session = requests.Session()
-        self.session.trust_env = False
-        self.session.verify = str(cluster.pki / "ca.crt")
-        self.session.cert = (str(cluster.pki / "admin.crt"), str(cluster.pki / "admin.key"))
-
-    def call(self, method, url, body=None, content_type="application/json"):
-        resp = self.session.request(method, self.base + url, timeout=20, headers={"Content-Type": content_type},
-                                    data=json.dumps(body) if body is not None else None)
-        return resp.status_code, resp.json()
-
-    def ok(self, method, url, body=None, content_type="application/json"):
-        code, out = self.call(method, url, body, content_type)
-        assert code < 300, "%s %s: %s %s" % (method, url, code, out)
-        return out
-
-    def get(self, url):
-        code, out = self.call("GET", url)
-        return out if code == 200 else None
-
-
-def wait_for(fetch, until, what, timeout=20.0):
-    deadline, last = time.monotonic() + timeout, None
-    while time.monotonic() < deadline:
-        last = fetch()
-        if until(last):
-            return last
-        time.sleep(0.05)
-    raise AssertionError("timed out after %ss waiting for %s (last: %r)" % (timeout, what, last))
 
 
 def last_op(obj):
@@ -97,15 +54,15 @@ def env(lab):
     config.STANDINS.write_text(yaml.safe_dump({
         "delays": {"shoot_step": STEP, "care": 1.0},
         "shoots": {names["failed"]: {"fail": FAIL}, names["gone"]: {"fail_delete": "cannot delete"}}}))
-    api = Api(garden().server)
+    api = Api(GARDEN)
     api.ok("POST", CORE + "/projects", {"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
                                         "metadata": {"name": PROJECT}, "spec": {"namespace": NAMESPACE}})
-    wait_for(lambda: api.get(CORE + "/projects/" + PROJECT),
-             lambda p: ((p or {}).get("status") or {}).get("phase") == "Ready", "Project Ready")
+    wait_for(lambda: api.get(CORE + "/projects/" + PROJECT), "Project Ready",
+             until=lambda p: ((p or {}).get("status") or {}).get("phase") == "Ready")
     for key, labels in (("ok", {"c5c3.io/cluster": "hv-pool-a"}), ("failed", {"c5c3.io/cluster": "hv-pool-a"}),
                         ("gone", None)):
         api.ok("POST", CORE + "/namespaces/%s/shoots" % NAMESPACE, shoot(names[key], labels))
-    yield {"api": api, "front": Api(standins.front_url()), "names": names}
+    yield {"api": api, "front": Api(GARDEN, standins.front_url()), "names": names}
     config.STANDINS.write_text(yaml.safe_dump({"delays": {"shoot_step": STEP, "care": 1.0}}))
     time.sleep(0.5)  # the stand-in re-reads the file
     for item in (api.get(CORE + "/namespaces/%s/shoots" % NAMESPACE) or {}).get("items", []):
@@ -114,11 +71,11 @@ def env(lab):
         api.call("DELETE", url)
         if last_op(item).get("state") == "Failed" and item["metadata"].get("deletionTimestamp"):
             api.call("PATCH", url, {"metadata": {"annotations": {OPERATION: "retry"}}}, MERGE)
-    wait_for(lambda: api.get(CORE + "/namespaces/%s/shoots" % NAMESPACE), lambda out: not (out or {}).get("items"),
-             "test Shoots gone", 30)
+    wait_for(lambda: api.get(CORE + "/namespaces/%s/shoots" % NAMESPACE), "test Shoots gone", 30,
+             until=lambda out: not (out or {}).get("items"))
     api.call("PATCH", CORE + "/projects/" + PROJECT, CONFIRM, MERGE)
     api.call("DELETE", CORE + "/projects/" + PROJECT)
-    wait_for(lambda: api.get(CORE + "/projects/" + PROJECT), lambda p: p is None, "test Project gone")
+    wait_for(lambda: api.get(CORE + "/projects/" + PROJECT), "test Project gone", until=lambda p: p is None)
     if saved is None:
         config.STANDINS.unlink()
     else:
@@ -136,11 +93,12 @@ def annotate(env, key, value):
 
 def test_reconcile_on_a_succeeded_shoot_bumps_the_generation_and_an_unchanged_put_does_not(env):
     api, url = env["api"], url_of(env, "ok")
-    before = wait_for(lambda: api.get(url), lambda o: at_generation(o, "Create", "Succeeded"), "Create Succeeded")
+    before = wait_for(lambda: api.get(url), "Create Succeeded", until=lambda o: at_generation(o, "Create", "Succeeded"))
     out = annotate(env, "ok", "reconcile")
     assert out["metadata"]["generation"] == before["metadata"]["generation"] + 1
     assert annotation(out) is None and out[LAB_FIELD] == before.get(LAB_FIELD, 0) + 1
-    done = wait_for(lambda: api.get(url), lambda o: at_generation(o, "Reconcile", "Succeeded"), "Reconcile Succeeded")
+    done = wait_for(lambda: api.get(url), "Reconcile Succeeded",
+                    until=lambda o: at_generation(o, "Reconcile", "Succeeded"))
     assert done["metadata"]["generation"] == out["metadata"]["generation"]
     # A PUT of the Shoot as read, or without the lab's field, or with it changed, moves nothing.
     for change in (lambda o: o, lambda o: o.pop(LAB_FIELD), lambda o: o.update({LAB_FIELD: 99})):
@@ -164,7 +122,7 @@ def test_reconcile_on_a_succeeded_shoot_bumps_the_generation_and_an_unchanged_pu
 
 def test_failed_shoot_keeps_reconcile_and_takes_retry(env):
     api, url = env["api"], url_of(env, "failed")
-    failed = wait_for(lambda: api.get(url), lambda o: at_generation(o, "Create", "Failed"), "Create Failed")
+    failed = wait_for(lambda: api.get(url), "Create Failed", until=lambda o: at_generation(o, "Create", "Failed"))
     kept = annotate(env, "failed", "reconcile")
     assert annotation(kept) == "reconcile" and kept["metadata"]["generation"] == failed["metadata"]["generation"]
     time.sleep(QUIET)
@@ -172,17 +130,18 @@ def test_failed_shoot_keeps_reconcile_and_takes_retry(env):
     assert annotation(now) == "reconcile" and last_op(now) == last_op(failed)
     out = annotate(env, "failed", "retry")
     assert out["metadata"]["generation"] == failed["metadata"]["generation"] + 1 and annotation(out) is None
-    retried = wait_for(lambda: api.get(url), lambda o: at_generation(o, "Create", "Failed")
-                       and last_op(o)["lastUpdateTime"] != last_op(failed)["lastUpdateTime"], "Create retried")
+    retried = wait_for(lambda: api.get(url), "Create retried",
+                       until=lambda o: at_generation(o, "Create", "Failed")
+                       and last_op(o)["lastUpdateTime"] != last_op(failed)["lastUpdateTime"])
     assert retried["status"]["observedGeneration"] == out["metadata"]["generation"]
 
 
 def test_retry_after_a_failed_delete_runs_the_delete_again(env):
     api, url = env["api"], url_of(env, "gone")
-    wait_for(lambda: api.get(url), lambda o: at_generation(o, "Create", "Failed"), "Create Failed")
+    wait_for(lambda: api.get(url), "Create Failed", until=lambda o: at_generation(o, "Create", "Failed"))
     api.ok("PATCH", url, CONFIRM, MERGE)
     api.ok("DELETE", url)
-    failed = wait_for(lambda: api.get(url), lambda o: at_generation(o, "Delete", "Failed"), "Delete Failed")
+    failed = wait_for(lambda: api.get(url), "Delete Failed", until=lambda o: at_generation(o, "Delete", "Failed"))
     time.sleep(QUIET)
     assert last_op(api.get(url)) == last_op(failed)  # a failed Delete waits
     config.STANDINS.write_text(yaml.safe_dump({"delays": {"shoot_step": STEP, "care": 1.0}}))
@@ -190,4 +149,4 @@ def test_retry_after_a_failed_delete_runs_the_delete_again(env):
     assert last_op(api.get(url)) == last_op(failed)
     out = annotate(env, "gone", "retry")
     assert out["metadata"]["generation"] == failed["metadata"]["generation"] + 1 and annotation(out) is None
-    wait_for(lambda: api.get(url), lambda o: o is None, "Shoot deleted")
+    wait_for(lambda: api.get(url), "Shoot deleted", until=lambda o: o is None)

@@ -19,7 +19,7 @@ import yaml
 
 from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, RUN_LOCK, ansible_env, failures, keystone_admin,
                       keystone_endpoint, kubectl, lab_kubectl, run_lock_holder, run_tasks, secret_data,
-                      task_results, token_status)
+                      task_results, token_status, wait_truthy)
 from regionlab import config
 from regionlab import keystone as lab_keystone
 
@@ -35,9 +35,9 @@ def _control_plane():
     return config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
 
 
-def _start(*args, new_session=False):
+def _start(*args, new_session=False, playbook=PHASE5):
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
-           str(PHASE5)] + list(args)
+           str(playbook)] + list(args)
     return subprocess.Popen(cmd, cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=new_session)
@@ -87,10 +87,7 @@ def test_two_runs_at_once_one_waits_for_the_other_and_the_region_converges(regio
     admin = _revoke_korc_credential()
     first = _start()
     # The second starts once the first holds the lock: deterministic, as the lock makes it.
-    deadline = time.monotonic() + 60
-    while run_lock_holder() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert run_lock_holder(), "the first run never took the lock"
+    wait_truthy(run_lock_holder, "the first run to take the lock", timeout=60, interval=0.2)
     second = _start("-e", "cobaltcore_lock_wait=300")
     (rc1, out1), (rc2, out2) = _finish(first), _finish(second)
     assert rc1 == 0 and rc2 == 0, (failures(out1), failures(out2))
@@ -127,11 +124,7 @@ def test_runs_started_at_the_same_instant_never_hold_the_lock_together(lab):
             barrier.wait()
             if index:
                 time.sleep(offset)
-            procs[index] = subprocess.Popen(
-                [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
-                 str(HOLD), "-e", "cobaltcore_lock_wait=120"], cwd=REPO,
-                env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)), stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True)
+            procs[index] = _start("-e", "cobaltcore_lock_wait=120", playbook=HOLD)
 
         threads = [threading.Thread(target=start, args=(i,)) for i in (0, 1)]
         for thread in threads:
@@ -179,10 +172,7 @@ def test_the_credential_module_twice_at_once_without_the_lock_leaves_k_orc_a_wor
 def test_a_run_killed_with_sigkill_does_not_block_the_next_one(region):
     _revoke_korc_credential()
     killed = _start(new_session=True)
-    deadline = time.monotonic() + 60
-    while run_lock_holder() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert run_lock_holder(), "the run never took the lock"
+    wait_truthy(run_lock_holder, "the run to take the lock", timeout=60, interval=0.2)
     time.sleep(3)  # into phase 5
     os.killpg(killed.pid, signal.SIGKILL)
     killed.communicate()
