@@ -70,12 +70,14 @@ lint: setup ## ansible-lint, production profile; antsibull-docs' lint of the plu
 sanity: setup ## ansible-test sanity on a copy of the collection
 	tests/sanity.sh
 
+# INTEGRATION_MARKERS: a pytest -m expression; tests/suite.sh runs "not lab_only", then "lab_only" beside molecule.
 integration: debian-packages lab-build ## integration tests against the lab (starts and stops it unless already up)
-	pytest $(PYTEST_DURATIONS) tests/integration
+	pytest $(PYTEST_DURATIONS) $(if $(INTEGRATION_MARKERS),-m "$(INTEGRATION_MARKERS)") tests/integration
 
+# MOLECULE_PART: all (default), default or others (tests/molecule.sh).
 molecule: lab-build ## molecule scenarios on the lab (starts and stops it unless it runs already)
 	@started=0; $(LAB) running || started=1; \
-	$(LAB) up >/dev/null && tests/molecule.sh; status=$$?; \
+	$(LAB) up >/dev/null && tests/molecule.sh $(MOLECULE_PART); status=$$?; \
 	if [ $$started = 1 ]; then $(LAB) down; fi; exit $$status
 
 # One lab for both: molecule's converge finds the region the integration tests leave converged, and the lab

@@ -3,7 +3,8 @@
 # it runs alone); then the others side by side: each works on objects of its own (docs/lab.md, "Molecule
 # scenarios") and their playbook runs take the region's run lock in turn. Each scenario's output is kept
 # in a log and printed when it ends, with one `molecule:` line per scenario; the exit status is the first
-# failure's.
+# failure's. `tests/molecule.sh default` runs only `default`, `tests/molecule.sh others` only the others
+# (tests/suite.sh runs the lab-only integration tests beside `default`).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit
 logs=.cache/test-logs
@@ -22,10 +23,15 @@ show() {
   cat "$logs/molecule-$1.log"
 }
 
+part=${1:-all}
+case "$part" in all|default|others) ;; *) echo "usage: $0 [all|default|others]" >&2; exit 2 ;; esac
+
 status=0
-run default || status=$?
-show default
-[ "$status" = 0 ] || exit "$status"
+if [ "$part" != others ]; then
+  run default || status=$?
+  show default
+  [ "$status" = 0 ] && [ "$part" = all ] || exit "$status"
+fi
 
 others=()
 for file in molecule/*/molecule.yml; do

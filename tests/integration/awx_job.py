@@ -42,13 +42,20 @@ def awx_file(name):
 VAULT_PASSWORD = "not-a-real-vault-password"
 
 
-def _project(root):
-    """The project as AWX checks it out (only what a job reads)."""
+def _project(root, tenants=None):
+    """The project as AWX checks it out (only what a job reads); tenants: {file name: text}, the claims of
+    inventories/lab/tenants instead of this checkout's."""
     root.mkdir(parents=True)
     shutil.copy(REPO / "ansible.cfg", root / "ansible.cfg")
     shutil.copytree(REPO / "playbooks", root / "playbooks")
     shutil.copytree(REPO / "inventories", root / "inventories",
                     ignore=shutil.ignore_patterns(".private"))
+    if tenants is not None:
+        claims = root / "inventories" / "lab" / "tenants"
+        shutil.rmtree(claims)
+        claims.mkdir()
+        for name, text in tenants.items():
+            (claims / name).write_text(text)
 
 
 def _credential_injection(worker_dir):
@@ -78,9 +85,9 @@ def _credential_injection(worker_dir):
     return files, env
 
 
-def _private_data_dir(tmp_path, worker_dir, playbook):
+def _private_data_dir(tmp_path, worker_dir, playbook, tenants=None):
     data = tmp_path / "job"
-    _project(data / "project")
+    _project(data / "project", tenants)
     # AWX's SCM inventory source: the import reads the project's inventories/<region>, the job gets a script.
     proc = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(data / "project" / "inventories" / "lab"),
                            "--list", "--export"], capture_output=True, text=True, check=True, timeout=120,
@@ -127,10 +134,11 @@ class Job(object):
         return json_output(self.events)
 
 
-def run(tmp_path, playbook):
-    """Run a playbook of the project (e.g. playbooks/site.yml) as an AWX job; returns its Job."""
+def run(tmp_path, playbook, tenants=None):
+    """Run a playbook of the project (e.g. playbooks/site.yml) as an AWX job; returns its Job.
+    tenants: {file name: text}, the project's claims (default: this checkout's)."""
     worker_dir = tmp_path / "worker"
-    data = _private_data_dir(tmp_path, worker_dir, playbook)
+    data = _private_data_dir(tmp_path, worker_dir, playbook, tenants)
     started = time.monotonic()
     transmit = subprocess.Popen([str(BIN / "ansible-runner"), "transmit", str(data), "-p", playbook,
                                  "--ident", IDENT], stdout=subprocess.PIPE)

@@ -28,6 +28,38 @@ from regionlab import config, kube, processes  # noqa: E402
 import awx_job  # noqa: E402
 
 
+# lab_only: a test that needs only the lab (no converged region) and touches only objects of its own, none
+# that the region's tests count or the molecule scenarios read. `make test` runs these beside molecule's
+# default scenario (tests/suite.sh); `make integration` runs every test in one session.
+LAB_ONLY = "lab_only"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", LAB_ONLY + ": needs only the lab and touches only objects of its own")
+
+
+def pytest_collection_modifyitems(items):
+    wrong = [item.nodeid for item in items if item.get_closest_marker(LAB_ONLY) and "region" in item.fixturenames]
+    if wrong:
+        raise pytest.UsageError("marked %s but using the region fixture: %s" % (LAB_ONLY, ", ".join(wrong)))
+
+
+_FILE_SECONDS = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Seconds by test file (setup, call and teardown; the region fixture counts for the first file using it):
+    what the suite budget is spent on."""
+    terminalreporter.write_sep("=", "seconds by file")
+    for name, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line("%7.1fs %s" % (seconds, name))
+
+
 def _lab_ports():
     clusters = config.clusters()
     ports = [config.ETCD_CLIENT_PORT, config.ETCD_PEER_PORT, config.KEYSTONE_PORT, config.KORC_HEALTH_PORT,
@@ -156,6 +188,35 @@ WRITTEN.update((c.name, ["helmreleases", "helmrepositories"]) for c in config.cl
 KORC_KINDS = {"Domain": 1, "Project": 2, "Role": 4, "Service": 6, "Endpoint": 12, "User": 5,
               "ApplicationCredential": 5}
 KORC_RESOURCES = ",".join("%ss.openstack.k-orc.cloud" % kind.lower() for kind in KORC_KINDS)
+# The tenants site.yml builds: the lab's claims (inventories/lab/tenants) and two written for the tests,
+# lab-tenant-q with Manila on a CephFS and an object store, lab-tenant-r with volumes on both storage pools.
+LAB_TENANTS_DIR = REPO / "inventories" / "lab" / "tenants"
+TENANT_Q, TENANT_R = "lab-tenant-q", "lab-tenant-r"
+
+
+def tenant_claim(name, pools=("st-pool-a",), quota=None, files=False):
+    """An OpenStackCluster claim of the lab region; files: Manila on a CephFS, and an object store."""
+    spec = {"region": "lab", "size": "small", "hypervisorClusters": ["hv-pool-a"], "storageClusters": list(pools)}
+    ceph = spec.setdefault("storage", {}).setdefault("ceph", {})
+    if quota is not None:
+        ceph["volumePool"] = {"quotaGB": quota}
+    if files:
+        spec["services"] = {"manila": True}
+        ceph.update(filesystem={"enabled": True}, objectStore={"enabled": True})
+    return {"apiVersion": "c5c3.io/v1alpha1", "kind": "OpenStackCluster",
+            "metadata": {"name": name, "namespace": "tenant-" + name}, "spec": spec}
+
+
+TEST_CLAIMS = (tenant_claim(TENANT_Q, files=True), tenant_claim(TENANT_R, pools=("st-pool-b", "st-pool-a")))
+
+
+def region_claims():
+    """{file name: text} of the region's claims: the lab's and the tests' (TEST_CLAIMS)."""
+    claims = dict((path.name, path.read_text()) for path in sorted(LAB_TENANTS_DIR.glob("*.yaml")))
+    claims.update(("%s.yaml" % c["metadata"]["name"], yaml.safe_dump(c)) for c in TEST_CLAIMS)
+    return claims
+
+
 # Short stand-in delays while the region is built (the lab's defaults are a few times longer).
 QUICK_DELAYS = {"bmc": 0.2, "discovery": 0.2, "power": 0.1, "shoot_step": 0.1}
 
@@ -414,10 +475,11 @@ class Region(object):
     (the -vvv run that built it, with the fetched kubeconfigs' keys and the Secrets of the region's OpenStack
     cluster it left), `second` (an AWX job started with the build, waiting for its run lock, then a no-op re-run),
     with the API server writes of phases 1-2 around each and, around the second, the K-ORC IDs and K-ORC's
-    clouds.yaml Secret."""
+    clouds.yaml Secret. tenants_dir holds the claims of the region's tenants (region_claims)."""
 
-    def __init__(self, check, first, second):
+    def __init__(self, check, first, second, tenants_dir):
         self.check, self.first, self.second = check, first, second
+        self.tenants_dir = tenants_dir
 
 
 def play_seconds(out):
@@ -452,22 +514,28 @@ def region(lab, tmp_path_factory):
     config.STANDINS.write_text(yaml.safe_dump(data))
     time.sleep(1)  # the stand-ins re-read the file when it changes
     control_plane = config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
+    claims = region_claims()
+    tenants_dir = tmp_path_factory.mktemp("region-tenants")
+    for name, text in claims.items():
+        (tenants_dir / name).write_text(text)
+    tenants = ("-e", "cobaltcore_tenants_dir=%s" % tenants_dir)
     try:
         empty_region()
         before = writes()
-        rc, out, seconds = _play(SITE, "--check", "--diff")
+        rc, out, seconds = _play(SITE, "--check", "--diff", *tenants)
         check = Run(rc, out, seconds, writes_before=before, writes_after=writes(), private_exists=PRIVATE.exists(),
                     shoots=objects("garden", "shoots", PROJECT_NAMESPACE), bmcs=objects("baremetal", "bmcs"))
         started = time.monotonic()
-        build = start_verbose(SITE)
+        build = start_verbose(SITE, *tenants)
         # Two site.yml runs of a fresh region at once: the second, an AWX job (awx_job.py), starts once the build
         # holds the region's run lock, waits for it and then re-runs the region: the session's no-op re-run.
         # test_awx_runner.py judges the job, the others its output.
         build_holder = wait_truthy(run_lock_holder, "the first build to take the region's run lock", timeout=300)
         jobs = {}
         job_started = time.monotonic()
+        # The job's project holds the same claims, as the project's SCM checkout would.
         awx = threading.Thread(target=lambda: jobs.update(job=awx_job.run(tmp_path_factory.mktemp("awx-site"),
-                                                                          "playbooks/site.yml")))
+                                                                          "playbooks/site.yml", tenants=claims)))
         awx.start()
         try:
             rc, out, text = finish_verbose(build)
@@ -495,4 +563,4 @@ def region(lab, tmp_path_factory):
           % (check.seconds, first.seconds, second.seconds, second.seconds - second.seen["waited"]))
     for label, run in (("first build", first), ("no-op re-run", second)):
         print("region %s by play: %s" % (label, "; ".join("%s %.1fs" % item for item in play_seconds(run.out))))
-    return Region(check, first, second)
+    return Region(check, first, second, tenants_dir)

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import REPO, ansible_env, kubectl, run_tasks
 
+pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
+
 HOST = "management-cluster"
 GROUP = "widgets.test.c5c3.io"
 

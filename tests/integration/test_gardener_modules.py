@@ -11,6 +11,8 @@ import pytest
 from conftest import kubectl, run_playbook, task_results
 from regionlab import config
 
+pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
+
 GARDEN = config.STATE / "kubeconfig" / "garden.yaml"
 PROJECT = "gm%s" % uuid.uuid4().hex[:6]
 NAMESPACE = "garden-%s" % PROJECT

@@ -7,10 +7,12 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
+import pytest
 
 from conftest import REPO, kubectl, run_playbook, run_tasks, task_results
 from regionlab import build, config, flux, keystone, processes
+
+pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
 
 PLAYBOOKS = Path(__file__).parent / "playbooks"
 
@@ -108,30 +110,6 @@ def test_keystone_issues_a_token_via_openstack_cloud(lab):
     assert "admin" in result["msg"]["roles"]
     # The password never reaches the output.
     assert keystone.admin_password() not in json.dumps(out)
-
-
-def test_korc_imports_the_default_domain(lab, kubeconfigs, region):  # K-ORC runs once phase 3 installed it
-    control_plane = kubeconfigs["lab-control-plane"]
-    namespace = "korc-import-%d" % int(time.time())
-    clouds = keystone.CLOUDS.read_text()
-    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "lab-clouds-yaml", "namespace": namespace},
-              "stringData": {"clouds.yaml": clouds}}
-    domain = {"apiVersion": "openstack.k-orc.cloud/v1alpha1", "kind": "Domain",
-              "metadata": {"name": "default", "namespace": namespace},
-              "spec": {"cloudCredentialsRef": {"secretName": "lab-clouds-yaml", "cloudName": keystone.CLOUD_NAME},
-                       "managementPolicy": "unmanaged", "import": {"filter": {"name": "Default"}}}}
-    kubectl(control_plane, "create", "namespace", namespace)
-    try:
-        kubectl(control_plane, "apply", "-f", "-", stdin=yaml.safe_dump_all([secret, domain]))
-        kubectl(control_plane, "wait", "-n", namespace, "domain/default", "--for=condition=Available",
-                "--timeout=90s")
-        got = json.loads(kubectl(control_plane, "get", "-n", namespace, "domain/default", "-o", "json").stdout)
-        assert got["status"]["id"] == "default"
-        assert got["status"]["resource"]["name"] == "Default"
-        available = [c for c in got["status"]["conditions"] if c["type"] == "Available"][0]
-        assert available["status"] == "True"
-    finally:
-        kubectl(control_plane, "delete", "namespace", namespace, "--wait=false")
 
 
 def test_lab_up_again_changes_nothing(lab):

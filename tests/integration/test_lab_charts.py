@@ -2,10 +2,13 @@
 
 import hashlib
 
+import pytest
 import requests
 import yaml
 
 from regionlab import charts
+
+pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
 
 
 def _get(path):

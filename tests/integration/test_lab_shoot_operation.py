@@ -15,6 +15,8 @@ import yaml
 from regionlab import config, standins
 from test_lab_standins import CONFIRM, CORE, FAIL, GARDEN, MERGE, Api, wait_for
 
+pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
+
 TOKEN = uuid.uuid4().hex[:5]
 PROJECT = "shoot-op-%s" % TOKEN
 NAMESPACE = "garden-%s" % PROJECT

@@ -17,6 +17,8 @@ from test_lab_standins import BAREMETAL, METAL, Api, Recorder, bmc, bmc_secret, 
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 
+pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
+
 SCALE = 1.0 / 120
 NAME = "timing-test-%s" % uuid.uuid4().hex[:5]
 

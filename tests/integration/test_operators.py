@@ -11,8 +11,8 @@ import time
 import pytest
 import yaml
 
-from conftest import REPO, failures, lab_kubectl, run_playbook, task_results
-from regionlab import config, korc, processes
+from conftest import REPO, failures, kubectl, lab_kubectl, run_playbook, task_results
+from regionlab import config, keystone, korc, processes
 
 OPERATORS = REPO / "playbooks" / "operators.yml"
 TASK = "Install the cluster's operators with Flux and wait for every release"
@@ -156,3 +156,27 @@ def test_a_cluster_without_flux_is_reported_before_any_write(region):
     assert msg.startswith("management-cluster: Flux does not run: Lease flux-absent/source-controller-leader-election "
                           "does not exist (the controller does not run)")
     assert seconds < 30
+
+
+def test_korc_imports_the_default_domain(lab, kubeconfigs, region):  # K-ORC runs once phase 3 installed it
+    control_plane = kubeconfigs["lab-control-plane"]
+    namespace = "korc-import-%d" % int(time.time())
+    clouds = keystone.CLOUDS.read_text()
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "lab-clouds-yaml", "namespace": namespace},
+              "stringData": {"clouds.yaml": clouds}}
+    domain = {"apiVersion": "openstack.k-orc.cloud/v1alpha1", "kind": "Domain",
+              "metadata": {"name": "default", "namespace": namespace},
+              "spec": {"cloudCredentialsRef": {"secretName": "lab-clouds-yaml", "cloudName": keystone.CLOUD_NAME},
+                       "managementPolicy": "unmanaged", "import": {"filter": {"name": "Default"}}}}
+    kubectl(control_plane, "create", "namespace", namespace)
+    try:
+        kubectl(control_plane, "apply", "-f", "-", stdin=yaml.safe_dump_all([secret, domain]))
+        kubectl(control_plane, "wait", "-n", namespace, "domain/default", "--for=condition=Available",
+                "--timeout=90s")
+        got = json.loads(kubectl(control_plane, "get", "-n", namespace, "domain/default", "-o", "json").stdout)
+        assert got["status"]["id"] == "default"
+        assert got["status"]["resource"]["name"] == "Default"
+        available = [c for c in got["status"]["conditions"] if c["type"] == "Available"][0]
+        assert available["status"] == "True"
+    finally:
+        kubectl(control_plane, "delete", "namespace", namespace, "--wait=false")

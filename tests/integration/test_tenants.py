@@ -1,10 +1,12 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Phase 7: the lab's two tenants (inventories/lab/tenants) on the shared region, and the removal's guards.
+"""Phase 7: the region's four tenants (the lab's two and the tests' two, conftest.TEST_CLAIMS) on the shared
+region, and the removal's guards.
 
 The region fixture runs site.yml (phase 7 last) with -vvv, then again; the Ceph objects' status and Secrets are
 the Rook stand-in's (lab/regionlab/standins/rook.py, upstream rook-ceph's shapes), the ControlPlanes' children
-the c5c3-operator stand-in's. Removing a tenant is tested on one of test_tenant_changes.py's tenants.
+the c5c3-operator stand-in's. test_tenants_changes.py changes the tests' two tenants, removes one, and removes
+both at its end.
 """
 
 import base64
@@ -13,47 +15,67 @@ import time
 
 import pytest
 
-from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, failures, keystone_admin, keystone_endpoint, kubectl,
-                      lab_kubectl, objects, play_seconds, run_playbook, secrets_of, task_results, token_status)
+from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, TENANT_Q, TENANT_R, failures, keystone_admin,
+                      keystone_endpoint, kubectl, lab_kubectl, objects, play_seconds, run_playbook, secrets_of,
+                      task_results, token_status)
 from regionlab import config
 
 TENANTS_PLAY = REPO / "playbooks" / "tenants.yml"
 REMOVE_PLAY = REPO / "playbooks" / "tenant_remove.yml"
 POOLS = ("st-pool-a", "st-pool-b")
 ROOK_KINDS = ("cephblockpools", "cephclients", "cephfilesystems", "cephobjectstores", "cephobjectstoreusers")
-# What the composition puts where for the lab's claims (docs/tenants.md, tiered pools).
+LAB_TENANTS = ("lab-tenant-a", "lab-tenant-b")
+TENANTS = LAB_TENANTS + (TENANT_Q, TENANT_R)  # the region's (conftest.region_claims)
+RBD = ("volumes", "images", "ephemeral")
+
+
+def rbd_pools(tenant, kinds=RBD):
+    return ["%s-%s" % (tenant, kind) for kind in kinds]
+
+
+# What the composition puts where for the region's claims (docs/tenants.md): a tenant's first storage pool
+# gets its three RBD pools, every further one its volumes (tiered pools); CephFS and the object store go to
+# the first.
 EXPECTED = {
     "st-pool-a": {
-        "cephblockpools": ["lab-tenant-a-ephemeral", "lab-tenant-a-images", "lab-tenant-a-volumes",
-                           "lab-tenant-b-ephemeral", "lab-tenant-b-images", "lab-tenant-b-volumes"],
-        "cephclients": ["openstack-lab-tenant-a", "openstack-lab-tenant-b"],
-        "cephfilesystems": ["lab-tenant-b-cephfs"],
+        "cephblockpools": sorted(rbd_pools("lab-tenant-a") + rbd_pools("lab-tenant-b") + rbd_pools(TENANT_Q)
+                                 + rbd_pools(TENANT_R, ("volumes",))),
+        "cephclients": sorted("openstack-" + t for t in TENANTS),
+        "cephfilesystems": ["lab-tenant-b-cephfs", TENANT_Q + "-cephfs"],
+        "cephobjectstores": [TENANT_Q + "-rgw"],
+        "cephobjectstoreusers": ["swift-" + TENANT_Q],
     },
     "st-pool-b": {
-        "cephblockpools": ["lab-tenant-b-volumes"],
-        "cephclients": ["openstack-lab-tenant-b"],
+        "cephblockpools": sorted(rbd_pools("lab-tenant-b", ("volumes",)) + rbd_pools(TENANT_R)),
+        "cephclients": ["openstack-lab-tenant-b", "openstack-" + TENANT_R],
     },
 }
-CAPS = {
-    ("st-pool-a", "openstack-lab-tenant-a"): ", ".join(
-        "profile rbd pool=lab-tenant-a-%s" % p for p in ("volumes", "images", "ephemeral")),
-    ("st-pool-a", "openstack-lab-tenant-b"): ", ".join(
-        "profile rbd pool=lab-tenant-b-%s" % p for p in ("volumes", "images", "ephemeral")),
-    ("st-pool-b", "openstack-lab-tenant-b"): "profile rbd pool=lab-tenant-b-volumes",
+# (storage pool, tenant) -> the RBD pools its client may use there, in order.
+CLIENT_POOLS = {
+    ("st-pool-a", "lab-tenant-a"): rbd_pools("lab-tenant-a"),
+    ("st-pool-a", "lab-tenant-b"): rbd_pools("lab-tenant-b"),
+    ("st-pool-b", "lab-tenant-b"): rbd_pools("lab-tenant-b", ("volumes",)),
+    ("st-pool-a", TENANT_Q): rbd_pools(TENANT_Q),
+    ("st-pool-b", TENANT_R): rbd_pools(TENANT_R),
+    ("st-pool-a", TENANT_R): rbd_pools(TENANT_R, ("volumes",)),
 }
-# (storage pool, client) -> the Secret the control plane gets.
+CAPS = dict(((pool, "openstack-" + tenant), ", ".join("profile rbd pool=%s" % p for p in pools))
+            for (pool, tenant), pools in CLIENT_POOLS.items())
+# (storage pool, client) -> the Secret the control plane gets: its first storage pool's keeps the seed's name.
 COPIES = {
     ("st-pool-a", "openstack-lab-tenant-a"): ("openstack-lab-tenant-a", "ceph-client-lab-tenant-a"),
     ("st-pool-a", "openstack-lab-tenant-b"): ("openstack-lab-tenant-b", "ceph-client-lab-tenant-b"),
     ("st-pool-b", "openstack-lab-tenant-b"): ("openstack-lab-tenant-b", "ceph-client-lab-tenant-b-st-pool-b"),
+    ("st-pool-a", "openstack-" + TENANT_Q): ("openstack-" + TENANT_Q, "ceph-client-" + TENANT_Q),
+    ("st-pool-b", "openstack-" + TENANT_R): ("openstack-" + TENANT_R, "ceph-client-" + TENANT_R),
+    ("st-pool-a", "openstack-" + TENANT_R): ("openstack-" + TENANT_R, "ceph-client-%s-st-pool-a" % TENANT_R),
 }
-LAB_TENANTS = ("lab-tenant-a", "lab-tenant-b")
 # Each tenant's catalog: what its ControlPlane runs (the XRD's defaults nova, neutron, cinder, glance and
-# cortex; nova with placement; lab-tenant-b's claim adds manila).
-CATALOGS = {
-    "lab-tenant-a": ["cinder", "cortex", "glance", "keystone", "neutron", "nova", "placement"],
-    "lab-tenant-b": ["cinder", "cortex", "glance", "keystone", "manila", "neutron", "nova", "placement"],
-}
+# cortex; nova with placement; a claim with Manila adds manila).
+DEFAULT_CATALOG = ["cinder", "cortex", "glance", "keystone", "neutron", "nova", "placement"]
+WITH_MANILA = sorted(DEFAULT_CATALOG + ["manila"])
+CATALOGS = {"lab-tenant-a": DEFAULT_CATALOG, "lab-tenant-b": WITH_MANILA, TENANT_Q: WITH_MANILA,
+            TENANT_R: DEFAULT_CATALOG}
 # Phase 7's Keystone steps that talk to Keystone: one module call for every tenant (option clusters).
 KEYSTONE_BATCH_TASKS = (
     "Check in each Keystone what the bootstrap created (domain, projects, roles, the admin's role)",
@@ -184,12 +206,12 @@ def test_a_tenant_whose_secret_changed_gets_its_keystone_checked_again_and_only_
 def test_the_lab_tenants_converge(region):
     items = json.loads(lab_kubectl(REGION_HOST, "get", "controlplanes.c5c3.io", "-A", "-o", "json").stdout)["items"]
     cps = dict((cp["metadata"]["namespace"], cp) for cp in items)
-    for tenant in ("lab-tenant-a", "lab-tenant-b"):
+    for tenant in TENANTS:
         cp = cps["openstack-" + tenant]
         conditions = dict((c["type"], c["status"]) for c in cp["status"]["conditions"])
         assert conditions["InfrastructureReady"] == "True", (tenant, cp["status"]["conditions"])
         assert cp["spec"]["storage"]["ceph"]["secretRef"] == {"name": "ceph-client-" + tenant, "key": "userKey"}
-        # storage.yml's fact (cobaltcore_ceph of st-pool-a) reached the ControlPlane.
+        # storage.yml's fact (cobaltcore_ceph of the tenant's first storage pool) reached the ControlPlane.
         assert cp["spec"]["storage"]["ceph"]["monitors"], tenant
     health = task_results(region.first.out, "Wait for every ControlPlane of the control-plane cluster")[REGION_HOST]
     assert not health.get("failed")
@@ -201,6 +223,8 @@ def test_the_lab_tenants_converge(region):
         assert dict((r, sorted(n)) for r, n in by_resource.items()) == EXPECTED[pool], pool
         for (resource, name), obj in found.items():
             assert obj["status"]["phase"] == "Ready", (pool, resource, name, obj.get("status"))
+            assert name.startswith(obj["metadata"]["labels"]["c5c3.io/openstack-cluster-name"]) or \
+                name.endswith(obj["metadata"]["labels"]["c5c3.io/openstack-cluster-name"]), (pool, resource, name)
             if resource == "cephclients":
                 assert obj["spec"]["caps"] == {"mon": "profile rbd", "mgr": "profile rbd", "osd": CAPS[(pool, name)]}
     for (pool, client), (namespace, name) in COPIES.items():
@@ -225,12 +249,12 @@ def test_phase7_first_run_and_noop_rerun(region):
 
 
 def test_rerun_writes_nothing(region):
-    before = [tenant_state(t) for t in ("lab-tenant-a", "lab-tenant-b")]
-    rc, out = play(TENANTS_PLAY)
+    before = [tenant_state(t) for t in TENANTS]
+    rc, out = play(TENANTS_PLAY, "-e", "cobaltcore_tenants_dir=%s" % region.tenants_dir)
     assert rc == 0, failures(out)
     stats = out["stats"]
     assert all(s["changed"] == 0 for s in stats.values()), stats
-    after = [tenant_state(t) for t in ("lab-tenant-a", "lab-tenant-b")]
+    after = [tenant_state(t) for t in TENANTS]
     assert after == before
 
 
@@ -243,7 +267,7 @@ def test_no_ceph_key_in_the_verbose_run(region):
 
 def test_every_tenant_has_its_own_keystone_with_the_catalog_of_its_control_plane(region):
     urls = {REGION_NAMESPACE: keystone_endpoint(cp_kubeconfig())}
-    for tenant in LAB_TENANTS:
+    for tenant in TENANTS:
         namespace = "openstack-" + tenant
         urls[namespace] = keystone_endpoint(cp_kubeconfig(), namespace)
         admin = keystone_admin(cp_kubeconfig(), namespace)
@@ -256,13 +280,13 @@ def test_every_tenant_has_its_own_keystone_with_the_catalog_of_its_control_plane
             assert (service, "public") in endpoints and (service, "internal") in endpoints, (tenant, service)
         users = sorted(u.name for u in admin.identity.users(domain_id="default"))
         assert users == sorted(["admin"] + [n for n in CATALOGS[tenant] if n != "keystone"]), tenant
-    assert len(set(urls.values())) == 3 and all(urls.values()), urls
+    assert len(set(urls.values())) == 1 + len(TENANTS) and all(urls.values()), urls
 
 
 def test_each_tenants_credentials_get_a_token_from_its_own_keystone_only(region):
     urls = dict((namespace, keystone_endpoint(cp_kubeconfig(), namespace))
-                for namespace in (REGION_NAMESPACE,) + tuple("openstack-" + t for t in LAB_TENANTS))
-    for tenant in LAB_TENANTS:
+                for namespace in (REGION_NAMESPACE,) + tuple("openstack-" + t for t in TENANTS))
+    for tenant in TENANTS:
         namespace = "openstack-" + tenant
         secrets = secrets_of(cp_kubeconfig(), namespace)
         for secret, cloud in (("k-orc-clouds-yaml", "openstack"), ("glance-keystone-credentials", "glance"),
@@ -283,8 +307,8 @@ def test_phase7_bootstraps_every_tenant_with_one_call_per_step_and_reruns_as_a_n
         assert not result.get("failed"), (name, result.get("msg"))
         # One entry per tenant (Ansible masks "lab" in them: the region's name is a value of the credential
         # Secrets the modules read, and every value of a Secret read is masked).
-        assert len(result["clusters"]) == len(LAB_TENANTS) and not any(c.get("failed") for c in result["clusters"])
-        assert [c["name"].rsplit("-", 1)[-1] for c in result["clusters"]] == ["a", "b"], name
+        assert len(result["clusters"]) == len(TENANTS) and not any(c.get("failed") for c in result["clusters"])
+        assert [c["name"].rsplit("-", 1)[-1] for c in result["clusters"]] == ["a", "b", "q", "r"], name
     for name, hosts in second.items():
         for host, result in hosts.items():
             assert not result.get("changed"), (name, host)
@@ -293,7 +317,7 @@ def test_phase7_bootstraps_every_tenant_with_one_call_per_step_and_reruns_as_a_n
 
 
 def test_no_tenant_keystone_secret_in_the_verbose_run(region):
-    for tenant in LAB_TENANTS:
+    for tenant in TENANTS:
         for name, data in secrets_of(cp_kubeconfig(), "openstack-" + tenant).items():
             if name == "keystone-admin-credentials" or name.endswith(("-keystone-user", "-keystone-credentials")) \
                     or name == "k-orc-clouds-yaml":

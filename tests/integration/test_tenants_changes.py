@@ -2,9 +2,10 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Phase 7 when claims change: a quota, a second storage pool, a second claim on the same pools, a failing pool.
 
-The tests work on two tenants of their own (lab-tenant-q, lab-tenant-r) from a tenants directory of their own, so
-the lab's tenants are the witnesses that nothing else is touched; both are removed at the end. The Keystone step
-and the ControlPlane wait are left out: these runs are about what a claim change writes.
+The tests change the region's two test tenants (lab-tenant-q, lab-tenant-r: conftest.TEST_CLAIMS, which the region
+fixture's site.yml built and test_tenants.py checked) and add a third, lab-tenant-s, from a tenants directory of
+their own, so the lab's tenants are the witnesses that nothing else is touched; the three are removed at the end.
+The Keystone step and the ControlPlane wait are left out: these runs are about what a claim change writes.
 """
 
 import json
@@ -12,32 +13,27 @@ import json
 import pytest
 import yaml
 
-from conftest import REGION_HOST, failures, lab_kubectl, task_results, wait_truthy
+from conftest import (REGION_HOST, TENANT_Q, TENANT_R, failures, lab_kubectl, task_results, tenant_claim,
+                      wait_truthy)
 from regionlab import config
 from test_tenants import (REMOVE_PLAY, TENANTS_PLAY, control_plane_objects, copied_key, play, rook_key,
                           spec_state, tenant_objects, tenant_state)
 
-Q, R = "lab-tenant-q", "lab-tenant-r"
+Q, R, S = TENANT_Q, TENANT_R, "lab-tenant-s"
 # What a test run leaves out (their own tests cover them).
 QUICK = {"tenants_keystone": False, "tenants_control_plane_wait": False, "tenants_ceph_wait_timeout": 120}
 APPLY_TASKS = ("Apply the tenants' namespaces and ControlPlanes",
                "Apply the tenants' Ceph objects of this storage pool and wait for them")
 # Rook's wrapping of a pool it cannot create (pool/controller.go), with the lab's cause.
-ROOK_ERROR = 'failed to create pool "{0}".: failed to configure pool "{0}".: lab failure (injected)'.format(R + "-images")
+ROOK_ERROR = 'failed to create pool "{0}".: failed to configure pool "{0}".: lab failure (injected)'.format(S + "-images")
 
 
 def claim(name, pools=("st-pool-a",), quota=None):
-    """lab-tenant-q also has Manila on a CephFS and an object store."""
-    spec = {"region": "lab", "size": "small", "hypervisorClusters": ["hv-pool-a"], "storageClusters": list(pools)}
-    ceph = spec.setdefault("storage", {}).setdefault("ceph", {})
-    if quota is not None:
-        ceph["volumePool"] = {"quotaGB": quota}
-    if name == Q:
-        spec["services"] = {"manila": True}
-        ceph.update(filesystem={"enabled": True}, objectStore={"enabled": True})
-    return {"apiVersion": "c5c3.io/v1alpha1", "kind": "OpenStackCluster",
-            "metadata": {"name": name, "namespace": "tenant-" + name}, "spec": spec}
+    """lab-tenant-q has Manila on a CephFS and an object store, as the region built it."""
+    return tenant_claim(name, pools, quota, files=name == Q)
 
+
+R_CLAIM = claim(R, pools=("st-pool-b", "st-pool-a"))  # as the region built it
 
 class Claims(object):
     """A tenants directory: write the claims, run phase 7 on them."""
@@ -68,24 +64,24 @@ def written(out):
 
 def everyone():
     """uid and generation of every tenant's objects: operators keep writing status, so not resourceVersions."""
-    return dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", Q, R))
+    return dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", Q, R, S))
 
 
 @pytest.fixture(scope="module")
 def claims(region, tmp_path_factory):
     directory = Claims(tmp_path_factory.mktemp("tenants"))
     yield directory
-    for name in (Q, R):
+    for name in (Q, R, S):
         rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % name, "-e", "confirm=%s" % name, "-e", "allow_data_loss=true")
         assert rc == 0, failures(out)
         assert tenant_state(name) == {}
 
 
 def test_a_quota_change_patches_one_pool(claims):
-    rc, out = claims.run(claim(Q, quota=100))
+    rc, out = claims.run(claim(Q, quota=100), R_CLAIM)
     assert rc == 0, failures(out)
     before = everyone()
-    rc, out = claims.run(claim(Q, quota=200))
+    rc, out = claims.run(claim(Q, quota=200), R_CLAIM)
     assert rc == 0, failures(out)
     assert written(out) == [("st-pool-a", "CephBlockPool rook-ceph/%s-volumes" % Q, "configured")]
     pools = tenant_objects("st-pool-a", Q)
@@ -113,7 +109,7 @@ def test_a_second_storage_pool_adds_its_pools_and_a_second_cinder_backend(claims
     rc, out = claims.run(claim(Q, quota=200))
     assert rc == 0, failures(out)
     first_pool = spec_state(Q)
-    others = [spec_state(t) for t in ("lab-tenant-a", "lab-tenant-b")]
+    others = [spec_state(t) for t in ("lab-tenant-a", "lab-tenant-b", R)]
     rc, out = claims.run(claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200))
     assert rc == 0, failures(out)
     assert sorted(tenant_objects("st-pool-b", Q)) == [("cephblockpools", Q + "-volumes"),
@@ -130,49 +126,48 @@ def test_a_second_storage_pool_adds_its_pools_and_a_second_cinder_backend(claims
     assert [key for key in changed if key[0] == "st-pool-a"] == [], changed
     assert [key for key in changed if key[0] == REGION_HOST] == [
         (REGION_HOST, "controlplanes.c5c3.io", Q), (REGION_HOST, "secrets", "ceph-client-%s-st-pool-b" % Q)], changed
-    assert [spec_state(t) for t in ("lab-tenant-a", "lab-tenant-b")] == others
+    assert [spec_state(t) for t in ("lab-tenant-a", "lab-tenant-b", R)] == others
 
 
-def test_a_second_claim_on_the_same_pools_leaves_the_first_untouched(claims):
+def test_a_new_claim_on_the_same_pools_leaves_the_others_untouched(claims):
     first = claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200)
-    rc, out = claims.run(first)
+    rc, out = claims.run(first, R_CLAIM)
     assert rc == 0, failures(out)
-    before = spec_state(Q)
-    rc, out = claims.run(first, claim(R, pools=("st-pool-b", "st-pool-a")))
+    before = dict((t, spec_state(t)) for t in (Q, R))
+    rc, out = claims.run(first, R_CLAIM, claim(S, pools=("st-pool-b", "st-pool-a")))
     assert rc == 0, failures(out)
-    assert all(host in (REGION_HOST, "st-pool-a", "st-pool-b") and R in name
-               for host, name, _result in written(out)), written(out)
-    assert spec_state(Q) == before
-    assert sorted(tenant_objects("st-pool-b", R)) == [
-        ("cephblockpools", R + "-ephemeral"), ("cephblockpools", R + "-images"), ("cephblockpools", R + "-volumes"),
-        ("cephclients", "openstack-" + R)]
-    assert sorted(tenant_objects("st-pool-a", R)) == [("cephblockpools", R + "-volumes"),
-                                                      ("cephclients", "openstack-" + R)]
+    assert written(out) and all(host in (REGION_HOST, "st-pool-a", "st-pool-b") and S in name
+                                for host, name, _result in written(out)), written(out)
+    assert dict((t, spec_state(t)) for t in (Q, R)) == before
+    assert sorted(tenant_objects("st-pool-b", S)) == [
+        ("cephblockpools", S + "-ephemeral"), ("cephblockpools", S + "-images"), ("cephblockpools", S + "-volumes"),
+        ("cephclients", "openstack-" + S)]
+    assert sorted(tenant_objects("st-pool-a", S)) == [("cephblockpools", S + "-volumes"),
+                                                      ("cephclients", "openstack-" + S)]
 
 
 def test_a_failing_pool_fails_the_run_naming_tenant_pool_and_rooks_message(claims):
     saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
     data = yaml.safe_load(saved or "{}") or {}
-    data.setdefault("failures", {})["CephBlockPool/rook-ceph/%s-images" % R] = {"message": ROOK_ERROR}
+    data.setdefault("failures", {})["CephBlockPool/rook-ceph/%s-images" % S] = {"message": ROOK_ERROR}
+    every = (claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200), R_CLAIM, claim(S, pools=("st-pool-b", "st-pool-a")))
     try:
         config.STANDINS.write_text(yaml.safe_dump(data))
-        wait_truthy(lambda: tenant_objects("st-pool-b", R)[("cephblockpools", R + "-images")]["status"]["phase"]
+        wait_truthy(lambda: tenant_objects("st-pool-b", S)[("cephblockpools", S + "-images")]["status"]["phase"]
                     == "Failure", "Rook reports the failure")
-        rc, out = claims.run(claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200),
-                             claim(R, pools=("st-pool-b", "st-pool-a")), tenants_ceph_wait_timeout=20)
+        rc, out = claims.run(*every, tenants_ceph_wait_timeout=20)
         assert rc != 0
         failed = failures(out)
         assert [host for _task, host, _msg in failed] == ["st-pool-b"], failed
         message = failed[0][2]
-        assert "CephBlockPool rook-ceph/%s-images" % R in message, message
+        assert "CephBlockPool rook-ceph/%s-images" % S in message, message
         assert ROOK_ERROR in message, message
     finally:
         if saved is None:
             config.STANDINS.unlink()
         else:
             config.STANDINS.write_text(saved)
-    rc, out = claims.run(claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200),
-                         claim(R, pools=("st-pool-b", "st-pool-a")))
+    rc, out = claims.run(*every)
     assert rc == 0, failures(out)
 
 
@@ -183,10 +178,10 @@ def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only
     assert first[("cephfilesystems", Q + "-cephfs")]["spec"]["preserveFilesystemOnDelete"] is True
     assert first[("cephobjectstores", Q + "-rgw")]["spec"]["preservePoolsOnDelete"] is True
     assert all(obj["status"]["phase"] == "Ready" for obj in first.values()), first
-    # The lab's tenants converged long before: their objects' resourceVersions stay; R's ControlPlane may still
-    # get status from its operator, so its uids and generations.
-    versions = dict((t, tenant_state(t)) for t in ("lab-tenant-a", "lab-tenant-b"))
-    others = dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R))
+    # The lab's tenants and R converged long before: their objects' resourceVersions stay; S's ControlPlane may
+    # still get status from its operator, so its uids and generations.
+    versions = dict((t, tenant_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R))
+    others = dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R, S))
     rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % Q, "-e", "confirm=%s" % Q, "-e", "allow_data_loss=true")
     assert rc == 0, failures(out)
     steps = task_results(out, "Delete the tenant step by step")[REGION_HOST]["results"]
@@ -198,8 +193,8 @@ def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only
     assert order.index("release-data@st-pool-a") < order.index("ceph-pools@st-pool-a")
     assert tenant_state(Q) == {}
     assert copied_key("openstack-" + Q, "ceph-client-" + Q) is None
-    assert dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R)) == others
-    assert dict((t, tenant_state(t)) for t in ("lab-tenant-a", "lab-tenant-b")) == versions
+    assert dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R, S)) == others
+    assert dict((t, tenant_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R)) == versions
     # Removing what is gone deletes nothing.
     rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % Q, "-e", "confirm=%s" % Q)
     assert rc == 0, failures(out)
