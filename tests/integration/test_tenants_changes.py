@@ -35,6 +35,7 @@ def claim(name, pools=("st-pool-a",), quota=None):
 
 R_CLAIM = claim(R, pools=("st-pool-b", "st-pool-a"))  # as the region built it
 
+
 class Claims(object):
     """A tenants directory: write the claims, run phase 7 on them."""
 
