@@ -42,20 +42,18 @@ def awx_file(name):
 VAULT_PASSWORD = "not-a-real-vault-password"
 
 
-def _project(root, tenants=None):
-    """The project as AWX checks it out (only what a job reads); tenants: {file name: text}, the claims of
-    inventories/lab/tenants instead of this checkout's."""
+def _project(root, tenants_dir=None):
+    """The project as AWX checks it out (only what a job reads); tenants_dir: a claims directory the project
+    holds as inventories/lab/tenants instead of this checkout's."""
     root.mkdir(parents=True)
     shutil.copy(REPO / "ansible.cfg", root / "ansible.cfg")
     shutil.copytree(REPO / "playbooks", root / "playbooks")
     shutil.copytree(REPO / "inventories", root / "inventories",
                     ignore=shutil.ignore_patterns(".private"))
-    if tenants is not None:
+    if tenants_dir is not None:
         claims = root / "inventories" / "lab" / "tenants"
         shutil.rmtree(claims)
-        claims.mkdir()
-        for name, text in tenants.items():
-            (claims / name).write_text(text)
+        shutil.copytree(tenants_dir, claims)
 
 
 def _credential_injection(worker_dir):
@@ -85,9 +83,9 @@ def _credential_injection(worker_dir):
     return files, env
 
 
-def _private_data_dir(tmp_path, worker_dir, playbook, tenants=None):
+def _private_data_dir(tmp_path, worker_dir, playbook, tenants_dir=None):
     data = tmp_path / "job"
-    _project(data / "project", tenants)
+    _project(data / "project", tenants_dir)
     # AWX's SCM inventory source: the import reads the project's inventories/<region>, the job gets a script.
     proc = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(data / "project" / "inventories" / "lab"),
                            "--list", "--export"], capture_output=True, text=True, check=True, timeout=120,
@@ -134,11 +132,11 @@ class Job(object):
         return json_output(self.events)
 
 
-def run(tmp_path, playbook, tenants=None):
+def run(tmp_path, playbook, tenants_dir=None):
     """Run a playbook of the project (e.g. playbooks/site.yml) as an AWX job; returns its Job.
-    tenants: {file name: text}, the project's claims (default: this checkout's)."""
+    tenants_dir: the claims directory of the project (default: this checkout's)."""
     worker_dir = tmp_path / "worker"
-    data = _private_data_dir(tmp_path, worker_dir, playbook, tenants)
+    data = _private_data_dir(tmp_path, worker_dir, playbook, tenants_dir)
     started = time.monotonic()
     transmit = subprocess.Popen([str(BIN / "ansible-runner"), "transmit", str(data), "-p", playbook,
                                  "--ident", IDENT], stdout=subprocess.PIPE)

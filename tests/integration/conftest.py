@@ -207,14 +207,14 @@ def tenant_claim(name, pools=("st-pool-a",), quota=None, files=False):
             "metadata": {"name": name, "namespace": "tenant-" + name}, "spec": spec}
 
 
-TEST_CLAIMS = (tenant_claim(TENANT_Q, files=True), tenant_claim(TENANT_R, pools=("st-pool-b", "st-pool-a")))
+TEST_CLAIMS = {TENANT_Q: tenant_claim(TENANT_Q, files=True),
+               TENANT_R: tenant_claim(TENANT_R, pools=("st-pool-b", "st-pool-a"))}
 
 
-def region_claims():
-    """{file name: text} of the region's claims: the lab's and the tests' (TEST_CLAIMS)."""
-    claims = dict((path.name, path.read_text()) for path in sorted(LAB_TENANTS_DIR.glob("*.yaml")))
-    claims.update(("%s.yaml" % c["metadata"]["name"], yaml.safe_dump(c)) for c in TEST_CLAIMS)
-    return claims
+def write_claims(directory, claims):
+    """Each claim as <name>.yaml in a tenants directory."""
+    for claim in claims:
+        (directory / ("%s.yaml" % claim["metadata"]["name"])).write_text(yaml.safe_dump(claim))
 
 
 # Short stand-in delays while the region is built (the lab's defaults are a few times longer).
@@ -475,7 +475,7 @@ class Region(object):
     (the -vvv run that built it, with the fetched kubeconfigs' keys and the Secrets of the region's OpenStack
     cluster it left), `second` (an AWX job started with the build, waiting for its run lock, then a no-op re-run),
     with the API server writes of phases 1-2 around each and, around the second, the K-ORC IDs and K-ORC's
-    clouds.yaml Secret. tenants_dir holds the claims of the region's tenants (region_claims)."""
+    clouds.yaml Secret. tenants_dir holds the claims of the region's tenants: the lab's and TEST_CLAIMS."""
 
     def __init__(self, check, first, second, tenants_dir):
         self.check, self.first, self.second = check, first, second
@@ -514,10 +514,10 @@ def region(lab, tmp_path_factory):
     config.STANDINS.write_text(yaml.safe_dump(data))
     time.sleep(1)  # the stand-ins re-read the file when it changes
     control_plane = config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
-    claims = region_claims()
     tenants_dir = tmp_path_factory.mktemp("region-tenants")
-    for name, text in claims.items():
-        (tenants_dir / name).write_text(text)
+    for path in LAB_TENANTS_DIR.glob("*.yaml"):
+        shutil.copy(path, tenants_dir)
+    write_claims(tenants_dir, TEST_CLAIMS.values())
     tenants = ("-e", "cobaltcore_tenants_dir=%s" % tenants_dir)
     try:
         empty_region()
@@ -535,7 +535,7 @@ def region(lab, tmp_path_factory):
         job_started = time.monotonic()
         # The job's project holds the same claims, as the project's SCM checkout would.
         awx = threading.Thread(target=lambda: jobs.update(job=awx_job.run(tmp_path_factory.mktemp("awx-site"),
-                                                                          "playbooks/site.yml", tenants=claims)))
+                                                                          "playbooks/site.yml", tenants_dir)))
         awx.start()
         try:
             rc, out, text = finish_verbose(build)

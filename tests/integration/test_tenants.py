@@ -23,7 +23,7 @@ REMOVE_PLAY = REPO / "playbooks" / "tenant_remove.yml"
 POOLS = ("st-pool-a", "st-pool-b")
 ROOK_KINDS = ("cephblockpools", "cephclients", "cephfilesystems", "cephobjectstores", "cephobjectstoreusers")
 LAB_TENANTS = ("lab-tenant-a", "lab-tenant-b")
-TENANTS = LAB_TENANTS + (TENANT_Q, TENANT_R)  # the region's (conftest.region_claims)
+TENANTS = LAB_TENANTS + (TENANT_Q, TENANT_R)  # the region's (the lab's claims and conftest.TEST_CLAIMS)
 RBD = ("volumes", "images", "ephemeral")
 
 

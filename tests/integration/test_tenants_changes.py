@@ -13,8 +13,8 @@ import json
 import pytest
 import yaml
 
-from conftest import (REGION_HOST, TENANT_Q, TENANT_R, failures, lab_kubectl, task_results, tenant_claim,
-                      wait_truthy)
+from conftest import (REGION_HOST, TENANT_Q, TENANT_R, TEST_CLAIMS, failures, lab_kubectl, task_results,
+                      tenant_claim, wait_truthy, write_claims)
 from regionlab import config
 from test_tenants import (REMOVE_PLAY, TENANTS_PLAY, control_plane_objects, copied_key, play, rook_key,
                           spec_state, tenant_objects, tenant_state)
@@ -33,7 +33,7 @@ def claim(name, pools=("st-pool-a",), quota=None):
     return tenant_claim(name, pools, quota, files=name == Q)
 
 
-R_CLAIM = claim(R, pools=("st-pool-b", "st-pool-a"))  # as the region built it
+R_CLAIM = TEST_CLAIMS[R]  # as the region built it
 
 
 class Claims(object):
@@ -45,8 +45,7 @@ class Claims(object):
     def run(self, *claims, **extra):
         for old in self.directory.glob("*.yaml"):
             old.unlink()
-        for item in claims:
-            (self.directory / ("%s.yaml" % item["metadata"]["name"])).write_text(yaml.safe_dump(item))
+        write_claims(self.directory, claims)
         variables = dict(QUICK, cobaltcore_tenants_dir=str(self.directory), **extra)
         return play(TENANTS_PLAY, "-e", json.dumps(variables))
 
