@@ -26,11 +26,18 @@ $(VENV_STAMP): requirements.txt requirements-dev.txt
 	rm -f $(VENV)/.stamp-*
 	touch $@
 
+# The venv's Python keeps the bytecode of the AnsiballZ modules' sources (lab/ansiballz_bytecode.py).
+BYTECODE_HOOK := $(VENV)/.bytecode-hook-$(shell sha256sum lab/ansiballz_bytecode.py | cut -c1-16)
+$(BYTECODE_HOOK): $(VENV_STAMP)
+	$(VENV)/bin/python lab/ansiballz_bytecode.py install
+	rm -f $(VENV)/.bytecode-hook-*
+	touch $@
+
 $(COLLECTION_LINK):
 	mkdir -p $(dir $@)
 	ln -sfn $(CURDIR) $@
 
-setup: $(VENV_STAMP) $(COLLECTION_LINK) ## venv, Python packages, collection path
+setup: $(VENV_STAMP) $(BYTECODE_HOOK) $(COLLECTION_LINK) ## venv, Python packages, collection path
 
 debian-packages: ## the Debian packages the tests need (tests/debian-packages.sh: apt-get only for what is missing)
 	@tests/debian-packages.sh

@@ -52,12 +52,33 @@ def pytest_runtest_logreport(report):
     _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
 
 
+# Playbook runs of the session (run_playbook, finish_verbose): their seconds, and each task's, by task name.
+_PLAYBOOK_SECONDS = []
+_TASK_SECONDS = {}
+
+
+def _count_playbook_run(out, seconds):
+    _PLAYBOOK_SECONDS.append(seconds)
+    for play in out.get("plays", []):
+        for task in play.get("tasks", []):
+            duration = task["task"].get("duration") or {}
+            if duration.get("start") and duration.get("end"):
+                took = (datetime.fromisoformat(duration["end"]) - datetime.fromisoformat(duration["start"])).total_seconds()
+                count, total = _TASK_SECONDS.get(task["task"]["name"], (0, 0.0))
+                _TASK_SECONDS[task["task"]["name"]] = (count + 1, total + took)
+
+
 def pytest_terminal_summary(terminalreporter):
-    """Seconds by test file (setup, call and teardown; the region fixture counts for the first file using it):
-    what the suite budget is spent on."""
+    """Seconds by test file (setup, call and teardown; the region fixture counts for the first file using it)
+    and by playbook task (summed over the session's runs): what the suite budget is spent on."""
     terminalreporter.write_sep("=", "seconds by file")
     for name, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
         terminalreporter.write_line("%7.1fs %s" % (seconds, name))
+    if _PLAYBOOK_SECONDS:
+        terminalreporter.write_sep("=", "seconds by playbook task (%d runs, %.1fs in all)"
+                                   % (len(_PLAYBOOK_SECONDS), sum(_PLAYBOOK_SECONDS)))
+        for name, (count, seconds) in sorted(_TASK_SECONDS.items(), key=lambda item: -item[1][1])[:25]:
+            terminalreporter.write_line("%7.1fs %4d× %s" % (seconds, count, name[:150]))
 
 
 def _lab_ports():
@@ -101,6 +122,7 @@ def run_playbook(playbook, *args, inventory=None, **env):
     """Run ansible-playbook with the JSON callback; return (rc, parsed output)."""
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory or REPO / "inventories" / "lab"),
            str(playbook)] + list(args)
+    started = time.monotonic()
     proc = subprocess.run(cmd, cwd=REPO, env=ansible_env(**env), capture_output=True, text=True, timeout=600,
                           check=False)
     try:
@@ -108,6 +130,7 @@ def run_playbook(playbook, *args, inventory=None, **env):
     except ValueError:
         raise AssertionError("ansible-playbook printed no JSON (rc %d):\n%s\n%s"
                              % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+    _count_playbook_run(out, time.monotonic() - started)
     return proc.returncode, out
 
 
@@ -361,8 +384,10 @@ def start_verbose(playbook, *args, inventory=None):
     """A started ansible-playbook -vvv with the JSON callback (finish_verbose reads it)."""
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory or REPO / "inventories" / "lab"),
            str(playbook), "-vvv"] + list(args)
-    return subprocess.Popen(cmd, cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)),
+    proc = subprocess.Popen(cmd, cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.started = time.monotonic()
+    return proc
 
 
 def finish_verbose(proc):
@@ -372,7 +397,9 @@ def finish_verbose(proc):
     if "{" not in lines:
         raise AssertionError("ansible-playbook printed no JSON (rc %d):\n%s\n%s"
                              % (proc.returncode, stdout[-3000:], stderr[-3000:]))
-    return proc.returncode, json.loads("\n".join(lines[lines.index("{"):])), stdout + stderr
+    out = json.loads("\n".join(lines[lines.index("{"):]))
+    _count_playbook_run(out, time.monotonic() - proc.started)
+    return proc.returncode, out, stdout + stderr
 
 
 def run_verbose(playbook, *args, inventory=None):

@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The venv's bytecode cache for sources imported from zips (lab/ansiballz_bytecode.py): a source
+text is compiled once, a later zip with the same text gets the same code under its own file name,
+another text or a damaged entry is compiled, and `make setup` installed it into the venv."""
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import importlib.util
+import os
+import sys
+import time
+import traceback
+import zipfile
+import zipimport
+
+import pytest
+
+from conftest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "lab"))
+import ansiballz_bytecode  # noqa: E402  pylint: disable=wrong-import-position
+
+SOURCE = '''
+class Step:
+    def run(self):
+        def inner():
+            raise RuntimeError("from the zip")
+        inner()
+
+
+VALUE = %d
+'''
+
+
+@pytest.fixture
+def compiles(tmp_path, monkeypatch):
+    """The cache in tmp_path, enabled for zipimport; the list of sources compiled for real."""
+    done = []
+    real = ansiballz_bytecode._compile_source
+
+    def counting(pathname, source):
+        done.append(pathname)
+        return real(pathname, source)
+    monkeypatch.setattr(ansiballz_bytecode, "CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(ansiballz_bytecode, "_compile_source", counting)
+    monkeypatch.setattr(zipimport, "_compile_source", ansiballz_bytecode.cached_compile)
+    return done
+
+
+def _import_from_zip(tmp_path, name, value=1):
+    archive = tmp_path / ("%s.zip" % name)
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("zipped_step.py", SOURCE % value)
+    spec = zipimport.zipimporter(str(archive)).find_spec("zipped_step")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return archive, module
+
+
+def _traceback_files(module):
+    try:
+        module.Step().run()
+    except RuntimeError:
+        return [frame.filename for frame in traceback.extract_tb(sys.exc_info()[2])[1:]]
+    raise AssertionError("Step.run did not raise")
+
+
+def test_the_same_source_in_another_zip_is_not_compiled_again_and_names_its_own_zip(tmp_path, compiles):
+    first, module = _import_from_zip(tmp_path, "first")
+    assert compiles == [str(first / "zipped_step.py")]
+    assert len(os.listdir(tmp_path / "cache")) == 1
+    second, module = _import_from_zip(tmp_path, "second")
+    assert compiles == [str(first / "zipped_step.py")], "the second zip's identical source was compiled again"
+    assert module.VALUE == 1
+    expected = str(second / "zipped_step.py")
+    # The nested functions' code objects too: a traceback names the zip that ran.
+    assert _traceback_files(module) == [expected, expected]
+
+
+def test_another_source_is_compiled(tmp_path, compiles):
+    _import_from_zip(tmp_path, "first", value=1)
+    module = _import_from_zip(tmp_path, "second", value=2)[1]
+    assert module.VALUE == 2
+    assert len(compiles) == 2
+    assert len(os.listdir(tmp_path / "cache")) == 2
+
+
+def test_a_damaged_entry_is_compiled_and_replaced(tmp_path, compiles):
+    _import_from_zip(tmp_path, "first")
+    entry = tmp_path / "cache" / os.listdir(tmp_path / "cache")[0]
+    entry.write_bytes(b"\x00not marshal data")
+    module = _import_from_zip(tmp_path, "second")[1]
+    assert module.VALUE == 1 and len(compiles) == 2
+    _import_from_zip(tmp_path, "third")
+    assert len(compiles) == 2, "the replaced entry was not used"
+
+
+def test_an_unwritable_cache_still_compiles(tmp_path, compiles):
+    (tmp_path / "cache").write_text("a file where the directory should be")
+    first, module = _import_from_zip(tmp_path, "first")
+    # zipimport compiles a module twice on import (get_filename for the spec, then get_code).
+    assert module.VALUE == 1 and compiles == [str(first / "zipped_step.py")] * 2
+
+
+def test_install_writes_the_module_and_its_pth_and_prunes_old_entries(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    old, recent = cache / "old", cache / "recent"
+    old.write_bytes(b"x")
+    recent.write_bytes(b"x")
+    stale = time.time() - (ansiballz_bytecode.KEEP_DAYS + 1) * 86400
+    os.utime(old, (stale, stale))
+    monkeypatch.setattr(ansiballz_bytecode, "CACHE", str(cache))
+    purelib = tmp_path / "site-packages"
+    purelib.mkdir()
+    ansiballz_bytecode.install(str(purelib))
+    module = purelib / ("%s.py" % ansiballz_bytecode.MODULE)
+    assert module.read_bytes() == open(ansiballz_bytecode.__file__, "rb").read()
+    assert (purelib / ("%s.pth" % ansiballz_bytecode.MODULE)).read_text() == (
+        "import {0}; {0}.enable()\n".format(ansiballz_bytecode.MODULE))
+    assert sorted(os.listdir(cache)) == ["recent"]
+
+
+def test_make_setup_enabled_it_in_the_venv():
+    if not sys.prefix.startswith(os.path.join(REPO, ".venv")) and os.path.realpath(sys.prefix) != os.path.realpath(
+            os.path.join(REPO, ".venv")):
+        pytest.fail("the unit tests run in the project's venv (make unit): %s" % sys.prefix)
+    assert zipimport._compile_source.__module__ == ansiballz_bytecode.MODULE
+
+
+@pytest.mark.parametrize("setting, enabled", [(None, True), ("1", True), ("0", False)])
+def test_the_environment_can_turn_it_off(monkeypatch, setting, enabled):
+    monkeypatch.setattr(zipimport, "_compile_source", zipimport._compile_source)
+    monkeypatch.setattr(ansiballz_bytecode, "_compile_source", zipimport._compile_source)
+    if setting is None:
+        monkeypatch.delenv("COBALTCORE_ANSIBALLZ_BYTECODE", raising=False)
+    else:
+        monkeypatch.setenv("COBALTCORE_ANSIBALLZ_BYTECODE", setting)
+    ansiballz_bytecode.enable()
+    assert (zipimport._compile_source is ansiballz_bytecode.cached_compile) is enabled
