@@ -42,9 +42,9 @@ def _key(source):
     return digest.hexdigest()
 
 
-def cached_compile(pathname, source, cache=None):
+def cached_compile(pathname, source):
     """zipimport's compile of `source`, from the cache when an earlier run compiled the same text."""
-    path = os.path.join(cache or CACHE, _key(source))
+    path = os.path.join(CACHE, _key(source))
     try:
         with open(path, "rb") as handle:
             code = marshal.loads(handle.read())

@@ -57,13 +57,21 @@ _PLAYBOOK_SECONDS = []
 _TASK_SECONDS = {}
 
 
+def callback_seconds(entry):
+    """Seconds of a JSON-callback play or task (its `duration`), or None when it has no end."""
+    duration = entry.get("duration") or {}
+    if not (duration.get("start") and duration.get("end")):
+        return None
+    # The callback writes UTC with a Z (Python 3.11 reads it).
+    return (datetime.fromisoformat(duration["end"]) - datetime.fromisoformat(duration["start"])).total_seconds()
+
+
 def _count_playbook_run(out, seconds):
     _PLAYBOOK_SECONDS.append(seconds)
     for play in out.get("plays", []):
         for task in play.get("tasks", []):
-            duration = task["task"].get("duration") or {}
-            if duration.get("start") and duration.get("end"):
-                took = (datetime.fromisoformat(duration["end"]) - datetime.fromisoformat(duration["start"])).total_seconds()
+            took = callback_seconds(task["task"])
+            if took is not None:
                 count, total = _TASK_SECONDS.get(task["task"]["name"], (0, 0.0))
                 _TASK_SECONDS[task["task"]["name"]] = (count + 1, total + took)
 
@@ -511,13 +519,11 @@ class Region(object):
 
 def play_seconds(out):
     """[(play name, seconds)] of a JSON-callback run, in order (a phase's plays share its name prefix)."""
-    def stamp(text):
-        return datetime.fromisoformat(text)  # the callback writes UTC with a Z (Python 3.11 reads it)
     result = []
     for play in out.get("plays", []):
-        duration = play["play"].get("duration") or {}
-        if duration.get("start") and duration.get("end"):
-            result.append((play["play"]["name"], (stamp(duration["end"]) - stamp(duration["start"])).total_seconds()))
+        seconds = callback_seconds(play["play"])
+        if seconds is not None:
+            result.append((play["play"]["name"], seconds))
     return result
 
 
