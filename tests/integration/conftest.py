@@ -269,6 +269,23 @@ def objects(cluster, resource, namespace=None):
     raise AssertionError("unreachable")
 
 
+def get_object(cluster, *args):
+    """One object as JSON (`kubectl get ... -o json`), or None when the API server says NotFound.
+
+    Any other failure is retried as `objects` retries (a loaded lab answers 429/503 or times out now
+    and then) and raised at last: a busy API server must not read as an absent object."""
+    for attempt in range(4):
+        proc = lab_kubectl(cluster, "get", *args, "-o", "json", check=False)
+        if proc.returncode == 0:
+            return json.loads(proc.stdout)
+        if "(NotFound)" in proc.stderr:
+            return None
+        if attempt == 3:
+            raise AssertionError("kubectl get %s: %s" % (" ".join(args), proc.stderr.strip()))
+        time.sleep(1 + 2 * attempt)
+    raise AssertionError("unreachable")
+
+
 def writes():
     """{(cluster, resource): writes} for what phases 1-2 write."""
     return dict(((cluster, resource), apiserver_writes(cluster, resource))
@@ -420,8 +437,7 @@ RUN_LOCK = "cobaltcore-run-lab"  # the lab region's Lease (docs/run-lock.md)
 
 def run_lock():
     """The region run lock's Lease on the management cluster, or None."""
-    proc = lab_kubectl("management-cluster", "-n", "kube-system", "get", "lease", RUN_LOCK, "-o", "json", check=False)
-    return json.loads(proc.stdout) if proc.returncode == 0 else None
+    return get_object("management-cluster", "-n", "kube-system", "lease", RUN_LOCK)
 
 
 def run_lock_holder():

@@ -8,12 +8,11 @@ import uuid
 
 import pytest
 
-from conftest import kubectl, run_playbook, task_results
+from conftest import get_object, run_playbook, task_results
 from regionlab import config
 
 pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
 
-GARDEN = config.STATE / "kubeconfig" / "garden.yaml"
 PROJECT = "gm%s" % uuid.uuid4().hex[:6]
 NAMESPACE = "garden-%s" % PROJECT
 SHOOT = "gm-shoot"
@@ -39,8 +38,7 @@ def shoot_task(**options):
 
 
 def live_shoot():
-    proc = kubectl(GARDEN, "-n", NAMESPACE, "get", "shoot", SHOOT, "-o", "json", check=False)
-    return json.loads(proc.stdout) if proc.returncode == 0 else None
+    return get_object("garden", "-n", NAMESPACE, "shoot", SHOOT)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from conftest import REPO, failures, kubectl, lab_kubectl, run_playbook, task_results
+from conftest import REPO, failures, get_object, kubectl, lab_kubectl, run_playbook, task_results
 from regionlab import config, processes
 from regionlab import kube as labkube
 from test_tenants import spec_state, tenant_state
@@ -45,8 +45,7 @@ def play(playbook, *args):
 
 
 def live_claim(namespace, name):
-    proc = lab_kubectl(MGMT, "-n", namespace, "get", "openstackclusters.c5c3.io", name, "-o", "json", check=False)
-    return json.loads(proc.stdout) if proc.returncode == 0 else None
+    return get_object(MGMT, "-n", namespace, "openstackclusters.c5c3.io", name)
 
 
 def conditions(namespace, name):

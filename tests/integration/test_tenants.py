@@ -13,7 +13,7 @@ import base64
 import json
 import time
 
-from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, TENANT_Q, TENANT_R, failures, keystone_admin,
+from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, TENANT_Q, TENANT_R, failures, get_object, keystone_admin,
                       keystone_endpoint, kubectl, lab_kubectl, objects, play_seconds, run_playbook, secrets_of,
                       task_results, token_status)
 from regionlab import config
@@ -138,9 +138,8 @@ def rook_key(pool, client):
 
 
 def copied_key(namespace, name):
-    proc = kubectl(config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST), "-n", namespace, "get", "secret", name,
-                   "-o", "json", check=False)
-    return json.loads(proc.stdout)["data"] if proc.returncode == 0 else None
+    secret = get_object(REGION_HOST, "-n", namespace, "secret", name)
+    return secret["data"] if secret else None
 
 
 def cp_kubeconfig():
