@@ -26,7 +26,7 @@ $(VENV_STAMP): requirements.txt requirements-dev.txt
 	rm -f $(VENV)/.stamp-*
 	touch $@
 
-# The venv's Python keeps the bytecode of the AnsiballZ modules' sources (lab/ansiballz_bytecode.py).
+# The venv's Python keeps the bytecode of the AnsiballZ modules' and the collection loader's sources (lab/ansiballz_bytecode.py).
 BYTECODE_HOOK := $(VENV)/.bytecode-hook-$(shell sha256sum lab/ansiballz_bytecode.py | cut -c1-16)
 $(BYTECODE_HOOK): $(VENV_STAMP)
 	$(VENV)/bin/python lab/ansiballz_bytecode.py install

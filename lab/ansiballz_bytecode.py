@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A bytecode cache for the Python that runs Ansible's modules on this machine (the venv's).
+"""A bytecode cache for the venv's Python: the AnsiballZ modules' sources and the collection loader's.
 
 Every module Ansible runs is an AnsiballZ zip, and Python compiles each source it imports from a
 zip anew (zipimport writes no .pyc): about 0.15 CPU-s per module run for ansible.module_utils.basic
@@ -17,10 +17,18 @@ with the cache falls back to compiling.
 as a module of site-packages and a .pth that imports it when the interpreter starts. The cache
 lives in the venv (`<venv>/ansiballz-bytecode`), as the venv's own bytecode does.
 `COBALTCORE_ANSIBALLZ_BYTECODE=0` in the environment turns it off for a run.
+
+The controller has the same cost: ansible-core's collection loader compiles every plugin and
+module_utils source of a collection when it imports it (it writes no .pyc either), and each of
+ansible-playbook's forked workers imports them anew; a task whose arguments use one of the
+collection's filters imports the filter files until it finds the filter. The same cache serves
+that loader's compile (the same call as zipimport's), patched when the loader's module is imported.
 """
 from __future__ import annotations
 
+import builtins
 import hashlib
+import importlib.util
 import marshal
 import os
 import sys
@@ -33,6 +41,7 @@ from importlib.util import MAGIC_NUMBER
 MODULE = "cobaltcore_ansiballz_bytecode"
 CACHE = os.path.join(sys.prefix, "ansiballz-bytecode")
 KEEP_DAYS = 14  # `install` removes entries older than this (sources of earlier commits)
+COLLECTION_LOADER = "ansible.utils.collection_loader._collection_finder"
 
 _compile_source = zipimport._compile_source  # pylint: disable=protected-access
 
@@ -64,10 +73,40 @@ def cached_compile(pathname, source):
     return code
 
 
+def loader_compile(source, filename, mode, flags=0, dont_inherit=False, optimize=-1):
+    """`compile` as the collection loader's module sees it: its one call (a file's bytes, exec, no
+    inherited flags) is zipimport's compile and comes from the cache; any other call is the builtin's."""
+    if isinstance(source, bytes) and mode == "exec" and not flags and dont_inherit and optimize == -1:
+        return cached_compile(filename, source)
+    return builtins.compile(source, filename, mode, flags, dont_inherit, optimize)
+
+
+class CollectionLoaderPatch:
+    """A meta path finder that only watches for the collection loader's module and gives it `loader_compile`."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != COLLECTION_LOADER:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_patch(module):
+            exec_module(module)
+            module.compile = loader_compile  # a module global comes before the builtin
+
+        spec.loader.exec_module = exec_and_patch
+        return spec
+
+
 def enable():
-    """Called by the .pth at start-up; COBALTCORE_ANSIBALLZ_BYTECODE=0 leaves zipimport as it is (to compare)."""
+    """Called by the .pth at start-up; COBALTCORE_ANSIBALLZ_BYTECODE=0 leaves both compiles as they are (to compare)."""
     if os.environ.get("COBALTCORE_ANSIBALLZ_BYTECODE", "1") != "0":
         zipimport._compile_source = cached_compile  # pylint: disable=protected-access
+        if COLLECTION_LOADER not in sys.modules:
+            sys.meta_path.insert(0, CollectionLoaderPatch())
 
 
 def install(purelib):

@@ -1,13 +1,15 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The venv's bytecode cache for sources imported from zips (lab/ansiballz_bytecode.py): a source
-text is compiled once, a later zip with the same text gets the same code under its own file name,
-another text or a damaged entry is compiled, and `make setup` installed it into the venv."""
+"""The venv's bytecode cache for sources imported from zips and by the collection loader
+(lab/ansiballz_bytecode.py): a source text is compiled once, a later zip or file with the same text
+gets the same code under its own file name, another text or a damaged entry is compiled, and
+`make setup` installed it into the venv."""
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import importlib.util
 import os
+import subprocess
 import sys
 import time
 import traceback
@@ -137,5 +139,47 @@ def test_the_environment_can_turn_it_off(monkeypatch, setting, enabled):
         monkeypatch.delenv("COBALTCORE_ANSIBALLZ_BYTECODE", raising=False)
     else:
         monkeypatch.setenv("COBALTCORE_ANSIBALLZ_BYTECODE", setting)
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.delitem(sys.modules, ansiballz_bytecode.COLLECTION_LOADER, raising=False)
     ansiballz_bytecode.enable()
     assert (zipimport._compile_source is ansiballz_bytecode.cached_compile) is enabled
+    patches = [f for f in sys.meta_path if isinstance(f, ansiballz_bytecode.CollectionLoaderPatch)]
+    assert len(patches) == (1 if enabled else 0)
+
+
+def test_the_collection_loaders_compile_of_a_file_is_cached_and_any_other_compile_is_the_builtins(tmp_path, compiles):
+    source = (SOURCE % 3).encode()
+    first = ansiballz_bytecode.loader_compile(source=source, filename="/a/plugin.py", mode="exec", flags=0,
+                                              dont_inherit=True)
+    again = ansiballz_bytecode.loader_compile(source=source, filename="/b/plugin.py", mode="exec", flags=0,
+                                              dont_inherit=True)
+    assert compiles == ["/a/plugin.py"]
+    assert (first.co_filename, again.co_filename) == ("/a/plugin.py", "/b/plugin.py")
+    namespace = {}
+    exec(again, namespace)  # pylint: disable=exec-used
+    assert namespace["VALUE"] == 3
+    # Not the loader's call (text, another mode, inherited flags): the builtin compiles, nothing is cached.
+    assert ansiballz_bytecode.loader_compile("1 + 1", "<expr>", "eval").co_filename == "<expr>"
+    ansiballz_bytecode.loader_compile(source, "/c/plugin.py", "exec")
+    assert compiles == ["/a/plugin.py"] and len(os.listdir(tmp_path / "cache")) == 1
+
+
+COLLECTION_IMPORT = """
+import sys
+from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+import ansible.utils.collection_loader._collection_finder as finder_module
+_AnsibleCollectionFinder(paths=[sys.argv[1]])._install()
+from ansible_collections.lab.probe.plugins.module_utils import probe
+print(getattr(finder_module, "compile", compile).__module__, probe.VALUE)
+"""
+
+
+@pytest.mark.parametrize("setting, compiler", [("1", ansiballz_bytecode.MODULE), ("0", "builtins")])
+def test_a_fresh_interpreter_imports_collection_code_through_the_cache(tmp_path, setting, compiler):
+    utils = tmp_path / "ansible_collections" / "lab" / "probe" / "plugins" / "module_utils"
+    utils.mkdir(parents=True)
+    (utils / "probe.py").write_text("VALUE = %r\n" % str(tmp_path))
+    env = dict(os.environ, COBALTCORE_ANSIBALLZ_BYTECODE=setting)
+    out = subprocess.run([sys.executable, "-c", COLLECTION_IMPORT, str(tmp_path)], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == [compiler, str(tmp_path)]
