@@ -7,14 +7,30 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import copy
+from collections.abc import Mapping
+
+
+def plain_copy(value):
+    """A deep copy of JSON-like data in plain types: any mapping a dict, a list or tuple a list, a str
+    subclass a str. Ansible's lazily templated containers carry their templating context, which
+    copy.deepcopy copies too (seconds for a region's settings); this copies only the data."""
+    if isinstance(value, Mapping):
+        return dict((plain_copy(key), plain_copy(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [plain_copy(item) for item in value]
+    if isinstance(value, str):
+        return str.__str__(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return copy.deepcopy(value)
 
 
 def deep_merge(base, override):
-    """A copy of base with override's keys; mappings merge key by key, anything else is replaced."""
-    result = copy.deepcopy(base)
+    """A plain copy of base with override's keys; mappings merge key by key, anything else is replaced."""
+    result = plain_copy(base)
     for key, value in (override or {}).items():
-        if isinstance(value, dict) and isinstance(result.get(key), dict):
+        if isinstance(value, Mapping) and isinstance(result.get(key), dict):
             result[key] = deep_merge(result[key], value)
         else:
-            result[key] = copy.deepcopy(value)
+            result[key] = plain_copy(value)
     return result

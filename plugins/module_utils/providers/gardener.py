@@ -11,7 +11,6 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import base64
-import copy
 import datetime
 import re
 
@@ -21,7 +20,7 @@ except ImportError:  # the modules report it when they need it
     yaml = None
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.mappings import deep_merge
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.mappings import deep_merge, plain_copy
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
@@ -106,7 +105,7 @@ def shoot_spec(pool, settings, region_name):
             spec["provider"]["infrastructureConfig" if key == "infrastructure_config" else "controlPlaneConfig"] = value
     # Flux arrives with the Shoot (phase 3 installs the operators through it); flux: false opts out.
     extensions = [] if settings.get("flux") is False else [flux.shoot_flux_extension(settings.get("flux"))]
-    extensions += copy.deepcopy(settings.get("extensions") or []) + copy.deepcopy(own.get("extensions") or [])
+    extensions += plain_copy(settings.get("extensions") or []) + plain_copy(own.get("extensions") or [])
     if extensions:
         spec["extensions"] = extensions
     return spec
@@ -158,7 +157,7 @@ def shoot_manifest(shoot, namespace):
         metadata["labels"] = labels
     if shoot.get("annotations"):
         metadata["annotations"] = dict(shoot["annotations"])
-    return {"apiVersion": API_VERSION, "kind": "Shoot", "metadata": metadata, "spec": copy.deepcopy(shoot["spec"])}
+    return {"apiVersion": API_VERSION, "kind": "Shoot", "metadata": metadata, "spec": plain_copy(shoot["spec"])}
 
 
 def kubeconfig_paths(shoots, hostvars):
