@@ -257,33 +257,27 @@ def lab_kubectl(cluster, *args, check=True):
     return kubectl(config.STATE / "kubeconfig" / ("%s.yaml" % cluster), *args, check=check)
 
 
-def objects(cluster, resource, namespace=None):
-    """The items of a LIST; retried a few times, as any client retries a busy API server (a loaded
-    machine makes the lab's answer with 429/503 or time out now and then); the last error is raised."""
-    args = ["get", resource, "-o", "json"] + (["-n", namespace] if namespace else [])
-    for attempt in range(4):
-        proc = lab_kubectl(cluster, *args, check=attempt == 3)
-        if proc.returncode == 0:
-            return json.loads(proc.stdout)["items"]
-        time.sleep(1 + 2 * attempt)
-    raise AssertionError("unreachable")
+def get_object(cluster, *args, missing_ok=True):
+    """`kubectl get ... -o json` parsed; None when the API server says NotFound (with missing_ok).
 
-
-def get_object(cluster, *args):
-    """One object as JSON (`kubectl get ... -o json`), or None when the API server says NotFound.
-
-    Any other failure is retried as `objects` retries (a loaded lab answers 429/503 or times out now
-    and then) and raised at last: a busy API server must not read as an absent object."""
+    Retried a few times, as any client retries a busy API server (a loaded machine makes the lab's answer
+    with 429/503 or time out now and then); the last error is raised: a busy API server must not read as
+    an absent object."""
     for attempt in range(4):
         proc = lab_kubectl(cluster, "get", *args, "-o", "json", check=False)
         if proc.returncode == 0:
             return json.loads(proc.stdout)
-        if "(NotFound)" in proc.stderr:
+        if missing_ok and "(NotFound)" in proc.stderr:
             return None
         if attempt == 3:
             raise AssertionError("kubectl get %s: %s" % (" ".join(args), proc.stderr.strip()))
         time.sleep(1 + 2 * attempt)
     raise AssertionError("unreachable")
+
+
+def objects(cluster, resource, namespace=None):
+    """The items of a LIST (get_object's retries; a NotFound is an error too)."""
+    return get_object(cluster, resource, *(["-n", namespace] if namespace else []), missing_ok=False)["items"]
 
 
 def writes():
