@@ -19,8 +19,9 @@ What the keystone-operator stand-in (keystone_operator.py) runs for a Keystone C
 The keys are generated here, as upstream's keystone-operator generates them itself into the
 <name>-fernet-keys and <name>-credential-keys Secrets (32 random bytes, URL-safe base64; no
 keystone-manage fernet_setup/credential_setup). `keystone-manage db_sync` and `keystone-manage
-bootstrap` run as processes of their own, as the operator's Jobs run them; the admin password
-reaches bootstrap through OS_BOOTSTRAP_PASSWORD, never argv.
+bootstrap` run as processes of their own, as the operator's Jobs run them (forked from a process that
+imported keystone once: keystone_manage.py); the admin password reaches bootstrap through
+OS_BOOTSTRAP_PASSWORD, never argv.
 """
 
 import base64
@@ -28,7 +29,6 @@ import json
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -36,6 +36,7 @@ from pathlib import Path
 import requests
 
 from .. import config, memcached, pki, processes
+from . import keystone_manage
 
 PREFIX = "keystone-cr."
 CACHE_PREFIX = "keystone-cache-cr."  # each one's memcached (not under PREFIX: its name would not parse)
@@ -206,10 +207,8 @@ class Instance:
         """A started `keystone-manage --config-file <conf> <args>`; (process, file with its stderr)."""
         self.start_cache()
         errors = tempfile.TemporaryFile()
-        proc = subprocess.Popen(
-            [str(VENV_BIN / "keystone-manage"), "--config-file", str(self.conf)] + list(args),
-            stdout=subprocess.DEVNULL, stderr=errors, stdin=subprocess.DEVNULL,
-            env=dict(os.environ, PYTHONWARNINGS="ignore", **(env or {})))
+        proc = keystone_manage.start([str(VENV_BIN / "keystone-manage"), "--config-file", str(self.conf)] + list(args),
+                                     dict(os.environ, PYTHONWARNINGS="ignore"), env or {}, errors)
         return proc, errors
 
     def bootstrap_args(self, admin_user, region, public_url):
