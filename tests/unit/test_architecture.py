@@ -38,7 +38,7 @@ CLIENT_FILES = {
     "providers.ovn_api",
 }
 # Libraries that open connections or need Ansible's module runtime: pure files import none.
-CLIENT_LIBRARIES = ("kubernetes", "urllib3", "requests", "openstack", "keystoneauth1",
+CLIENT_LIBRARIES = ("kubernetes", "urllib3", "http.client", "requests", "openstack", "keystoneauth1",
                     "ansible.module_utils.basic", "ansible_collections.openstack", "ansible_collections.kubernetes")
 
 

@@ -5,39 +5,33 @@
 Auth options and their K8S_AUTH_* environment variables are those of
 kubernetes.core, so one module_defaults group serves both collections; the
 collection's own loader (k8s.kubeconfig) reads them and the kubeconfig, and
-requests go over urllib3 directly: the kubernetes package (about half of a
-module's start-up) is imported only for users with a legacy `auth-provider`.
-Discovery is lazy and per group-version (one small request each, cached for
-the call, refreshed when a kind is missing, e.g. right after its CRD was
-applied), instead of the full discovery kubernetes.core runs in every task.
+requests go over the standard library's http.client, on keep-alive connections
+(urllib3, a tenth of a module's start-up, is imported only to reach the server
+through a proxy; the kubernetes package, about half of it, only for users with a
+legacy `auth-provider`). Discovery is lazy and per group-version (one small
+request each, cached for the call, refreshed when a kind is missing, e.g. right
+after its CRD was applied), instead of the full discovery kubernetes.core runs
+in every task.
 """
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import base64
+import http.client
 import json
 import os
 import random
 import shutil
+import ssl
 import tempfile
 import threading
 import time
 
 try:
-    from urllib.parse import quote, urlencode
+    from urllib.parse import quote, urlencode, urlsplit
 except ImportError:  # pragma: no cover - Python 2 is not supported
-    quote = urlencode = None
-
-try:
-    import ssl
-    import urllib3
-    from urllib3._collections import HTTPHeaderDict  # urllib3 1.26 has it here only
-    from urllib3.util.ssl_ import create_urllib3_context
-    HAS_URLLIB3 = True
-    URLLIB3_IMPORT_ERROR = None
-except ImportError as exc:  # pragma: no cover - reported by the client
-    HAS_URLLIB3 = False
-    URLLIB3_IMPORT_ERROR = exc
+    quote = urlencode = urlsplit = None
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import kubeconfig
@@ -92,7 +86,11 @@ def ssl_context(endpoint, cert_data=None, key_data=None):
     Certificates given as data go through files in a private directory (the ssl module loads
     them from files only) that is removed as soon as the context holds them.
     """
-    context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED if endpoint.verify else ssl.CERT_NONE)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if not endpoint.verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
     if endpoint.verify:
         try:
             if endpoint.ca_data:
@@ -129,26 +127,124 @@ def _private_file(directory, name, text):
     return path
 
 
-def pool_manager(endpoint, context):
-    """One urllib3 pool manager for the endpoint, through its proxy if it has one."""
-    options = dict(maxsize=POOL_SIZE, block=False)
-    if endpoint.is_https:
-        options.update(ssl_context=context, cert_reqs="CERT_REQUIRED" if endpoint.verify else "CERT_NONE")
-        if endpoint.tls_server_name:
-            options["server_hostname"] = endpoint.tls_server_name
-        if not endpoint.verify:
-            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-    if not endpoint.proxy:
-        return urllib3.PoolManager(**options)
-    headers = urllib3.util.make_headers(**endpoint.proxy_headers) if endpoint.proxy_headers else None
-    if endpoint.proxy.lower().startswith("socks"):
+class TransportError(Exception):
+    """The request got no answer (connection refused or reset, timeout, TLS failure)."""
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    """HTTPS whose TLS server name (SNI and the certificate's name) may differ from the host connected to."""
+
+    def __init__(self, host, port, timeout, context, server_hostname):
+        http.client.HTTPSConnection.__init__(self, host, port, timeout=timeout, context=context)
+        self.server_hostname = server_hostname or host
+
+    def connect(self):
+        http.client.HTTPConnection.connect(self)
+        self.sock = self._context.wrap_socket(self.sock, server_hostname=self.server_hostname)
+
+
+class ConnectionPool:
+    """Keep-alive connections to one API server over http.client: one per request in flight (apply's
+    workers), reused after it."""
+
+    def __init__(self, endpoint, context):
+        url = urlsplit(endpoint.host)
+        self.https = url.scheme == "https"
+        self.hostname, self.port = url.hostname, url.port
+        self.prefix = url.path.rstrip("/")  # a server URL may carry a path (a proxying API gateway)
+        self.context, self.server_hostname = context, endpoint.tls_server_name
+        self.idle = []
+        self.lock = threading.Lock()
+
+    def _connect(self, timeout):
+        if self.https:
+            return _HTTPSConnection(self.hostname, self.port, timeout, self.context, self.server_hostname)
+        return http.client.HTTPConnection(self.hostname, self.port, timeout=timeout)
+
+    def request(self, method, path, body, headers, timeout):
+        """(status, headers, data) of one request; a kept-alive connection the server closed meanwhile is
+        replaced once, as any HTTP client does."""
+        for attempt in (0, 1):
+            with self.lock:
+                conn = self.idle.pop() if self.idle else None
+            reused = conn is not None
+            conn = conn or self._connect(timeout)
+            try:
+                conn.putrequest(method, self.prefix + path, skip_accept_encoding=True)
+                for name, value in headers:
+                    conn.putheader(name, value)
+                if body is not None:
+                    conn.putheader("Content-Length", str(len(body)))
+                conn.endheaders(body)
+                response = conn.getresponse()
+                data = response.read()
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                if reused and attempt == 0 and isinstance(exc, (ConnectionError, http.client.RemoteDisconnected)):
+                    continue
+                raise TransportError("%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__)
+            if response.will_close:
+                conn.close()
+            else:
+                with self.lock:
+                    self.idle.append(conn)
+            return response.status, response.headers, data
+        raise TransportError("no connection")  # pragma: no cover - the loop returns or raises
+
+    def clear(self):
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for conn in idle:
+            conn.close()
+
+
+class ProxyPool:
+    """The server through an HTTP(S) or SOCKS proxy: urllib3's proxy managers, imported for such users only."""
+
+    def __init__(self, endpoint, context):
         try:
-            from urllib3.contrib.socks import SOCKSProxyManager
+            import urllib3
         except ImportError as exc:
-            raise KubeError("%s: the SOCKS proxy %s needs the Python package PySocks: %s"
-                            % (endpoint.source, endpoint.proxy, exc))
-        return SOCKSProxyManager(endpoint.proxy, headers=headers, **options)
-    return urllib3.ProxyManager(endpoint.proxy, proxy_headers=headers, **options)
+            raise KubeError("%s: the proxy %s needs the Python package urllib3: %s" % (endpoint.source, endpoint.proxy, exc))
+        self.urllib3 = urllib3
+        self.host = endpoint.host.rstrip("/")
+        options = dict(maxsize=POOL_SIZE, block=False)
+        if endpoint.is_https:
+            options.update(ssl_context=context, cert_reqs="CERT_REQUIRED" if endpoint.verify else "CERT_NONE")
+            if endpoint.tls_server_name:
+                options["server_hostname"] = endpoint.tls_server_name
+            if not endpoint.verify:
+                urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+        headers = urllib3.util.make_headers(**endpoint.proxy_headers) if endpoint.proxy_headers else None
+        if endpoint.proxy.lower().startswith("socks"):
+            try:
+                from urllib3.contrib.socks import SOCKSProxyManager
+            except ImportError as exc:
+                raise KubeError("%s: the SOCKS proxy %s needs the Python package PySocks: %s"
+                                % (endpoint.source, endpoint.proxy, exc))
+            self.manager = SOCKSProxyManager(endpoint.proxy, headers=headers, **options)
+        else:
+            self.manager = urllib3.ProxyManager(endpoint.proxy, proxy_headers=headers, **options)
+
+    def request(self, method, path, body, headers, timeout):
+        from urllib3._collections import HTTPHeaderDict  # urllib3 1.26 has it here only
+        fields = HTTPHeaderDict()
+        for name, value in headers:
+            fields.add(name, value)
+        try:
+            response = self.manager.request(method, self.host + path, body=body, headers=fields, timeout=timeout,
+                                            retries=False, preload_content=True)
+        except self.urllib3.exceptions.HTTPError as exc:
+            raise TransportError(str(exc))
+        return response.status, response.headers, response.data
+
+    def clear(self):
+        self.manager.clear()
+
+
+def connection_pool(endpoint, context):
+    """The endpoint's connections: direct, or through its proxy."""
+    return ProxyPool(endpoint, context) if endpoint.proxy else ConnectionPool(endpoint, context)
 
 
 def legacy_auth_provider(endpoint):
@@ -184,19 +280,17 @@ class KubeClient:
     """Raw REST over one connection pool, with retries, request counts and lazy discovery."""
 
     def __init__(self, auth, retries=8, backoff=0.5, request_timeout=30, retry_budget=60):
-        if not HAS_URLLIB3:
-            raise KubeError("the Python package urllib3 is required: %s" % URLLIB3_IMPORT_ERROR)
         try:
             self.endpoint = kubeconfig.resolve(auth)
         except InputError as exc:
             raise KubeError("cannot load Kubernetes credentials: %s" % exc)
         self.host = self.endpoint.host.rstrip("/")
-        self.headers = HTTPHeaderDict({"Accept": "application/json", "User-Agent": FIELD_MANAGER})
+        self.headers = [("Accept", "application/json"), ("User-Agent", FIELD_MANAGER)]
         if self.endpoint.impersonate_user:
-            self.headers["Impersonate-User"] = self.endpoint.impersonate_user
+            self.headers.append(("Impersonate-User", self.endpoint.impersonate_user))
         for group in self.endpoint.impersonate_groups:
             # One header per group: the API server does not split a comma-separated value.
-            self.headers.add("Impersonate-Group", group)
+            self.headers.append(("Impersonate-Group", group))
         self._credential = None
         self._legacy_headers = legacy_auth_provider(self.endpoint) if self.endpoint.auth_provider else None
         self._auth_lock = threading.Lock()
@@ -204,7 +298,7 @@ class KubeClient:
         if self.endpoint.exec_plugin:
             self._refresh_credential()
         else:
-            self.pool = pool_manager(self.endpoint, ssl_context(self.endpoint) if self.endpoint.is_https else None)
+            self.pool = connection_pool(self.endpoint, ssl_context(self.endpoint) if self.endpoint.is_https else None)
         self.retries = retries
         self.backoff = backoff
         self.request_timeout = request_timeout
@@ -230,7 +324,7 @@ class KubeClient:
                 context = None
                 if self.endpoint.is_https:
                     context = ssl_context(self.endpoint, credential.cert_data, credential.key_data)
-                self.pool = pool_manager(self.endpoint, context)
+                self.pool = connection_pool(self.endpoint, context)
             self._credential = credential
 
     def _auth_headers(self):
@@ -245,8 +339,8 @@ class KubeClient:
         if self._legacy_headers is not None:
             headers.update(self._legacy_headers())
         if self.endpoint.username and self.endpoint.password:
-            headers.update(urllib3.util.make_headers(
-                basic_auth="%s:%s" % (self.endpoint.username, self.endpoint.password)))
+            basic = "%s:%s" % (self.endpoint.username, self.endpoint.password)
+            headers["Authorization"] = "Basic " + base64.b64encode(basic.encode("utf-8")).decode("ascii")
         return headers
 
     def close(self):
@@ -262,36 +356,32 @@ class KubeClient:
         """
         if self._unreachable is not None:
             raise self._unreachable
-        url = self.host + path
-        if query:
-            url += "?" + urlencode(query)
+        target = path + ("?" + urlencode(query) if query else "")
         payload = None
         if body is not None:
-            payload = json.dumps(body)
+            payload = json.dumps(body).encode("utf-8")
         attempt = 0
         reauthenticated = False
         deadline = time.time() + self.retry_budget
         while True:
             attempt += 1
             credential = self._credential
-            headers = HTTPHeaderDict(self.headers)
-            headers.update(self._auth_headers())
+            headers = self.headers + list(self._auth_headers().items())
             if payload is not None:
-                headers["Content-Type"] = content_type
+                headers.append(("Content-Type", content_type))
             with self._lock:
                 self.requests[method] = self.requests.get(method, 0) + 1
             try:
-                response = self.pool.request(method, url, body=payload, headers=headers,
-                                             timeout=self.request_timeout, retries=False, preload_content=True)
-            except urllib3.exceptions.HTTPError as exc:
+                status, response_headers, raw = self.pool.request(method, target, payload, headers,
+                                                                  self.request_timeout)
+            except TransportError as exc:
                 if attempt <= self.retries and self._sleep(attempt, None, deadline):
                     continue
                 # Later requests of this call (other objects, other workers) fail at once.
                 self._unreachable = KubeError("cannot reach the API server at %s after %d attempts: %s"
                                               % (self.host, attempt, exc), request=_describe(method, path))
                 raise self._unreachable
-            status = response.status
-            data = _decode(response.data)
+            data = _decode(raw)
             if status < 400 or status in allow:
                 return status, data
             if status == 401 and self.endpoint.exec_plugin and not reauthenticated:
@@ -300,7 +390,7 @@ class KubeClient:
                 self._refresh_credential(credential)
                 continue
             if (status in RETRY_STATUSES and not _permanent(status, content_type, data) and attempt <= self.retries
-                    and self._sleep(attempt, response.headers.get("Retry-After"), deadline)):
+                    and self._sleep(attempt, response_headers.get("Retry-After"), deadline)):
                 continue
             raise api_error(method, path, status, data)
 

@@ -112,7 +112,8 @@ class Handler(BaseHTTPRequestHandler):
             cert = self.connection.getpeercert()
             if cert:
                 peer = dict(item[0] for item in cert["subject"])
-        seen = {"method": self.command, "path": self.path, "headers": self.headers, "body": body, "peer": peer}
+        seen = {"method": self.command, "path": self.path, "headers": self.headers, "body": body, "peer": peer,
+                "client_port": self.client_address[1]}
         status, payload, headers = self.server.api.answer(seen)
         raw = json.dumps(payload).encode() if payload is not None else b""
         self.send_response(status)
@@ -584,7 +585,7 @@ def test_a_legacy_auth_provider_user_goes_through_the_kubernetes_package(api, mo
     assert token not in str(err.value)
 
 
-def test_the_common_case_does_not_import_the_kubernetes_package(api, tmp_path):
+def test_the_common_case_imports_neither_the_kubernetes_package_nor_urllib3(api, tmp_path):
     # A fresh interpreter: this test process has imported kubernetes already (the test above).
     api.route("GET", PATH, OK)
     path = tmp_path / "config.json"
@@ -594,12 +595,28 @@ def test_the_common_case_does_not_import_the_kubernetes_package(api, tmp_path):
         from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeClient
         client = KubeClient({"kubeconfig": %r})
         assert client.request("GET", %r)[0] == 200
-        print(sorted(m for m in sys.modules if m.split(".")[0] in ("kubernetes", "yaml", "requests")))
+        print(sorted(m for m in sys.modules if m.split(".")[0] in ("kubernetes", "yaml", "requests", "urllib3")))
         """ % (str(path), PATH))
     import subprocess
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_requests_of_a_call_share_a_kept_alive_connection_and_a_closed_one_is_replaced(api):
+    api.route("GET", PATH, OK)
+    client = make_client(api.url)
+    ports = set()
+    for dummy in range(3):
+        assert client.request("GET", PATH)[0] == 200
+        ports.add(api.seen[-1]["client_port"])
+    assert len(ports) == 1
+    # The server drops idle connections (a restart, its idle timeout): the next request opens another one.
+    for conn in client.pool.idle:
+        conn.sock.shutdown(socket.SHUT_RDWR)
+    assert client.request("GET", PATH)[0] == 200
+    assert api.seen[-1]["client_port"] not in ports
+    assert client.requests == {"GET": 4}
 
 
 # -- proxies ----------------------------------------------------------------------------------------------------
