@@ -42,7 +42,8 @@ def test_site_through_ansible_runner_transmit_worker_process(region):
     # The service clusters' kubeconfigs are the credential's injected files (preflight looks at each; the job's
     # preflight ran before the build fetched the Shoots' kubeconfigs, so theirs were not there yet).
     service = ("garden", "baremetal", "management-cluster")
-    looked = dict((e["event_data"]["host"], e["event_data"]["res"]["stat"].get("path")) for e in events
+    looked = dict((e["event_data"]["host"], e["event_data"]["res"]["ansible_facts"]["preflight_kubeconfig_path"])
+                  for e in events
                   if e["event"] == "runner_on_ok" and e["event_data"].get("task") == "Look for the cluster's kubeconfig"
                   and e["event_data"]["role"] == "preflight" and e["event_data"]["host"] in service)
     assert looked == {

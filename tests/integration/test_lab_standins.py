@@ -518,16 +518,17 @@ def test_shoot_spec_change_reconciles(env):
 
 
 def test_shoot_failure_injection(env):
-    obj = wait_for(lambda: shoot_obj(env, "fail"), "Shoot Failed", 10,
+    obj = wait_for(lambda: shoot_obj(env, "fail"), "Shoot Failed", 15,
                    until=lambda o: (status(o).get("lastOperation") or {}).get("state") == "Failed")
     failed = [t for (name, (unused, state, unused_too)), t in env["recorders"]["shoots"].when.items()
               if name == env["names"]["fail"] and state == "Failed"]
     took = min(failed) - env["created"]["fail"]
     # A configuration problem fails the first attempt: no retry (state Error) before Failed. The time only bounds
-    # the stand-in's own pace (a few shoot_steps, beside the module's other Shoots, on a loaded machine).
+    # the stand-in's own pace (a few shoot_steps, beside the module's other Shoots, on a loaded machine: CI saw
+    # 6.4 s with molecule's converge beside it); a retry would show as state Error.
     ops = env["recorders"]["shoots"].seen[env["names"]["fail"]]
     assert not [op for op in ops if op[1] == "Error"], ops
-    assert took < 6, "Failed only %.1fs after creation" % took
+    assert took < 15, "Failed only %.1fs after creation" % took
     st = status(obj)
     task = "Waiting until shoot infrastructure has been reconciled"
     (error,) = st["lastErrors"]

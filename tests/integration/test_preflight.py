@@ -21,7 +21,7 @@ def test_preflight_passes_on_every_lab_cluster(lab, region):
     found = task_results(out, "Look for the cluster's kubeconfig")
     # On the built region every Shoot's kubeconfig has been fetched: each cluster is reached with its own.
     assert set(facts) == set(found) == set(lab["clusters"])
-    assert all(result["stat"]["exists"] for result in found.values()), found
+    assert all(result["ansible_facts"]["preflight_kubeconfig_exists"] is True for result in found.values()), found
     for host, result in facts.items():
         assert result["ansible_facts"]["preflight_problems"] == []
         assert result["ansible_facts"]["preflight_server_version"] == lab["clusters"][host]["version"]
