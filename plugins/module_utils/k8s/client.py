@@ -91,7 +91,7 @@ def ssl_context(endpoint, cert_data=None, key_data=None):
     if not endpoint.verify:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    if endpoint.verify:
+    else:
         try:
             if endpoint.ca_data:
                 context.load_verify_locations(cadata=endpoint.ca_data)
