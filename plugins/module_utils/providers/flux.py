@@ -13,11 +13,10 @@ real Flux installs in dependsOn order.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import copy
 import re
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.mappings import deep_merge
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.mappings import deep_merge, plain_copy
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
@@ -79,7 +78,7 @@ def merged_table(table, overrides):
         if not isinstance(entry, dict):
             problems.append(problem("operators[%d]" % index, "must be a mapping"))
             continue
-        entries.append(copy.deepcopy(entry))
+        entries.append(plain_copy(entry))
         if entry.get("name") is not None:
             by_name.setdefault(entry["name"], entries[-1])
     if not isinstance(overrides or {}, dict):
@@ -93,7 +92,7 @@ def merged_table(table, overrides):
             by_name[name].clear()
             by_name[name].update(merged)
         else:
-            entries.append(dict(fields, name=name))
+            entries.append(dict(plain_copy(fields), name=name))
     return entries, problems
 
 
@@ -272,7 +271,7 @@ def release_manifest(entry, namespaces, helm_wait=True, flux_namespace=FLUX_NAME
     if entry.get("depends_on"):
         spec["dependsOn"] = [{"name": dep, "namespace": namespaces[dep]} for dep in entry["depends_on"]]
     if entry.get("values"):
-        spec["values"] = copy.deepcopy(entry["values"])
+        spec["values"] = plain_copy(entry["values"])
     return {"apiVersion": HELM_API_VERSION, "kind": "HelmRelease",
             "metadata": {"name": entry["name"], "namespace": entry["namespace"], "labels": _labels()},
             "spec": spec}

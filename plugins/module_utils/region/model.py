@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster, naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.mappings import plain_copy
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import (
     index_path, join_path, validate)
 
@@ -131,7 +132,7 @@ class Pool(object):
     def __init__(self, kind, data):
         self.kind = kind
         self.name = data["name"]
-        self.data = copy.deepcopy(dict(data))
+        self.data = plain_copy(data)
 
     @property
     def labels(self):

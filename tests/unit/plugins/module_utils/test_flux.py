@@ -12,6 +12,8 @@ import yaml
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux, gardener
 
+from test_mappings import LazyDict  # pylint: disable=import-error
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 DEFAULTS = yaml.safe_load(open(os.path.join(ROOT, "roles", "infra_operators", "defaults", "main.yml")))
 TABLE = DEFAULTS["infra_operators_table"]
@@ -117,6 +119,25 @@ def test_manifests_follow_the_seed():
     assert release["spec"]["values"] == {"replicas": 2}
     waiting = flux.manifests(flux.releases_for(table, ["g"]), REPOS)[-1]
     assert "disableWait" not in waiting["spec"]["install"]
+
+
+def lazy(value):
+    if isinstance(value, dict):
+        return LazyDict((key, lazy(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return [lazy(item) for item in value]
+    return value
+
+
+def test_a_filters_lazy_table_overrides_and_values_are_copied_by_their_data():
+    overrides = {"app": {"values": {"replicas": 3}}, "extra": entry("extra", values={"a": {"b": 1}})}
+    table = [entry("crds"), entry("app", depends_on=["crds"], values={"replicas": 2, "nested": {"x": 1}})]
+    expected = flux.validated_table(table, overrides, REPOS)
+    merged = flux.validated_table(lazy(table), lazy(overrides), lazy(REPOS))
+    assert merged == expected
+    objects = flux.manifests(flux.releases_for(lazy(expected), ["g"]), REPOS)
+    values = dict((o["metadata"]["name"], o["spec"].get("values")) for o in objects if o["kind"] == "HelmRelease")
+    assert values == {"crds": None, "app": {"replicas": 3, "nested": {"x": 1}}, "extra": {"a": {"b": 1}}}
 
 
 def test_version_changes_and_what_waits_behind_a_release():

@@ -34,6 +34,14 @@ class LazyMapping(Mapping):
         raise AssertionError("the container was deep-copied, not its data")
 
 
+class LazyDict(dict):
+    """Like Ansible's lazily templated dicts, which filters get (a dict subclass): copy.deepcopy would copy
+    their templating context too."""
+
+    def __deepcopy__(self, memo):
+        raise AssertionError("the container was deep-copied, not its data")
+
+
 def test_plain_copy_makes_plain_containers_and_strs_and_shares_nothing():
     inner = {"cidr": TaggedStr("10.0.0.0/16"), "list": [1, (2, 3)]}
     value = LazyMapping({"networking": LazyMapping(inner), "flag": True, "none": None, "ratio": 1.5})

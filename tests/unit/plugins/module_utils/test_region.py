@@ -9,6 +9,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model impor
     CONTROL_PLANE, HYPERVISOR, STORAGE, Region, build_region, region_from_inventory)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
+from test_mappings import LazyDict  # pylint: disable=import-error
+
 MINIMAL = {"name": "eu-de-1", "hypervisor_pools": ["hv-pool-a", "hv-pool-b"],
            "storage_pools": ["st-pool-a", {"name": "st-pool-b"}]}
 
@@ -44,6 +46,12 @@ def test_full_model_round_trips():
         "storage_pools": [{"name": "st-pool-a"}, {"name": "st-pool-b"}],
     }
     assert build_region(model).to_dict() == model
+
+
+def test_pools_of_lazy_inventory_data_are_copied_by_their_data():
+    region = build_region(LazyDict(MINIMAL, storage_pools=["st-pool-a", LazyDict(name="st-pool-b", labels=LazyDict(a="b"))]))
+    assert region.pool("st-pool-b").to_dict() == {"name": "st-pool-b", "labels": {"a": "b"}}
+    assert type(region.pool("st-pool-b").labels) is dict
 
 
 def test_a_region_object_is_taken_as_it_is():
