@@ -77,7 +77,7 @@ lint: setup ## ansible-lint, production profile; antsibull-docs' lint of the plu
 sanity: setup ## ansible-test sanity on a copy of the collection
 	tests/sanity.sh
 
-# INTEGRATION_MARKERS: a pytest -m expression; tests/suite.sh runs "not lab_only", then "lab_only" beside molecule.
+# INTEGRATION_MARKERS: a pytest -m expression; tests/suite.sh runs "not lab_only", then the "lab_only" tests beside molecule.
 integration: debian-packages lab-build ## integration tests against the lab (starts and stops it unless already up)
 	pytest $(PYTEST_DURATIONS) $(if $(INTEGRATION_MARKERS),-m "$(INTEGRATION_MARKERS)") tests/integration
 

@@ -4,7 +4,7 @@
 # scenarios") and their playbook runs take the region's run lock in turn. Each scenario's output is kept
 # in a log and printed when it ends, with one `molecule:` line per scenario; the exit status is the first
 # failure's. `tests/molecule.sh default` runs only `default`, `tests/molecule.sh others` only the others
-# (tests/suite.sh runs the lab-only integration tests beside `default`).
+# (tests/suite.sh runs the lab-only integration tests beside both parts).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit
 logs=.cache/test-logs

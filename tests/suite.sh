@@ -34,30 +34,28 @@ if [ "$lab_status" = 0 ]; then
   .venv/bin/python -m regionlab running || started=1
   if "$make" --no-print-directory lab-up >/dev/null; then
     # The region's tests first (one converged region), then the lab-only tests (conftest.LAB_ONLY: objects of
-    # their own, nothing the region's tests count or the scenarios read) beside molecule's default scenario,
-    # whose converge and idempotence find the region converged; the other scenarios inject faults, so last.
+    # their own, nothing the region's tests count or the scenarios read) in two halves: those that write
+    # standins.yaml (conftest.STANDINS_MARK) beside molecule's default scenario, whose converge and idempotence
+    # find the region converged; the others beside the other scenarios, which inject faults through standins.yaml.
     "$make" --no-print-directory integration INTEGRATION_MARKERS="not lab_only" || lab_status=$?
     echo "suite: integration (the region's tests) $(( $(date +%s) - start ))s (exit $lab_status)"
-    if [ "$lab_status" = 0 ]; then
+    for part in default others; do
+      [ "$lab_status" = 0 ] || break
+      if [ "$part" = default ]; then markers="lab_only and standins"; else markers="lab_only and not standins"; fi
       start=$(date +%s)
-      lab_only_log="$logs/integration-lab-only.log"
+      lab_only_log="$logs/integration-lab-only-$part.log"
       ( begun=$(date +%s); status=0
-        "$make" --no-print-directory integration INTEGRATION_MARKERS=lab_only || status=$?
-        echo "suite: integration (lab-only tests, beside molecule default) $(( $(date +%s) - begun ))s (exit $status)"
+        "$make" --no-print-directory integration INTEGRATION_MARKERS="$markers" || status=$?
+        echo "suite: integration ($markers, beside molecule $part) $(( $(date +%s) - begun ))s (exit $status)"
         exit "$status" ) > "$lab_only_log" 2>&1 &
       lab_only=$!
-      "$make" --no-print-directory molecule MOLECULE_PART=default || lab_status=$?
+      "$make" --no-print-directory molecule MOLECULE_PART=$part || lab_status=$?
       lab_only_status=0
       wait "$lab_only" || lab_only_status=$?
       cat "$lab_only_log"
       [ "$lab_status" = 0 ] && lab_status=$lab_only_status
-      echo "suite: lab-only tests beside molecule default $(( $(date +%s) - start ))s (exit $lab_status)"
-      if [ "$lab_status" = 0 ]; then
-        start=$(date +%s)
-        "$make" --no-print-directory molecule MOLECULE_PART=others || lab_status=$?
-        echo "suite: molecule's other scenarios $(( $(date +%s) - start ))s (exit $lab_status)"
-      fi
-    fi
+      echo "suite: lab-only tests ($markers) beside molecule $part $(( $(date +%s) - start ))s (exit $lab_status)"
+    done
   else
     lab_status=1
   fi

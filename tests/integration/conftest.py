@@ -32,16 +32,35 @@ import awx_job  # noqa: E402
 # that the region's tests count or the molecule scenarios read. `make test` runs these beside molecule's
 # default scenario (tests/suite.sh); `make integration` runs every test in one session.
 LAB_ONLY = "lab_only"
+# standins: a lab-only test that writes the lab's standins.yaml (delays, injected failures). molecule's other
+# scenarios write it too (they inject faults), so `make test` runs these beside `default` and the other lab-only
+# tests beside the other scenarios.
+STANDINS_MARK = "standins"
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", LAB_ONLY + ": needs only the lab and touches only objects of its own")
+    config.addinivalue_line("markers", STANDINS_MARK + ": writes the lab's standins.yaml (never beside a scenario "
+                                                       "that injects faults)")
+
+
+def _writes_standins(path, seen={}):  # pylint: disable=dangerous-default-value
+    """Whether a test file touches the stand-ins' settings file (by its name in the lab's config or on disk)."""
+    if path not in seen:
+        text = Path(path).read_text()
+        seen[path] = "STANDINS" in text or "standins.yaml" in text
+    return seen[path]
 
 
 def pytest_collection_modifyitems(items):
     wrong = [item.nodeid for item in items if item.get_closest_marker(LAB_ONLY) and "region" in item.fixturenames]
     if wrong:
         raise pytest.UsageError("marked %s but using the region fixture: %s" % (LAB_ONLY, ", ".join(wrong)))
+    unmarked = sorted(set(str(item.path) for item in items if item.get_closest_marker(LAB_ONLY)
+                          and not item.get_closest_marker(STANDINS_MARK) and _writes_standins(item.path)))
+    if unmarked:
+        raise pytest.UsageError("marked %s and touching standins.yaml but not marked %s: %s"
+                                % (LAB_ONLY, STANDINS_MARK, ", ".join(unmarked)))
 
 
 _FILE_SECONDS = {}

@@ -15,7 +15,7 @@ import yaml
 from regionlab import config, standins
 from test_lab_standins import CONFIRM, CORE, FAIL, GARDEN, MERGE, Api, wait_for
 
-pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
+pytestmark = [pytest.mark.lab_only, pytest.mark.standins]  # conftest.LAB_ONLY, conftest.STANDINS_MARK
 
 TOKEN = uuid.uuid4().hex[:5]
 PROJECT = "shoot-op-%s" % TOKEN

@@ -36,7 +36,7 @@ if COLLECTIONS not in sys.path:
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate  # noqa: E402
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener, ironcore  # noqa: E402
 
-pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
+pytestmark = [pytest.mark.lab_only, pytest.mark.standins]  # conftest.LAB_ONLY, conftest.STANDINS_MARK
 
 TOKEN = uuid.uuid4().hex[:5]
 PREFIX = "standin-test-%s" % TOKEN

@@ -17,7 +17,7 @@ from test_lab_standins import BAREMETAL, METAL, Api, Recorder, bmc, bmc_secret, 
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 
-pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
+pytestmark = [pytest.mark.lab_only, pytest.mark.standins]  # conftest.LAB_ONLY, conftest.STANDINS_MARK
 
 SCALE = 1.0 / 120
 NAME = "timing-test-%s" % uuid.uuid4().hex[:5]

@@ -51,7 +51,7 @@ def test_full_model_round_trips():
 def test_pools_of_lazy_inventory_data_are_copied_by_their_data():
     region = build_region(LazyDict(MINIMAL, storage_pools=["st-pool-a", LazyDict(name="st-pool-b", labels=LazyDict(a="b"))]))
     assert region.pool("st-pool-b").to_dict() == {"name": "st-pool-b", "labels": {"a": "b"}}
-    assert type(region.pool("st-pool-b").labels) is dict
+    assert region.pool("st-pool-b").labels.__class__ is dict
 
 
 def test_a_region_object_is_taken_as_it_is():
