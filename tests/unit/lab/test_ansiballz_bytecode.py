@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import importlib.util
 import os
+import pathlib
 import subprocess
 import sys
 import time
@@ -139,12 +140,15 @@ def test_the_environment_can_turn_it_off(monkeypatch, setting, enabled):
         monkeypatch.delenv("COBALTCORE_ANSIBALLZ_BYTECODE", raising=False)
     else:
         monkeypatch.setenv("COBALTCORE_ANSIBALLZ_BYTECODE", setting)
+    monkeypatch.delenv("COBALTCORE_ANSIBALLZ_ZIPS", raising=False)
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
     monkeypatch.delitem(sys.modules, ansiballz_bytecode.COLLECTION_LOADER, raising=False)
+    monkeypatch.delitem(sys.modules, ansiballz_bytecode.MODULE_COMMON, raising=False)
     ansiballz_bytecode.enable()
     assert (zipimport._compile_source is ansiballz_bytecode.cached_compile) is enabled
-    patches = [f for f in sys.meta_path if isinstance(f, ansiballz_bytecode.CollectionLoaderPatch)]
-    assert len(patches) == (1 if enabled else 0)
+    patches = sorted(f.name for f in sys.meta_path if isinstance(f, ansiballz_bytecode.ImportPatch))
+    assert patches == (sorted([ansiballz_bytecode.COLLECTION_LOADER, ansiballz_bytecode.MODULE_COMMON])
+                       if enabled else [])
 
 
 def test_the_collection_loaders_compile_of_a_file_is_cached_and_any_other_compile_is_the_builtins(tmp_path, compiles):
@@ -183,3 +187,58 @@ def test_a_fresh_interpreter_imports_collection_code_through_the_cache(tmp_path,
     out = subprocess.run([sys.executable, "-c", COLLECTION_IMPORT, str(tmp_path)], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
     assert out == [compiler, str(tmp_path)]
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_zips_directory_follows_every_source_a_zip_is_built_from(tmp_path):
+    core_utils = tmp_path / "site" / "ansible" / "module_utils"
+    _write(core_utils / "basic.py", "BASIC = 1\n")
+    (tmp_path / "site" / "ansible-12.3.0.dist-info").mkdir()
+    collection = tmp_path / "ansible_collections" / "ns" / "coll" / "plugins"
+    module = _write(collection / "modules" / "thing.py", "from ..module_utils import util\n")
+    other = _write(collection / "modules" / "other.py", "OTHER = 1\n")
+    util = _write(collection / "module_utils" / "sub" / "util.py", "UTIL = 1\n")
+    first = ansiballz_bytecode.zips_directory(module, str(core_utils))
+    assert first == ansiballz_bytecode.zips_directory(module, str(core_utils))
+    assert first.startswith(os.path.join(ansiballz_bytecode.ZIPS, ""))
+    seen = {first}
+    for path, text in ((util, "UTIL = 22\n"), (other, "OTHER = 22\n"), (module, "# edited\n"),
+                       (str(core_utils / "basic.py"), "BASIC = 22\n")):
+        _write(pathlib.Path(path), text)
+        seen.add(ansiballz_bytecode.zips_directory(module, str(core_utils)))
+    (tmp_path / "site" / "ansible-12.4.0.dist-info").mkdir()
+    seen.add(ansiballz_bytecode.zips_directory(module, str(core_utils)))
+    assert len(seen) == 6
+    # A module outside a collection's plugins/modules: its own file counts.
+    loose = _write(tmp_path / "library" / "loose.py", "A = 1\n")
+    before = ansiballz_bytecode.zips_directory(loose, str(core_utils))
+    _write(pathlib.Path(loose), "A = 22\n")
+    assert ansiballz_bytecode.zips_directory(loose, str(core_utils)) != before
+
+
+def test_a_modules_zip_is_built_once_for_every_run_until_its_sources_change(tmp_path):
+    """Two ansible runs of the same module: the second uses the zip the first built in the venv."""
+    def ping(**env):
+        run_env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(tmp_path / "local"), **env)
+        proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible"), "-i", "localhost,", "-c",
+                               "local", "localhost", "-m", "ansible.builtin.ping", "-e",
+                               "ansible_python_interpreter=%s" % sys.executable], env=run_env, capture_output=True,
+                              text=True, check=False)
+        assert proc.returncode == 0 and "pong" in proc.stdout, proc.stdout + proc.stderr
+    from ansible.executor import module_common  # pylint: disable=import-outside-toplevel
+    core = os.path.dirname(os.path.dirname(module_common.__file__))
+    directory = ansiballz_bytecode.zips_directory(os.path.join(core, "modules", "ping.py"),
+                                                  os.path.join(core, "module_utils"))
+    zip_path = os.path.join(directory, "ansiballz_cache", "ansible.modules.ping-ZIP_DEFLATED-none")
+    ping()
+    built = os.stat(zip_path).st_mtime_ns
+    ping()
+    assert os.stat(zip_path).st_mtime_ns == built
+    os.unlink(zip_path)
+    ping(COBALTCORE_ANSIBALLZ_ZIPS="0")
+    assert not os.path.exists(zip_path)
