@@ -276,14 +276,14 @@ def lab_kubectl(cluster, *args, check=True):
     return kubectl(config.STATE / "kubeconfig" / ("%s.yaml" % cluster), *args, check=check)
 
 
-def get_object(cluster, *args, missing_ok=True):
-    """`kubectl get ... -o json` parsed; None when the API server says NotFound (with missing_ok).
+def read_json(kubeconfig, *args, missing_ok=True):
+    """`kubectl get ... -o json` with a kubeconfig, parsed; None when the API server says NotFound (with missing_ok).
 
     Retried a few times, as any client retries a busy API server (a loaded machine makes the lab's answer
     with 429/503 or time out now and then); the last error is raised: a busy API server must not read as
     an absent object."""
     for attempt in range(4):
-        proc = lab_kubectl(cluster, "get", *args, "-o", "json", check=False)
+        proc = kubectl(kubeconfig, "get", *args, "-o", "json", check=False)
         if proc.returncode == 0:
             return json.loads(proc.stdout)
         if missing_ok and "(NotFound)" in proc.stderr:
@@ -292,6 +292,11 @@ def get_object(cluster, *args, missing_ok=True):
             raise AssertionError("kubectl get %s: %s" % (" ".join(args), proc.stderr.strip()))
         time.sleep(1 + 2 * attempt)
     raise AssertionError("unreachable")
+
+
+def get_object(cluster, *args, missing_ok=True):
+    """read_json with the lab's own admin kubeconfig of a cluster."""
+    return read_json(config.STATE / "kubeconfig" / ("%s.yaml" % cluster), *args, missing_ok=missing_ok)
 
 
 def objects(cluster, resource, namespace=None):
@@ -360,7 +365,7 @@ def delete_namespace(kubeconfig, namespace, timeout=600, on_wait=None):
     started = time.time()
     polls = 0
     while time.time() < started + timeout:
-        if kubectl(kubeconfig, "get", "namespace", namespace, check=False).returncode != 0:
+        if read_json(kubeconfig, "namespace", namespace) is None:
             return True
         polls += 1
         if on_wait and polls % 5 == 0:
@@ -407,7 +412,7 @@ def empty_region():
     assert remove_openstack_cluster(config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST), REGION_NAMESPACE)
     wait_until(lambda: not objects("garden", "shoots", PROJECT_NAMESPACE), 60, "Shoots gone")
     wait_until(lambda: not objects("baremetal", "servers") and not objects("baremetal", "bmcs"), 60, "Servers gone")
-    wait_until(lambda: lab_kubectl("baremetal", "get", "namespace", CLAIMS_NAMESPACE, check=False).returncode != 0,
+    wait_until(lambda: get_object("baremetal", "namespace", CLAIMS_NAMESPACE) is None,
                60, "claims namespace gone")
     shutil.rmtree(PRIVATE, ignore_errors=True)
 
@@ -516,11 +521,11 @@ def token_status(auth_url, clouds_yaml, cloud):
 
 
 def secret_data(kubeconfig, name, namespace=REGION_NAMESPACE):
-    """The decoded data of a Secret, None when it does not exist."""
-    proc = kubectl(kubeconfig, "-n", namespace, "get", "secret", name, "-o", "json", check=False)
-    if proc.returncode != 0:
+    """The decoded data of a Secret, None when the API server says it does not exist (read_json's retries)."""
+    secret = read_json(kubeconfig, "-n", namespace, "secret", name)
+    if secret is None:
         return None
-    return dict((k, base64.b64decode(v).decode()) for k, v in json.loads(proc.stdout).get("data", {}).items())
+    return dict((k, base64.b64decode(v).decode()) for k, v in (secret.get("data") or {}).items())
 
 
 class Run(object):

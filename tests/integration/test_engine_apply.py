@@ -9,7 +9,7 @@ import uuid
 import pytest
 import yaml
 
-from conftest import apiserver_writes, kubectl, run_playbook, run_tasks
+from conftest import apiserver_writes, kubectl, read_json, run_playbook, run_tasks
 from regionlab import config
 
 HOST = "management-cluster"
@@ -104,7 +104,7 @@ def test_check_mode_writes_nothing_and_reports_what_would_change(lab, namespace,
     assert rc == 0 and result["changed"]
     assert {r["name"]: r["result"] for r in result["results"]} == {"existing": "configured", "new": "created"}
     assert apiserver_writes(HOST, "configmaps") == before
-    assert kubectl(kc, "get", "-n", namespace, "configmap", "new", check=False).returncode != 0
+    assert read_json(kc, "-n", namespace, "configmap", "new") is None
     live = json.loads(kubectl(kc, "get", "-n", namespace, "configmap", "existing", "-o", "json").stdout)
     assert live["data"] == {"a": "1"}
 

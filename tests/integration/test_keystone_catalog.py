@@ -20,7 +20,8 @@ import yaml
 
 from conftest import (KORC_KINDS, KORC_RESOURCES, REGION_HOST as HOST, REGION_NAMESPACE as NAMESPACE, REPO,
                       delete_namespace as _delete_namespace, keystone_admin as _admin, keystone_endpoint as _endpoint, kubectl,
-                      remove_openstack_cluster as _remove_cluster, run_playbook, run_tasks, token_status)
+                      read_json, remove_openstack_cluster as _remove_cluster, run_playbook, run_tasks,
+                      secret_data as _secret, token_status)
 from regionlab import config
 from regionlab import keystone as lab_keystone
 
@@ -58,13 +59,6 @@ def _failed_task(out):
 
 def _korc_objects(kubeconfig, namespace=NAMESPACE):
     return json.loads(kubectl(kubeconfig, "-n", namespace, "get", KORC_RESOURCES, "-o", "json").stdout)["items"]
-
-
-def _secret(kubeconfig, name, namespace=NAMESPACE):
-    proc = kubectl(kubeconfig, "-n", namespace, "get", "secret", name, "-o", "json", check=False)
-    if proc.returncode != 0:
-        return None
-    return dict((k, base64.b64decode(v).decode()) for k, v in json.loads(proc.stdout).get("data", {}).items())
 
 
 def _force_cleanup(kubeconfig, namespace, admin):
@@ -317,7 +311,7 @@ def test_a_cluster_without_controlplane_fails_naming_it_and_check_mode_writes_no
     try:
         rc, out = run_playbook(PLAYBOOK, "--check", *_vars(cp_kubeconfig, keystone_bootstrap_namespace=namespace))
         assert rc == 0 and out["stats"][HOST]["changed"] > 0  # it would create the namespace and the password
-        assert kubectl(cp_kubeconfig, "get", "namespace", namespace, check=False).returncode != 0
+        assert read_json(cp_kubeconfig, "namespace", namespace) is None
         rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_namespace=namespace,
                                                 keystone_bootstrap_keystone_timeout=3))
         assert rc != 0

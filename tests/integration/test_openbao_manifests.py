@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from conftest import kubectl, run_tasks
+from conftest import kubectl, read_json, run_tasks
 
 HOST = "lab-control-plane"
 LABELS = {"app.kubernetes.io/managed-by": "c5c3.cobaltcore"}
@@ -79,7 +79,7 @@ def test_push_secret_and_external_secret_are_stored_and_idempotent(lab, namespac
     stored = _get(kc, namespace, "externalsecrets.v1.external-secrets.io", "k-orc-clouds-yaml")
     assert stored["apiVersion"] == "external-secrets.io/v1" and stored["spec"] == spec
     # No controller in the lab: nothing creates the target Secret.
-    assert kubectl(kc, "-n", namespace, "get", "secret", "k-orc-clouds-yaml", check=False).returncode != 0
+    assert read_json(kc, "-n", namespace, "secret", "k-orc-clouds-yaml") is None
 
     rc, tasks = run_tasks(_tasks()[1:], tmp_path, hosts=HOST, extra_vars=extra)
     again = tasks["apply"][HOST]

@@ -91,7 +91,7 @@ def management(region):
 def test_check_mode_installs_nothing_and_the_run_installs_the_crd(management):
     rc, out = play(TENANTS_PLAY, "--check", *SOURCE)
     assert rc == 0, failures(out)
-    assert lab_kubectl(MGMT, "get", "crd", CRD, check=False).returncode != 0
+    assert get_object(MGMT, "crd", CRD) is None
     rc, out = play(TENANTS_PLAY, *SOURCE)
     assert rc == 0, failures(out)
     crd = json.loads(lab_kubectl(MGMT, "get", "crd", CRD, "-o", "json").stdout)
