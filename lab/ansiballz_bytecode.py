@@ -137,12 +137,12 @@ def _tree_stamps(root):
 
 
 def _bundle_version(site_packages):
-    """The `ansible` package's version (its collections): the name of its dist-info; '' without one."""
+    """The `ansible` package's version (its collections): the names of its dist-info directories."""
     try:
         return sorted(name for name in os.listdir(site_packages)
                       if name.startswith("ansible-") and name[8:9].isdigit() and name.endswith(".dist-info"))
     except OSError:
-        return ""
+        return []
 
 
 def zips_directory(module_path, module_utils_root):
@@ -166,7 +166,7 @@ def patch_module_common(module):
     for the module's current sources while it looks for or builds one."""
     find_module_utils = module._find_module_utils  # pylint: disable=protected-access
     constants = module.C
-    module_utils_root = os.path.dirname(module.__file__).rsplit(os.sep, 1)[0] + os.sep + "module_utils"
+    module_utils_root = os.path.join(os.path.dirname(os.path.dirname(module.__file__)), "module_utils")
 
     def cached_find_module_utils(**kwargs):
         try:

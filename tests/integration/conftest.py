@@ -2,6 +2,7 @@
 region converged on it once per session (the `region` fixture) for every test that only reads it."""
 
 import base64
+import functools
 import json
 import os
 import re
@@ -30,7 +31,7 @@ import awx_job  # noqa: E402
 
 # lab_only: a test that needs only the lab (no converged region) and touches only objects of its own, none
 # that the region's tests count or the molecule scenarios read. `make test` runs these beside molecule's
-# default scenario (tests/suite.sh); `make integration` runs every test in one session.
+# scenarios (tests/suite.sh, split by STANDINS_MARK); `make integration` runs every test in one session.
 LAB_ONLY = "lab_only"
 # standins: a lab-only test that writes the lab's standins.yaml (delays, injected failures). molecule's other
 # scenarios write it too (they inject faults), so `make test` runs these beside `default` and the other lab-only
@@ -44,12 +45,11 @@ def pytest_configure(config):
                                                        "that injects faults)")
 
 
-def _writes_standins(path, seen={}):  # pylint: disable=dangerous-default-value
+@functools.lru_cache(maxsize=None)
+def _writes_standins(path):
     """Whether a test file touches the stand-ins' settings file (by its name in the lab's config or on disk)."""
-    if path not in seen:
-        text = Path(path).read_text()
-        seen[path] = "STANDINS" in text or "standins.yaml" in text
-    return seen[path]
+    text = Path(path).read_text()
+    return "STANDINS" in text or "standins.yaml" in text
 
 
 def pytest_collection_modifyitems(items):
