@@ -634,6 +634,7 @@ class CareController:
         while True:
             self.wake.clear()
             try:
+                self.settings.refresh()
                 wait = self.reconcile()
             except Exception:  # noqa: BLE001 -- keeps running, as the stand-ins' loop
                 loop.log("care: pass failed:\n%s" % traceback.format_exc())

@@ -13,6 +13,8 @@ from . import settings
 # Watches wake the loop on every change and timed steps set their own wake-up; the resync only
 # covers a watch that broke unnoticed.
 RESYNC = 10.0
+# A pass longer than this is logged: timed steps fall behind by as much.
+SLOW_PASS = 3.0
 
 
 def log(message):
@@ -72,6 +74,10 @@ class Controller:
     def delay(self, name):
         return self.settings.get().delay(name)
 
+    def watched_files(self):
+        """The settings files a pass reads (refreshed at its start)."""
+        return [self.settings]
+
     # Loop ----------------------------------------------------------------------
 
     def reconcile(self):
@@ -82,24 +88,34 @@ class Controller:
         deadline = time.monotonic() + seconds
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or self.wake.wait(min(left, 0.25)) or self.settings.changed():
+            if left <= 0 or self.wake.wait(min(left, 0.25)) or any(w.changed() for w in self.watched_files()):
                 return
+
+    def one_pass(self):
+        """The settings files as they are now (the whole pass sees this version; _wait ends for a later
+        change), then reconcile."""
+        self.wake.clear()
+        self.next_due = RESYNC
+        for watched in self.watched_files():
+            watched.refresh()
+        self.reconcile()
 
     def run(self):
         log("%s: started (pid %d)" % (self.name, os.getpid()))
         first = True
         while True:
-            self.wake.clear()
-            self.next_due = RESYNC
+            began = time.monotonic()
             try:
-                self.settings.get()  # (re)read now, so that _wait only ends for a later change
-                self.reconcile()
+                self.one_pass()
                 if first:
                     ready_file(self.name).write_text("%d\n" % os.getpid())
                     first = False
             except Exception:  # noqa: BLE001 -- a stand-in keeps running and tries again
                 log("%s: pass failed:\n%s" % (self.name, traceback.format_exc()))
                 self.next_due = 1.0
+            took = time.monotonic() - began
+            if took > SLOW_PASS:
+                log("%s: a pass took %.1fs" % (self.name, took))
             self._wait(self.next_due)
             time.sleep(0.02)  # let a burst of events settle into one pass
 

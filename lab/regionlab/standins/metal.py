@@ -152,6 +152,9 @@ class MetalOperator(loop.Controller):
 
     # Pass ----------------------------------------------------------------------
 
+    def watched_files(self):
+        return [self.settings, self.machines]
+
     def reconcile(self):
         k = self.kube
         self.bmcs = {_name(o): o for o in k.list(path(GV, "bmcs"))}

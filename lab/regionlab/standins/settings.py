@@ -1,4 +1,4 @@
-"""Delays, injected failures and the lab's machines: YAML files re-read when they change.
+"""Delays, injected failures and the lab's machines: YAML files re-read at a pass's start when they changed.
 
 $COBALTCORE_LAB_DIR/standins.yaml (optional):
 
@@ -66,7 +66,12 @@ LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
 
 
 class Watched:
-    """A YAML file, parsed again whenever its mtime or size changes; a broken edit keeps the last good value."""
+    """A YAML file, read again by refresh() when its mtime or size changed; a broken edit keeps the last good value.
+
+    get() returns what the last refresh() read: a stand-in refreshes at the start of a pass, so the whole pass
+    sees one version of the file, and a change during the pass ends the wait after it (changed()) instead of
+    reaching only the objects the pass had left.
+    """
 
     def __init__(self, path, parse, log):
         self.path = path
@@ -76,18 +81,23 @@ class Watched:
         self.value = parse({})
 
     def _stamp(self):
+        """(mtime, size), None when absent; "writing" for an empty file: yaml.safe_dump never writes nothing,
+        so it is a writer's truncation before its content (write_text is not atomic) and counts as no change."""
         try:
             stat = os.stat(self.path)
         except FileNotFoundError:
             return None
+        if stat.st_size == 0:
+            return "writing"
         return (stat.st_mtime_ns, stat.st_size)
 
     def changed(self):
-        return self._stamp() != self.stamp
-
-    def get(self):
         stamp = self._stamp()
-        if stamp != self.stamp:
+        return stamp != "writing" and stamp != self.stamp
+
+    def refresh(self):
+        stamp = self._stamp()
+        if stamp != "writing" and stamp != self.stamp:
             try:
                 data = yaml.safe_load(open(self.path).read()) if stamp else {}
                 self.value = self.parse(data or {})
@@ -95,6 +105,11 @@ class Watched:
             except (OSError, yaml.YAMLError, TypeError, ValueError, AttributeError) as exc:
                 self.log("ignoring %s: %s" % (self.path, exc))
             self.stamp = stamp
+        return self.value
+
+    def get(self):
+        if self.stamp == "unread":
+            self.refresh()
         return self.value
 
 
