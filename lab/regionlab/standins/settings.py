@@ -92,12 +92,11 @@ class Watched:
         return (stat.st_mtime_ns, stat.st_size)
 
     def changed(self):
-        stamp = self._stamp()
-        return stamp != "writing" and stamp != self.stamp
+        return self._stamp() not in ("writing", self.stamp)
 
     def refresh(self):
         stamp = self._stamp()
-        if stamp != "writing" and stamp != self.stamp:
+        if stamp not in ("writing", self.stamp):
             try:
                 data = yaml.safe_load(open(self.path).read()) if stamp else {}
                 self.value = self.parse(data or {})
