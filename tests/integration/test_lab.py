@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import api_reads
 from conftest import REPO, kubectl, read_json, run_playbook, run_tasks, task_results
 from regionlab import build, config, flux, keystone, processes
 
@@ -23,6 +24,34 @@ def test_every_cluster_reports_the_built_kubernetes_version(lab, kubeconfigs):
         out = json.loads(kubectl(path, "version", "-o", "json").stdout)
         assert out["serverVersion"]["gitVersion"] == config.KUBERNETES_VERSION, name
         assert out["serverVersion"]["minor"] == config.KUBERNETES_VERSION.split(".")[1]
+
+
+def test_the_tests_reads_answer_as_kubectl_get_does(lab, kubeconfigs):
+    """api_reads (read_json's kept-alive reads) prints what `kubectl get -o json` prints, or leaves the form to it."""
+    path = kubeconfigs["management-cluster"]
+    forms = [("namespaces",), ("namespace", "kube-system"), ("-n", "kube-system", "leases"), ("crd",),
+             ("customresourcedefinitions.apiextensions.k8s.io", "helmreleases.helm.toolkit.fluxcd.io"),
+             ("configmaps", "-A", "--field-selector", "metadata.name=kube-root-ca.crt"),
+             ("namespaces", "-l", "kubernetes.io/metadata.name=flux-system"),
+             ("helmrepositories.source.toolkit.fluxcd.io", "-A"), ("deployments", "-n", "flux-system")]
+    for args in forms:
+        proc = kubectl(path, "get", *args, "-o", "json")
+        direct = api_reads.reader("management-cluster").get(args)
+        # Leases and the like are renewed between the two reads: compare all but resourceVersions.
+        assert _without_versions(direct) == _without_versions(json.loads(proc.stdout)), args
+    assert api_reads.reader("management-cluster").get(("namespace", "no-such-namespace")) is api_reads.NOT_FOUND
+    for unsupported in (("pods,services",), ("namespace/kube-system",), ("pods", "-o", "name"), ("no-such-kind",)):
+        with pytest.raises(api_reads.Unsupported):
+            api_reads.reader("management-cluster").get(unsupported)
+    assert read_json(path, "namespace", "no-such-namespace") is None
+
+
+def _without_versions(value):
+    if isinstance(value, dict):
+        return dict((k, _without_versions(v)) for k, v in value.items() if k not in ("resourceVersion", "renewTime"))
+    if isinstance(value, list):
+        return [_without_versions(v) for v in value]
+    return value
 
 
 def test_kubeconfigs_and_secrets_are_private(lab, kubeconfigs):

@@ -71,7 +71,8 @@ def everyone():
 def claims(region, tmp_path_factory):
     directory = Claims(tmp_path_factory.mktemp("tenants"))
     yield directory
-    for name in (Q, R, S):
+    # The removal test removed Q already: a removal of what is gone only costs a run.
+    for name in (t for t in (Q, R, S) if tenant_state(t)):
         rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % name, "-e", "confirm=%s" % name, "-e", "allow_data_loss=true")
         assert rc == 0, failures(out)
         assert tenant_state(name) == {}
