@@ -18,8 +18,8 @@ description:
     operator may not have tried the new credentials yet.
   - The metal-operator discovers the systems behind each BMC as C(Server)s and copies the BMC's labels
     to them, so O(bmcs[].labels) (for example the machine pool and class) is what server claims select.
-    With O(wait_servers), the module waits until every BMC has at least one Server and none of them is
-    still C(Initial) or C(Discovery).
+    With O(wait_servers), the module waits until every BMC has at least one Server, none of them is
+    still C(Initial) or C(Discovery), and none is C(Available) with a power off still under way.
   - All input is validated before the first write; every bad field is reported at once.
   - Passwords are never logged, returned or shown in diffs.
 author:
@@ -104,7 +104,9 @@ options:
     type: bool
     default: true
   wait_servers:
-    description: Also wait for the BMCs' Servers to be discovered (implies O(wait)).
+    description:
+      - Also wait for the BMCs' Servers to be discovered (implies O(wait)), and for a discovered (C(Available))
+        Server to be powered off as metal-operator leaves it (a claim binds only a Server that is C(Off)).
     type: bool
     default: true
   wait_timeout:

@@ -401,7 +401,12 @@ def remove_openstack_cluster(kubeconfig, namespace):
     K-ORC's finalizers are taken off its objects and off the Secrets it guards (application
     credentials), again while the namespace terminates: a K-ORC that is not running (a lab restarted
     before its chart's Deployment is seen) would otherwise hold the namespace for ever."""
-    def release():
+    return remove_openstack_clusters(kubeconfig, [namespace])
+
+
+def remove_openstack_clusters(kubeconfig, namespaces):
+    """remove_openstack_cluster for several namespaces that terminate side by side; True when all are gone."""
+    def release(namespace):
         names = kubectl(kubeconfig, "-n", namespace, "get", KORC_RESOURCES, "-o", "name", check=False).stdout.split()
         proc = kubectl(kubeconfig, "-n", namespace, "get", "secrets", "-o", "json", check=False)
         if proc.returncode == 0:
@@ -410,8 +415,12 @@ def remove_openstack_cluster(kubeconfig, namespace):
         for name in names:
             kubectl(kubeconfig, "-n", namespace, "patch", name, "--type", "merge", "-p",
                     '{"metadata":{"finalizers":null}}', check=False)
-    release()
-    return delete_namespace(kubeconfig, namespace, on_wait=release)
+    for namespace in namespaces:
+        release(namespace)
+        kubectl(kubeconfig, "delete", "namespace", namespace, "--ignore-not-found", "--wait=false")
+    gone = [delete_namespace(kubeconfig, namespace, on_wait=functools.partial(release, namespace))
+            for namespace in namespaces]  # each one waited for, also after one that stayed
+    return all(gone)
 
 
 def empty_region():

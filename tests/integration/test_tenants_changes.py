@@ -4,7 +4,8 @@
 
 The tests change the region's two test tenants (lab-tenant-q, lab-tenant-r: conftest.TEST_CLAIMS, which the region
 fixture's site.yml built and test_tenants.py checked) and add a third, lab-tenant-s, from a tenants directory of
-their own, so the lab's tenants are the witnesses that nothing else is touched; the three are removed at the end.
+their own, so the lab's tenants are the witnesses that nothing else is touched; the three are removed at the end
+(the removal test removes Q with tenant_remove.yml, the module's end R and S directly).
 The Keystone step and the ControlPlane wait are left out: these runs are about what a claim change writes.
 """
 
@@ -13,11 +14,11 @@ import json
 import pytest
 import yaml
 
-from conftest import (REGION_HOST, TENANT_Q, TENANT_R, TEST_CLAIMS, failures, lab_kubectl, task_results,
-                      tenant_claim, wait_truthy, write_claims)
+from conftest import (REGION_HOST, TENANT_Q, TENANT_R, TEST_CLAIMS, failures, lab_kubectl,
+                      remove_openstack_clusters, task_results, tenant_claim, wait_truthy, write_claims)
 from regionlab import config
-from test_tenants import (REMOVE_PLAY, TENANTS_PLAY, control_plane_objects, copied_key, play, rook_key,
-                          spec_state, tenant_objects, tenant_state)
+from test_tenants import (POOLS, REMOVE_PLAY, ROOK_KINDS, TENANTS_PLAY, control_plane_objects, copied_key, play,
+                          rook_key, spec_state, tenant_objects, tenant_state)
 
 Q, R, S = TENANT_Q, TENANT_R, "lab-tenant-s"
 # What a test run leaves out (their own tests cover them).
@@ -71,11 +72,20 @@ def everyone():
 def claims(region, tmp_path_factory):
     directory = Claims(tmp_path_factory.mktemp("tenants"))
     yield directory
-    # The removal test removed Q already: a removal of what is gone only costs a run.
-    for name in (t for t in (Q, R, S) if tenant_state(t)):
-        rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % name, "-e", "confirm=%s" % name, "-e", "allow_data_loss=true")
-        assert rc == 0, failures(out)
-        assert tenant_state(name) == {}
+    remove_at_once([t for t in (Q, R, S) if tenant_state(t)])
+
+
+def remove_at_once(names):
+    """The tenants' objects deleted side by side, as the end of the module: the removal test's run of
+    tenant_remove.yml covers the playbook; here one run per tenant would cost ~20 s each. The namespaces go
+    as conftest removes an OpenStack cluster (their Keystones with them), the Rook objects by the tenants' label."""
+    for name in names:
+        for pool in POOLS:
+            lab_kubectl(pool, "-n", "rook-ceph", "delete", ",".join(ROOK_KINDS), "--wait=false",
+                        "-l", "c5c3.io/openstack-cluster-name=%s" % name)
+    control_plane = config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
+    assert remove_openstack_clusters(control_plane, ["openstack-" + name for name in names])
+    wait_truthy(lambda: not any(tenant_state(name) for name in names), "the tenants' objects gone", timeout=120)
 
 
 def test_a_quota_change_patches_one_pool(claims):

@@ -49,7 +49,8 @@ PASSWORD_HASH = "forge.c5c3.io/admin-password-hash"
 SUB_CONDITIONS = ["FernetKeysReady", "CredentialKeysReady", "DatabaseReady", "DeploymentReady",
                   "KeystoneAPIReady", "BootstrapReady"]
 # Upstream's bootstrap Job: backoffLimit 4, i.e. five attempts, then permanently failed until the
-# admin password changes. The lab waits 1, 2, 4, 8 s between attempts (Kubernetes: 10 s doubling).
+# admin password changes. The lab waits 1, 2, 4, 8 s between attempts (Kubernetes: 10 s doubling; the
+# first wait is the Keystone's bootstrap_backoff in standins.yaml).
 BOOTSTRAP_ATTEMPTS = 5
 # How long the first pass waits for the Keystones it brought back (regionlab up).
 FIRST_START_TIMEOUT = 90.0
@@ -297,7 +298,8 @@ class KeystoneOperator(loop.Controller):
                 self.log("Keystone %s/%s: bootstrap done" % (inst.namespace, inst.name))
             else:
                 tracker.boot_error = detail
-                tracker.boot_retry_at = now + 2 ** (tracker.boot_attempts - 1)
+                backoff = float(self.settings.get().keystone(inst.namespace, inst.name).get("bootstrap_backoff", 1.0))
+                tracker.boot_retry_at = now + backoff * 2 ** (tracker.boot_attempts - 1)
                 self.log("Keystone %s/%s: bootstrap attempt %d failed: %s"
                          % (inst.namespace, inst.name, tracker.boot_attempts, detail))
 

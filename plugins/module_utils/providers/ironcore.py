@@ -25,6 +25,8 @@ PROTOCOLS = ("Redfish", "IPMI", "SSH")
 SCHEMES = ("http", "https")
 # A Server in these states is still being discovered by the metal-operator.
 DISCOVERING = ("", "Initial", "Discovery")
+# A power change metal-operator has asked the BMC for and not seen done yet (Redfish PowerState).
+SETTLING_POWER = ("PoweringOff", "PoweringOn")
 IGNITION_KEY = "ignition"
 # Seconds after a BMCSecret change in which a BMC's AuthenticationFailed may still be the old password's
 # (metal-operator re-reconciles the BMCs of a changed secret at once; this covers its queue).
@@ -283,22 +285,34 @@ def duration_text(seconds):
     return "for %dh%02dm" % (seconds // 3600, seconds % 3600 // 60)
 
 
+def _powering_off(server):
+    """A power change under way, or the power off metal-operator asked for and has not seen done yet."""
+    power = (server.get("status") or {}).get("powerState")
+    return power in SETTLING_POWER or ((server.get("spec") or {}).get("power") == "Off" and power != "Off")
+
+
 def discovery_problems(bmcs, servers, now):
-    """Per BMC, what keeps discovery from being finished: no Server yet, or Servers still
-    Initial/Discovery, each named with how long it has been in that state. now: epoch seconds."""
+    """Per BMC, what keeps discovery from being finished: no Server yet, Servers still Initial/Discovery,
+    each named with how long it has been in that state, or Available ones whose power is still changing
+    (metal-operator powers a discovered Server off; a claim binds it only once it is Off). now: epoch seconds."""
     problems = []
     for name in bmcs:
         mine = servers_of_bmc(servers, name)
         if not mine:
             problems.append("BMC %s: no Server discovered yet" % name)
-        busy = []
+        busy, settling = [], []
         for server in mine:
-            state = (server.get("status") or {}).get("state") or ""
+            status = server.get("status") or {}
+            state = status.get("state") or ""
             if state in DISCOVERING:
                 busy.append("%s %s %s" % (server["metadata"]["name"], state or "(no state yet)",
                                           duration_text(_seconds_since(last_status_update(server), now))))
+            elif state == "Available" and _powering_off(server):
+                settling.append("%s %s" % (server["metadata"]["name"], status.get("powerState") or "(unreported)"))
         if busy:
             problems.append("BMC %s: %s still being discovered" % (name, ", ".join(busy)))
+        if settling:
+            problems.append("BMC %s: %s Available but not yet powered off" % (name, ", ".join(settling)))
     return problems
 
 

@@ -261,6 +261,24 @@ def test_discovery_problems_name_each_server_and_how_long_it_is_in_its_state():
         "BMC bmc-3: no Server discovered yet"]
 
 
+def test_a_discovered_server_still_powering_off_is_not_discovered_yet():
+    """metal-operator powers an Available Server off; until the BMC reports Off no claim can bind it."""
+    now = 1767229200
+    servers = [discovering("s1", "Available", "2026-01-01T00:59:59Z", power="PoweringOff"),
+               discovering("s2", "Available", "2026-01-01T00:59:59Z", power="Off")]
+    assert ironcore.discovery_problems(["bmc-1"], servers, now) == [
+        "BMC bmc-1: s1 PoweringOff Available but not yet powered off"]
+    # With upstream's resync a discovered Server stays On for a while after its desired power became Off.
+    servers[0]["status"]["powerState"], servers[0]["spec"]["power"] = "On", "Off"
+    assert ironcore.discovery_problems(["bmc-1"], servers, now) == [
+        "BMC bmc-1: s1 On Available but not yet powered off"]
+    servers[0]["status"]["powerState"] = "Off"
+    assert ironcore.discovery_problems(["bmc-1"], servers, now) == []
+    # An Available Server someone keeps on (desired On) is settled; the claim step names it as held back.
+    servers[0]["status"]["powerState"], servers[0]["spec"]["power"] = "On", "On"
+    assert ironcore.discovery_problems(["bmc-1"], servers, now) == []
+
+
 def test_a_discovery_that_starts_over_is_seen_even_when_both_looks_find_discovery():
     seen = {}
     assert ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:00:05Z", "PoweringOn")]) == []
