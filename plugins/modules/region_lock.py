@@ -266,7 +266,7 @@ class RegionLockModule(KubeModule):
         if params["state"] == "released":
             self.release(name, namespace, me)
             return
-        started = time.time()
+        started = None  # when this call first found the lock held: the wait counts from there
         while True:
             lease = self.client.get(LEASES, name, namespace)
             now = utcnow()
@@ -274,6 +274,7 @@ class RegionLockModule(KubeModule):
             self.results.update(action=decision.action, reason=decision.reason,
                                 held_by=((lease or {}).get("spec") or {}).get("holderIdentity") or None)
             if decision.action == run_lock.WAIT:
+                started = started or time.time()
                 waited = time.time() - started
                 self.results["waited"] = round(waited, 1)
                 if self.check_mode or waited >= params["wait"]:

@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from conftest import (CLAIMS_NAMESPACE as CLAIMS, PRIVATE, PROJECT_NAMESPACE, QUICK_DELAYS, REPO, ansible_env,
-                      failures, kubeconfig_secrets, kubectl, lab_kubectl as kube, objects, run_playbook, task_results,
-                      writes)
+                      failures, get_object, kubeconfig_secrets, kubectl, objects, run_playbook,
+                      task_results, writes)
 from regionlab import config
 
 SITE = REPO / "playbooks" / "site.yml"
@@ -207,7 +207,7 @@ def test_growing_a_pool_updates_its_shoot_and_claims_only_the_new_server(region,
         shoots = task_results(out, "Create or update every Shoot and wait for all of them together")["garden"]["shoots"]
         assert dict((s["name"], s["result"]) for s in shoots) == dict(
             (name, "configured" if name == "hv-pool-b" else "unchanged") for name in SHOOTS)
-        shoot = json.loads(kube("garden", "-n", PROJECT_NAMESPACE, "get", "shoot", "hv-pool-b", "-o", "json").stdout)
+        shoot = get_object("garden", "-n", PROJECT_NAMESPACE, "shoot", "hv-pool-b", missing_ok=False)
         assert shoot["spec"]["provider"]["workers"][0]["maximum"] == 2
         assert shoot["status"]["lastOperation"]["type"] == "Reconcile"
         # Back to the inventory's size: the surplus claim is only released when asked to.
