@@ -381,6 +381,11 @@ def delete_namespace(kubeconfig, namespace, timeout=600, on_wait=None):
     """Delete a namespace and wait until it is gone; False when it is still there at the timeout.
     on_wait: called every 10 s while it terminates."""
     kubectl(kubeconfig, "delete", "namespace", namespace, "--ignore-not-found", "--wait=false")
+    return wait_namespace_gone(kubeconfig, namespace, timeout, on_wait)
+
+
+def wait_namespace_gone(kubeconfig, namespace, timeout=600, on_wait=None):
+    """delete_namespace's wait, for a namespace whose deletion has been asked for."""
     started = time.time()
     called = started
     interval = 0.25  # an empty namespace goes in a few seconds; one with finalizers takes longer
@@ -418,7 +423,7 @@ def remove_openstack_clusters(kubeconfig, namespaces):
     for namespace in namespaces:
         release(namespace)
         kubectl(kubeconfig, "delete", "namespace", namespace, "--ignore-not-found", "--wait=false")
-    gone = [delete_namespace(kubeconfig, namespace, on_wait=functools.partial(release, namespace))
+    gone = [wait_namespace_gone(kubeconfig, namespace, on_wait=functools.partial(release, namespace))
             for namespace in namespaces]  # each one waited for, also after one that stayed
     return all(gone)
 

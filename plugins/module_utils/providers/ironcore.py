@@ -285,7 +285,7 @@ def duration_text(seconds):
     return "for %dh%02dm" % (seconds // 3600, seconds % 3600 // 60)
 
 
-def _powering_off(server):
+def _power_changing(server):
     """A power change under way, or the power off metal-operator asked for and has not seen done yet."""
     power = (server.get("status") or {}).get("powerState")
     return power in SETTLING_POWER or ((server.get("spec") or {}).get("power") == "Off" and power != "Off")
@@ -307,7 +307,7 @@ def discovery_problems(bmcs, servers, now):
             if state in DISCOVERING:
                 busy.append("%s %s %s" % (server["metadata"]["name"], state or "(no state yet)",
                                           duration_text(_seconds_since(last_status_update(server), now))))
-            elif state == "Available" and _powering_off(server):
+            elif state == "Available" and _power_changing(server):
                 settling.append("%s %s" % (server["metadata"]["name"], status.get("powerState") or "(unreported)"))
         if busy:
             problems.append("BMC %s: %s still being discovered" % (name, ", ".join(busy)))
