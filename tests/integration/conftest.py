@@ -73,7 +73,7 @@ def pytest_runtest_logreport(report):
 
 
 # Playbook runs of the session (run_playbook, finish_verbose): their seconds, and each task's, by task name.
-_PLAYBOOK_SECONDS = []
+_PLAYBOOK_SECONDS = {}
 _TASK_SECONDS = {}
 
 
@@ -86,8 +86,17 @@ def callback_seconds(entry):
     return (datetime.fromisoformat(duration["end"]) - datetime.fromisoformat(duration["start"])).total_seconds()
 
 
-def _count_playbook_run(out, seconds):
-    _PLAYBOOK_SECONDS.append(seconds)
+def _playbook_label(playbook, args):
+    """A run's line in the summary: the playbook's file (a test's own play: where it lives) and --check."""
+    path = Path(playbook)
+    name = path.name if path.parent in (REPO / "playbooks", REPO / "tests" / "integration" / "playbooks") \
+        else "a test's own play"
+    return name + (" --check" if "--check" in args else "")
+
+
+def _count_playbook_run(out, seconds, label):
+    count, total = _PLAYBOOK_SECONDS.get(label, (0, 0.0))
+    _PLAYBOOK_SECONDS[label] = (count + 1, total + seconds)
     for play in out.get("plays", []):
         for task in play.get("tasks", []):
             took = callback_seconds(task["task"])
@@ -103,8 +112,12 @@ def pytest_terminal_summary(terminalreporter):
     for name, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
         terminalreporter.write_line("%7.1fs %s" % (seconds, name))
     if _PLAYBOOK_SECONDS:
-        terminalreporter.write_sep("=", "seconds by playbook task (%d runs, %.1fs in all)"
-                                   % (len(_PLAYBOOK_SECONDS), sum(_PLAYBOOK_SECONDS)))
+        runs = sum(count for count, _ in _PLAYBOOK_SECONDS.values())
+        terminalreporter.write_sep("=", "seconds by playbook (%d runs, %.1fs in all)"
+                                   % (runs, sum(seconds for _, seconds in _PLAYBOOK_SECONDS.values())))
+        for name, (count, seconds) in sorted(_PLAYBOOK_SECONDS.items(), key=lambda item: -item[1][1]):
+            terminalreporter.write_line("%7.1fs %4d× %s" % (seconds, count, name))
+        terminalreporter.write_sep("=", "seconds by playbook task (summed over those runs)")
         for name, (count, seconds) in sorted(_TASK_SECONDS.items(), key=lambda item: -item[1][1])[:25]:
             terminalreporter.write_line("%7.1fs %4d× %s" % (seconds, count, name[:150]))
 
@@ -158,7 +171,7 @@ def run_playbook(playbook, *args, inventory=None, **env):
     except ValueError:
         raise AssertionError("ansible-playbook printed no JSON (rc %d):\n%s\n%s"
                              % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
-    _count_playbook_run(out, time.monotonic() - started)
+    _count_playbook_run(out, time.monotonic() - started, _playbook_label(playbook, args))
     return proc.returncode, out
 
 
@@ -198,9 +211,12 @@ def run_tasks(tasks, tmp_path, hosts="management-cluster", check=False, diff=Fal
 
 
 def kubectl(kubeconfig, *args, stdin=None, check=True):
-    """The lab's kubectl against one cluster."""
-    return subprocess.run([str(config.BIN / "kubectl"), "--kubeconfig", str(kubeconfig)] + list(args), input=stdin,
-                          capture_output=True, text=True, check=check, timeout=120)
+    """The lab's kubectl against one cluster; with check, a failure raises with kubectl's own message."""
+    proc = subprocess.run([str(config.BIN / "kubectl"), "--kubeconfig", str(kubeconfig)] + list(args), input=stdin,
+                          capture_output=True, text=True, check=False, timeout=120)
+    if check and proc.returncode:
+        raise AssertionError("kubectl %s exited %d: %s" % (" ".join(args), proc.returncode, proc.stderr.strip()))
+    return proc
 
 
 def apiserver_writes(cluster_name, resource):
@@ -268,8 +284,12 @@ def write_claims(directory, claims):
         (directory / ("%s.yaml" % claim["metadata"]["name"])).write_text(yaml.safe_dump(claim))
 
 
-# Short stand-in delays while the region is built (the lab's defaults are a few times longer).
-QUICK_DELAYS = {"bmc": 0.2, "discovery": 0.2, "power": 0.1, "shoot_step": 0.1}
+# Short stand-in delays for the region's session, its build and every test after it (the lab's defaults are
+# a few times longer; the lab-only sessions and molecule's scenarios run with them). A test that writes
+# standins.yaml puts back what it found.
+QUICK_DELAYS = {"bmc": 0.2, "discovery": 0.2, "power": 0.1, "shoot_step": 0.1, "keystone": 0.3, "control_plane": 0.3,
+                "mariadb": 1.0, "rabbitmq": 0.6, "valkey": 0.5, "memcached": 0.3, "service": 0.3, "hypervisor": 0.2,
+                "ovn": 0.3, "rook": 0.2}
 
 
 def lab_kubectl(cluster, *args, check=True):
@@ -465,6 +485,7 @@ def start_verbose(playbook, *args, inventory=None):
     proc = subprocess.Popen(cmd, cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.started = time.monotonic()
+    proc.label = _playbook_label(playbook, args)
     return proc
 
 
@@ -476,7 +497,7 @@ def finish_verbose(proc):
         raise AssertionError("ansible-playbook printed no JSON (rc %d):\n%s\n%s"
                              % (proc.returncode, stdout[-3000:], stderr[-3000:]))
     out = json.loads("\n".join(lines[lines.index("{"):]))
-    _count_playbook_run(out, time.monotonic() - proc.started)
+    _count_playbook_run(out, time.monotonic() - proc.started, proc.label)
     return proc.returncode, out, stdout + stderr
 
 
@@ -611,6 +632,13 @@ def region(lab, tmp_path_factory):
     that judge them (check mode on an empty region, the first build, the no-op re-run).
     """
     saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
+
+    def restore_standins():
+        if saved is None:
+            config.STANDINS.unlink(missing_ok=True)
+        else:
+            config.STANDINS.write_text(saved)
+
     data = yaml.safe_load(saved or "{}") or {}
     data["delays"] = dict(data.get("delays") or {}, **QUICK_DELAYS)
     config.STANDINS.write_text(yaml.safe_dump(data))
@@ -655,11 +683,9 @@ def region(lab, tmp_path_factory):
                      korc_secret=secret_data(control_plane, "k-orc-clouds-yaml"))
         second = Run(0 if job.rc == "0" else 1, job.json_output(), job.seconds, before=before, after=after, job=job,
                      build_holder=build_holder, waited=job_waited)
-    finally:
-        if saved is None:
-            config.STANDINS.unlink()
-        else:
-            config.STANDINS.write_text(saved)
+    except BaseException:
+        restore_standins()
+        raise
     print("\nregion: site.yml --check on the empty region %.1fs, first build (-vvv) %.1fs, no-op re-run (AWX job started "
           "with the build) %.1fs in all, %.1fs of it after the build"
           % (check.seconds, first.seconds, second.seconds, second.seconds - second.seen["waited"]))
@@ -669,4 +695,5 @@ def region(lab, tmp_path_factory):
     built = os.environ.get("COBALTCORE_REGION_BUILT_FILE")
     if built:
         Path(built).touch()
-    return Region(check, first, second, tenants_dir)
+    yield Region(check, first, second, tenants_dir)
+    restore_standins()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import (CLAIMS_NAMESPACE as CLAIMS, PRIVATE, PROJECT_NAMESPACE, QUICK_DELAYS, REPO, ansible_env,
+from conftest import (CLAIMS_NAMESPACE as CLAIMS, PRIVATE, PROJECT_NAMESPACE, REPO, ansible_env,
                       failures, get_object, kubeconfig_secrets, kubectl, objects, run_playbook,
                       task_results, writes)
 from regionlab import config
@@ -61,19 +61,6 @@ def failed_message(out):
     found = failures(out)
     assert found, "nothing failed"
     return " ".join(str(msg) for unused_task, unused_host, msg in found)
-
-
-@pytest.fixture(scope="module")
-def quick_standins(region):
-    """Short stand-in delays for this module's own runs; the previous settings come back afterwards."""
-    before = STANDINS.read_text() if STANDINS.exists() else None
-    STANDINS.write_text(yaml.safe_dump({"delays": QUICK_DELAYS}))
-    time.sleep(1)
-    yield
-    if before is None:
-        STANDINS.unlink()
-    else:
-        STANDINS.write_text(before)
 
 
 def configure_standins(**settings):
@@ -149,7 +136,7 @@ def test_each_pool_kubeconfig_reaches_its_own_cluster(lab, region, shoot, cluste
     assert path.read_text() != (config.STATE / "kubeconfig" / ("%s.yaml" % cluster)).read_text()
 
 
-def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(region, quick_standins):
+def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(region):
     password = (config.STATE / "secrets" / "bmc-lab-rack-1").read_text().strip()
     # The build from an empty region (-vvv) registered the BMCs with it.
     assert "ESTABLISH LOCAL CONNECTION" in region.first.text
@@ -177,7 +164,7 @@ def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(region, quick_standins):
         assert secret not in output
 
 
-def test_too_few_servers_fail_before_any_claim_is_created(region, quick_standins, tmp_path):
+def test_too_few_servers_fail_before_any_claim_is_created(region, tmp_path):
     inventory = lab_inventory(tmp_path, set_pool("workers", 6, "hv-pool-a"))
     before = claims_by_pool()
     started = writes()
@@ -192,7 +179,7 @@ def test_too_few_servers_fail_before_any_claim_is_created(region, quick_standins
     assert writes()[("baremetal", "serverclaims")] == started[("baremetal", "serverclaims")]
 
 
-def test_growing_a_pool_updates_its_shoot_and_claims_only_the_new_server(region, quick_standins, tmp_path):
+def test_growing_a_pool_updates_its_shoot_and_claims_only_the_new_server(region, tmp_path):
     before = claims_by_pool()
     inventory = lab_inventory(tmp_path, set_pool("workers", 2, "hv-pool-b"))
     restored = False
@@ -222,7 +209,7 @@ def test_growing_a_pool_updates_its_shoot_and_claims_only_the_new_server(region,
             play(SITE, "--limit", PHASES_1_2, "-e", "baremetal_bootstrap_release_surplus=true")
 
 
-def test_an_immutable_shoot_change_is_refused_before_any_write(region, quick_standins):
+def test_an_immutable_shoot_change_is_refused_before_any_write(region):
     settings = yaml.safe_load((REPO / "inventories/lab/host_vars/garden/gardener.yml").read_text())["cobaltcore_gardener"]
     settings["networking"]["type"] = "cilium"
     settings["kubernetes_version"] = "1.31"
@@ -236,7 +223,7 @@ def test_an_immutable_shoot_change_is_refused_before_any_write(region, quick_sta
     assert writes() == before
 
 
-def test_a_failing_shoot_fails_the_play_at_once_with_gardeners_last_errors(region, quick_standins, tmp_path):
+def test_a_failing_shoot_fails_the_play_at_once_with_gardeners_last_errors(region, tmp_path):
     def add_pool(host_vars):
         (host_vars / "hv-pool-x").mkdir()
         (host_vars / "hv-pool-x" / "pool.yml").write_text(yaml.safe_dump({"cobaltcore_pool": {
@@ -270,7 +257,7 @@ def test_a_failing_shoot_fails_the_play_at_once_with_gardeners_last_errors(regio
             if s["metadata"]["name"] == "hv-pool-x"] == []
 
 
-def test_server_info_lists_the_claimed_servers(region, quick_standins, tmp_path):
+def test_server_info_lists_the_claimed_servers(region, tmp_path):
     path = tmp_path / "info.yml"
     path.write_text(yaml.safe_dump([{"name": "info", "hosts": "baremetal", "gather_facts": False, "tasks": [{
         "name": "Servers", "register": "found", "c5c3.cobaltcore.ironcore_server_info": {

@@ -12,7 +12,7 @@ import time
 
 import yaml
 
-from conftest import (CLAIMS_NAMESPACE as CLAIMS, QUICK_DELAYS, REPO, failures, objects, run_playbook,
+from conftest import (CLAIMS_NAMESPACE as CLAIMS, REPO, failures, objects, run_playbook,
                       task_results, wait_truthy)
 from regionlab import config
 
@@ -106,9 +106,6 @@ def _play(*args, inventory=None):
 
 
 def test_growing_a_hypervisor_pool_adds_one_node_and_one_hypervisor_and_shrinking_removes_them(region, tmp_path):
-    saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
-    config.STANDINS.write_text(yaml.safe_dump({"delays": QUICK_DELAYS}))
-    time.sleep(1)
     before_a = pool_state("hv-pool-a")
     nodes_b, hypervisors_b, unused = pool_state("hv-pool-b")
     chassis_before = chassis()
@@ -148,7 +145,3 @@ def test_growing_a_hypervisor_pool_adds_one_node_and_one_hypervisor_and_shrinkin
     finally:
         if not restored:  # the region is shared: put it back even when an assertion failed
             _play("-e", "baremetal_bootstrap_release_surplus=true")
-        if saved is None:
-            config.STANDINS.unlink()
-        else:
-            config.STANDINS.write_text(saved)
