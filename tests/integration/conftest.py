@@ -106,15 +106,14 @@ def _count_playbook_run(out, seconds, label):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Seconds by test file (setup, call and teardown; the region fixture counts for the first file using it)
-    and by playbook task (summed over the session's runs): what the suite budget is spent on."""
+    """Seconds by test file (setup, call and teardown; the region fixture counts for the first file using it),
+    by playbook and by playbook task (summed over the session's runs): what the suite budget is spent on."""
     terminalreporter.write_sep("=", "seconds by file")
     for name, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
         terminalreporter.write_line("%7.1fs %s" % (seconds, name))
     if _PLAYBOOK_SECONDS:
-        runs = sum(count for count, _ in _PLAYBOOK_SECONDS.values())
-        terminalreporter.write_sep("=", "seconds by playbook (%d runs, %.1fs in all)"
-                                   % (runs, sum(seconds for _, seconds in _PLAYBOOK_SECONDS.values())))
+        runs, total = (sum(column) for column in zip(*_PLAYBOOK_SECONDS.values()))
+        terminalreporter.write_sep("=", "seconds by playbook (%d runs, %.1fs in all)" % (runs, total))
         for name, (count, seconds) in sorted(_PLAYBOOK_SECONDS.items(), key=lambda item: -item[1][1]):
             terminalreporter.write_line("%7.1fs %4d× %s" % (seconds, count, name))
         terminalreporter.write_sep("=", "seconds by playbook task (summed over those runs)")
