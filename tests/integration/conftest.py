@@ -631,13 +631,6 @@ def region(lab, tmp_path_factory):
     that judge them (check mode on an empty region, the first build, the no-op re-run).
     """
     saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
-
-    def restore_standins():
-        if saved is None:
-            config.STANDINS.unlink(missing_ok=True)
-        else:
-            config.STANDINS.write_text(saved)
-
     data = yaml.safe_load(saved or "{}") or {}
     data["delays"] = dict(data.get("delays") or {}, **QUICK_DELAYS)
     config.STANDINS.write_text(yaml.safe_dump(data))
@@ -682,17 +675,18 @@ def region(lab, tmp_path_factory):
                      korc_secret=secret_data(control_plane, "k-orc-clouds-yaml"))
         second = Run(0 if job.rc == "0" else 1, job.json_output(), job.seconds, before=before, after=after, job=job,
                      build_holder=build_holder, waited=job_waited)
-    except BaseException:
-        restore_standins()
-        raise
-    print("\nregion: site.yml --check on the empty region %.1fs, first build (-vvv) %.1fs, no-op re-run (AWX job started "
-          "with the build) %.1fs in all, %.1fs of it after the build"
-          % (check.seconds, first.seconds, second.seconds, second.seconds - second.seen["waited"]))
-    for label, run in (("first build", first), ("no-op re-run", second)):
-        print("region %s by play: %s" % (label, "; ".join("%s %.1fs" % item for item in play_seconds(run.out))))
-    # tests/suite.sh starts the static checks now: beside the build they cost it ~45 s of its CPU.
-    built = os.environ.get("COBALTCORE_REGION_BUILT_FILE")
-    if built:
-        Path(built).touch()
-    yield Region(check, first, second, tenants_dir)
-    restore_standins()
+        print("\nregion: site.yml --check on the empty region %.1fs, first build (-vvv) %.1fs, no-op re-run "
+              "(AWX job started with the build) %.1fs in all, %.1fs of it after the build"
+              % (check.seconds, first.seconds, second.seconds, second.seconds - second.seen["waited"]))
+        for label, run in (("first build", first), ("no-op re-run", second)):
+            print("region %s by play: %s" % (label, "; ".join("%s %.1fs" % item for item in play_seconds(run.out))))
+        # tests/suite.sh starts the static checks now: beside the build they cost it ~45 s of its CPU.
+        built = os.environ.get("COBALTCORE_REGION_BUILT_FILE")
+        if built:
+            Path(built).touch()
+        yield Region(check, first, second, tenants_dir)
+    finally:  # the short delays end with the session, or with a build that failed
+        if saved is None:
+            config.STANDINS.unlink(missing_ok=True)
+        else:
+            config.STANDINS.write_text(saved)

@@ -79,10 +79,10 @@ def remove_at_once(names):
     """The tenants' objects deleted side by side, as the end of the module: the removal test's run of
     tenant_remove.yml covers the playbook; here one run per tenant would cost ~20 s each. The namespaces go
     as conftest removes an OpenStack cluster (their Keystones with them), the Rook objects by the tenants' label."""
-    for name in names:
+    if names:
         for pool in POOLS:
             lab_kubectl(pool, "-n", "rook-ceph", "delete", ",".join(ROOK_KINDS), "--wait=false",
-                        "-l", "c5c3.io/openstack-cluster-name=%s" % name)
+                        "-l", "c5c3.io/openstack-cluster-name in (%s)" % ",".join(names))
     control_plane = config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
     assert remove_openstack_clusters(control_plane, ["openstack-" + name for name in names])
     wait_truthy(lambda: not any(tenant_state(name) for name in names), "the tenants' objects gone", timeout=120)
