@@ -80,6 +80,11 @@ def _apiserver_argv(cluster):
         "--disable-admission-plugins", "ServiceAccount",
         "--profiling=false",
         "--endpoint-reconciler-type", "none",
+        # Background work a lab of eight API servers on two cores can do without: per-resource object counts
+        # and etcd size polls (metrics only), and API Priority and Fairness (no tenant competes for a lab server).
+        # Side by side on an idle converged region: 135 against 162 CPU ticks a minute for one server.
+        "--etcd-count-metric-poll-period=0s", "--etcd-db-metric-poll-interval=0s",
+        "--enable-priority-and-fairness=false",
     ]
 
 
