@@ -33,10 +33,27 @@ and the `ansible` package's versions, and the name, size and modification time o
 ansible-core's module_utils and of the module's own collection's module_utils and modules. Any
 edit of those is a new directory, so a zip is never older than its sources.
 `COBALTCORE_ANSIBALLZ_ZIPS=0` turns off only this part.
+
+Two more costs of every worker are the same work done again in each process:
+- Jinja compiles a task's templates to Python in every worker that templates them (the same task on
+  eight hosts: eight compiles), about a fifth of a no-op site.yml's CPU. The hook keeps the compiled
+  code of a template text in the venv (`<venv>/jinja-bytecode`), keyed by the text, the environment's
+  settings that shape the generated code, ansible-core's, Jinja's and the `ansible` package's versions,
+  and the name, size and modification time of every filter and test plugin file in the configured
+  collection paths (the compiler looks filters and tests up to generate their calls). Only text
+  templates without Ansible's template debugging are cached; a template that fails to compile fails as
+  before. `COBALTCORE_JINJA_BYTECODE=0` turns off only this part.
+- Each worker imports the filter and test plugin files its templates use (the collection's filter files
+  import most of its module_utils), about a tenth of a no-op site.yml's CPU. Before the first play,
+  the hook has ansible-playbook's own process load ansible-core's filters and tests and import the
+  filter and test files of the configured collection paths, so the forked workers find them loaded. A
+  file that fails to import is left to the workers, which report it as before.
+  `COBALTCORE_PRELOAD_JINJA_PLUGINS=0` turns off only this part.
 """
 from __future__ import annotations
 
 import builtins
+import glob
 import hashlib
 import importlib.util
 import marshal
@@ -55,6 +72,14 @@ KEEP_DAYS = 14  # `install` removes entries older than this (sources of earlier 
 COLLECTION_LOADER = "ansible.utils.collection_loader._collection_finder"
 MODULE_COMMON = "ansible.executor.module_common"
 ZIPS = os.path.join(sys.prefix, "ansiballz-zips")
+JINJA_BITS = "ansible._internal._templating._jinja_bits"
+TASK_QUEUE_MANAGER = "ansible.executor.task_queue_manager"
+TEMPLATES = os.path.join(sys.prefix, "jinja-bytecode")
+# The environment's settings that shape the code Jinja generates (the lexer's and the code generator's).
+TEMPLATE_SETTINGS = ("block_start_string", "block_end_string", "variable_start_string", "variable_end_string",
+                     "comment_start_string", "comment_end_string", "line_statement_prefix", "line_comment_prefix",
+                     "trim_blocks", "lstrip_blocks", "newline_sequence", "keep_trailing_newline", "optimized",
+                     "is_async")
 
 _compile_source = zipimport._compile_source  # pylint: disable=protected-access
 
@@ -62,6 +87,17 @@ _compile_source = zipimport._compile_source  # pylint: disable=protected-access
 def _key(source):
     digest = hashlib.sha256(MAGIC_NUMBER + bytes([sys.flags.optimize]) + source)
     return digest.hexdigest()
+
+
+def _write_atomically(path, data):
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        partial = "%s.%d.tmp" % (path, os.getpid())
+        with open(partial, "wb") as handle:
+            handle.write(data)
+        os.replace(partial, path)  # whole or not at all, for processes reading at the same time
+    except OSError:
+        pass
 
 
 def cached_compile(pathname, source):
@@ -72,14 +108,7 @@ def cached_compile(pathname, source):
             code = marshal.loads(handle.read())
     except (OSError, ValueError, EOFError, TypeError):
         code = _compile_source(pathname, source)
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            partial = "%s.%d.tmp" % (path, os.getpid())
-            with open(partial, "wb") as handle:
-                handle.write(marshal.dumps(code))
-            os.replace(partial, path)  # whole or not at all, for processes reading at the same time
-        except OSError:
-            pass
+        _write_atomically(path, marshal.dumps(code))
         return code
     # The cached code names the zip of the run that compiled it; name this run's instead.
     _imp._fix_co_filename(code, pathname)  # pylint: disable=protected-access
@@ -183,6 +212,112 @@ def patch_module_common(module):
     module._find_module_utils = cached_find_module_utils  # pylint: disable=protected-access
 
 
+def _jinja_plugin_files():
+    """[(collection path root, file)] of every filter and test plugin file in the configured collection paths."""
+    from ansible import constants  # pylint: disable=import-outside-toplevel
+    files = []
+    for root in constants.COLLECTIONS_PATHS:
+        for kind in ("filter", "test"):
+            pattern = os.path.join(root, "ansible_collections", "*", "*", "plugins", kind, "*.py")
+            files.extend((root, path) for path in sorted(glob.glob(pattern)))
+    return files
+
+
+_PLUGINS_DIGEST = []
+
+
+def _plugins_digest():
+    """A digest of what the compiler's filter and test look-ups can find, once per process."""
+    if not _PLUGINS_DIGEST:
+        from ansible import constants  # pylint: disable=import-outside-toplevel
+        import jinja2  # pylint: disable=import-outside-toplevel
+        site_packages = os.path.dirname(os.path.dirname(os.path.abspath(constants.__file__)))
+        parts = [MAGIC_NUMBER.hex(), sys.flags.optimize, getattr(sys.modules.get("ansible.release"), "__version__", ""),
+                 jinja2.__version__, _bundle_version(site_packages)]
+        for _root, path in _jinja_plugin_files():
+            stat = os.stat(path)
+            parts.append((path, stat.st_size, stat.st_mtime_ns))
+        for folder in list(constants.DEFAULT_FILTER_PLUGIN_PATH or []) + list(constants.DEFAULT_TEST_PLUGIN_PATH or []):
+            parts.append(_tree_stamps(folder))
+        _PLUGINS_DIGEST.append(repr(parts))
+    return _PLUGINS_DIGEST[0]
+
+
+def template_key(environment, source, name, filename, defer_init, escape_backslashes):
+    """The cache key of a template text compiled by this environment, or None when it must not be cached."""
+    autoescape, finalize = environment.autoescape, environment.finalize
+    if not isinstance(autoescape, bool):  # a function of the template's name
+        return None
+    settings = [type(environment).__module__, type(environment).__qualname__, autoescape, sorted(environment.extensions),
+                None if finalize is None else (getattr(finalize, "__qualname__", repr(finalize)),
+                                               repr(getattr(finalize, "jinja_pass_arg", None)))]
+    settings.extend(getattr(environment, setting) for setting in TEMPLATE_SETTINGS)
+    head = repr((_plugins_digest(), settings, name, filename, defer_init, escape_backslashes))
+    return hashlib.sha256(head.encode() + b"\0" + source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def patch_jinja_bits(module):
+    """Jinja's compile of a template text, from the cache when an earlier process compiled the same text alike."""
+    environment_class = module.AnsibleEnvironment
+    compile_template = environment_class.compile
+    compile_context = module._TemplateCompileContext  # pylint: disable=protected-access
+
+    def cached_template_compile(self, source, name=None, filename=None, raw=False, defer_init=False):
+        if raw or not isinstance(source, str) or getattr(self, "_debuggable_template_source", False):
+            return compile_template(self, source, name, filename, raw, defer_init)
+        try:
+            context = compile_context.current(optional=True)
+            key = template_key(self, source, name, filename, defer_init, getattr(context, "escape_backslashes", None))
+        except Exception:  # pylint: disable=broad-except
+            key = None
+        if key is None:
+            return compile_template(self, source, name, filename, raw, defer_init)
+        path = os.path.join(TEMPLATES, key)
+        try:
+            with open(path, "rb") as handle:
+                return marshal.loads(handle.read())
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+        code = compile_template(self, source, name, filename, raw, defer_init)
+        _write_atomically(path, marshal.dumps(code))
+        return code
+
+    environment_class.compile = cached_template_compile
+
+
+_PRELOADED = []
+
+
+def preload_jinja_plugins():
+    """Load ansible-core's filters and tests and import the collections' filter and test files, once per process."""
+    if _PRELOADED:
+        return
+    _PRELOADED.append(True)
+    from ansible.plugins.loader import filter_loader, test_loader  # pylint: disable=import-outside-toplevel
+    for loader in (filter_loader, test_loader):
+        try:
+            loader._ensure_non_collection_wrappers()  # pylint: disable=protected-access
+        except Exception:  # pylint: disable=broad-except
+            pass
+    for root, path in _jinja_plugin_files():
+        parts = os.path.relpath(path, root)[:-len(".py")].split(os.sep)
+        loader = filter_loader if parts[4] == "filter" else test_loader
+        try:
+            loader._load_module_source(python_module_name=".".join(parts), path=path)  # pylint: disable=protected-access
+        except Exception:  # pylint: disable=broad-except
+            pass  # the worker that needs it loads it again and reports the error
+
+
+def patch_task_queue_manager(module):
+    run_play = module.TaskQueueManager.run
+
+    def run_with_jinja_plugins(self, play):
+        preload_jinja_plugins()
+        return run_play(self, play)
+
+    module.TaskQueueManager.run = run_with_jinja_plugins
+
+
 def enable():
     """Called by the .pth at start-up; COBALTCORE_ANSIBALLZ_BYTECODE=0 leaves every compile and zip as it is (to
     compare), COBALTCORE_ANSIBALLZ_ZIPS=0 only the zips."""
@@ -193,6 +328,10 @@ def enable():
         sys.meta_path.insert(0, ImportPatch(COLLECTION_LOADER, patch_collection_loader))
     if os.environ.get("COBALTCORE_ANSIBALLZ_ZIPS", "1") != "0" and MODULE_COMMON not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(MODULE_COMMON, patch_module_common))
+    if os.environ.get("COBALTCORE_JINJA_BYTECODE", "1") != "0" and JINJA_BITS not in sys.modules:
+        sys.meta_path.insert(0, ImportPatch(JINJA_BITS, patch_jinja_bits))
+    if os.environ.get("COBALTCORE_PRELOAD_JINJA_PLUGINS", "1") != "0" and TASK_QUEUE_MANAGER not in sys.modules:
+        sys.meta_path.insert(0, ImportPatch(TASK_QUEUE_MANAGER, patch_task_queue_manager))
 
 
 def install(purelib):
@@ -212,6 +351,10 @@ def install(purelib):
         for entry in os.scandir(ZIPS):
             if entry.stat().st_mtime < limit:
                 shutil.rmtree(entry.path, ignore_errors=True)
+    if os.path.isdir(TEMPLATES):
+        for entry in os.scandir(TEMPLATES):
+            if entry.stat().st_mtime < limit:
+                os.unlink(entry.path)
 
 
 if __name__ == "__main__":

@@ -130,6 +130,10 @@ def test_make_setup_enabled_it_in_the_venv():
             os.path.join(REPO, ".venv")):
         pytest.fail("the unit tests run in the project's venv (make unit): %s" % sys.prefix)
     assert zipimport._compile_source.__module__ == ansiballz_bytecode.MODULE
+    from ansible._internal._templating._jinja_bits import AnsibleEnvironment
+    from ansible.executor.task_queue_manager import TaskQueueManager
+    assert AnsibleEnvironment.compile.__module__ == ansiballz_bytecode.MODULE
+    assert TaskQueueManager.run.__module__ == ansiballz_bytecode.MODULE
 
 
 @pytest.mark.parametrize("setting, enabled", [(None, True), ("1", True), ("0", False)])
@@ -142,13 +146,31 @@ def test_the_environment_can_turn_it_off(monkeypatch, setting, enabled):
         monkeypatch.setenv("COBALTCORE_ANSIBALLZ_BYTECODE", setting)
     monkeypatch.delenv("COBALTCORE_ANSIBALLZ_ZIPS", raising=False)
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
-    monkeypatch.delitem(sys.modules, ansiballz_bytecode.COLLECTION_LOADER, raising=False)
-    monkeypatch.delitem(sys.modules, ansiballz_bytecode.MODULE_COMMON, raising=False)
+    watched = [ansiballz_bytecode.COLLECTION_LOADER, ansiballz_bytecode.MODULE_COMMON, ansiballz_bytecode.JINJA_BITS,
+               ansiballz_bytecode.TASK_QUEUE_MANAGER]
+    for name in watched:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    for part in ("COBALTCORE_JINJA_BYTECODE", "COBALTCORE_PRELOAD_JINJA_PLUGINS"):
+        monkeypatch.delenv(part, raising=False)
     ansiballz_bytecode.enable()
     assert (zipimport._compile_source is ansiballz_bytecode.cached_compile) is enabled
     patches = sorted(f.name for f in sys.meta_path if isinstance(f, ansiballz_bytecode.ImportPatch))
-    assert patches == (sorted([ansiballz_bytecode.COLLECTION_LOADER, ansiballz_bytecode.MODULE_COMMON])
-                       if enabled else [])
+    assert patches == (sorted(watched) if enabled else [])
+
+
+@pytest.mark.parametrize("part, module", [("COBALTCORE_JINJA_BYTECODE", ansiballz_bytecode.JINJA_BITS),
+                                          ("COBALTCORE_PRELOAD_JINJA_PLUGINS", ansiballz_bytecode.TASK_QUEUE_MANAGER)])
+def test_each_controller_part_can_be_turned_off_alone(monkeypatch, part, module):
+    monkeypatch.setattr(zipimport, "_compile_source", zipimport._compile_source)
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.delenv("COBALTCORE_ANSIBALLZ_BYTECODE", raising=False)
+    monkeypatch.setenv(part, "0")
+    for name in (ansiballz_bytecode.JINJA_BITS, ansiballz_bytecode.TASK_QUEUE_MANAGER):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    ansiballz_bytecode.enable()
+    patches = [f.name for f in sys.meta_path if isinstance(f, ansiballz_bytecode.ImportPatch)]
+    assert module not in patches
+    assert ({ansiballz_bytecode.JINJA_BITS, ansiballz_bytecode.TASK_QUEUE_MANAGER} - {module}) <= set(patches)
 
 
 def test_the_collection_loaders_compile_of_a_file_is_cached_and_any_other_compile_is_the_builtins(tmp_path, compiles):
@@ -242,3 +264,136 @@ def test_a_modules_zip_is_built_once_for_every_run_until_its_sources_change(tmp_
     os.unlink(zip_path)
     ping(COBALTCORE_ANSIBALLZ_ZIPS="0")
     assert not os.path.exists(zip_path)
+
+
+class _NoCompileContext:
+    @classmethod
+    def current(cls, optional=False):
+        return None
+
+
+class _CompileContext:
+    escape = None
+
+    @classmethod
+    def current(cls, optional=False):
+        return cls() if cls.escape is not None else None
+
+    @property
+    def escape_backslashes(self):
+        return self.escape
+
+
+@pytest.fixture
+def template_env(tmp_path, monkeypatch):
+    """A Jinja environment class patched as the hook patches Ansible's, its cache in tmp_path, and the list
+    of template texts compiled for real."""
+    import jinja2
+    compiled = []
+
+    class Environment(jinja2.Environment):
+        def compile(self, source, name=None, filename=None, raw=False, defer_init=False):
+            compiled.append(source)
+            return super().compile(source, name, filename, raw, defer_init)
+
+    monkeypatch.setattr(ansiballz_bytecode, "TEMPLATES", str(tmp_path / "templates"))
+    monkeypatch.setattr(ansiballz_bytecode, "_PLUGINS_DIGEST", ["plugins as they are"])
+    monkeypatch.setattr(_CompileContext, "escape", None)
+    jinja_bits = type("jinja_bits", (), {"AnsibleEnvironment": Environment, "_TemplateCompileContext": _CompileContext})
+    ansiballz_bytecode.patch_jinja_bits(jinja_bits)
+    Environment.compiled = compiled
+    return Environment
+
+
+TEMPLATE = "{% for item in items %}{{ item | upper }}{% if not loop.last %}, {% endif %}{% endfor %}"
+
+
+def test_a_template_text_is_compiled_once_and_renders_alike(template_env, tmp_path):
+    first = template_env().from_string(TEMPLATE).render(items=["a", "b"])
+    assert first == "A, B" and template_env.compiled == [TEMPLATE]
+    # Another environment (another worker): the code comes from the cache.
+    assert template_env().from_string(TEMPLATE).render(items=["c"]) == "C"
+    assert template_env.compiled == [TEMPLATE] and len(os.listdir(tmp_path / "templates")) == 1
+    template_env().from_string("{{ other }}")
+    assert template_env.compiled == [TEMPLATE, "{{ other }}"]
+
+
+def test_what_shapes_the_generated_code_is_part_of_the_key(template_env, monkeypatch):
+    template_env().from_string(TEMPLATE)
+    # Other delimiters, another set of filter and test plugins, escaped backslashes: compiled anew.
+    template_env(variable_start_string="[[", variable_end_string="]]").from_string(TEMPLATE)
+    monkeypatch.setattr(ansiballz_bytecode, "_PLUGINS_DIGEST", ["a filter file changed"])
+    template_env().from_string(TEMPLATE)
+    monkeypatch.setattr(_CompileContext, "escape", True)
+    template_env().from_string(TEMPLATE)
+    assert template_env.compiled == [TEMPLATE] * 4
+    env = template_env(variable_start_string="[[", variable_end_string="]]")
+    assert env.from_string("[[ 1 + 1 ]]").render() == "2"
+
+
+def test_what_is_not_cached_compiles_as_before(template_env, tmp_path):
+    # autoescape by template name, Jinja's raw Python source, an already parsed template.
+    env = template_env(autoescape=lambda name: True)
+    assert env.from_string("{{ '<' }}").render() == "&lt;"
+    assert env.from_string("{{ '<' }}").render() == "&lt;"
+    plain = template_env()
+    assert "def root" in plain.compile("{{ x }}", raw=True)
+    plain.compile(plain.parse("{{ y }}"))
+    assert len(template_env.compiled) == 4
+    assert not (tmp_path / "templates").exists()
+
+
+def test_a_template_that_fails_to_compile_fails_as_before_and_is_not_cached(template_env, tmp_path):
+    import jinja2
+    for _attempt in (1, 2):
+        with pytest.raises(jinja2.TemplateSyntaxError, match="unexpected"):
+            template_env().from_string("{{ 1 + }}")
+    assert len(template_env.compiled) == 2 and not (tmp_path / "templates").exists()
+
+
+def test_a_damaged_template_entry_is_compiled_and_replaced(template_env, tmp_path):
+    template_env().from_string(TEMPLATE)
+    entry = tmp_path / "templates" / os.listdir(tmp_path / "templates")[0]
+    entry.write_bytes(b"\x00not marshal data")
+    assert template_env().from_string(TEMPLATE).render(items=["x"]) == "X"
+    template_env().from_string(TEMPLATE)
+    assert template_env.compiled == [TEMPLATE] * 2
+
+
+def test_the_plugins_digest_follows_the_collections_filter_files(tmp_path, monkeypatch):
+    from ansible import constants
+    filters = tmp_path / "ansible_collections" / "lab" / "probe" / "plugins" / "filter"
+    path = _write(filters / "probe.py", "class FilterModule:\n    def filters(self):\n        return {}\n")
+    monkeypatch.setattr(constants, "COLLECTIONS_PATHS", [str(tmp_path)])
+    digests = []
+    for _step in (1, 2):
+        monkeypatch.setattr(ansiballz_bytecode, "_PLUGINS_DIGEST", [])
+        digests.append(ansiballz_bytecode._plugins_digest())
+        os.utime(path, ns=(time.time_ns(), time.time_ns() + 10 ** 9))
+    assert path in digests[0] and digests[0] != digests[1]
+
+
+def test_the_collections_filter_files_are_loaded_once_before_the_first_play(tmp_path, monkeypatch):
+    from ansible import constants
+    from ansible.plugins.loader import filter_loader
+    filters = tmp_path / "ansible_collections" / "lab" / "probe" / "plugins" / "filter"
+    _write(filters / "probe.py", "LOADED = 1\n")
+    _write(filters / "broken.py", "raise RuntimeError('a broken filter file')\n")
+    monkeypatch.setattr(constants, "COLLECTIONS_PATHS", [str(tmp_path)])
+    monkeypatch.setattr(ansiballz_bytecode, "_PRELOADED", [])
+    for name in ("probe", "broken"):
+        monkeypatch.delitem(sys.modules, "ansible_collections.lab.probe.plugins.filter.%s" % name, raising=False)
+    runs = []
+
+    class Manager:
+        def run(self, play):
+            runs.append(play)
+            return 0
+    ansiballz_bytecode.patch_task_queue_manager(type("task_queue_manager", (), {"TaskQueueManager": Manager}))
+    assert Manager().run("play") == 0 and Manager().run("another") == 0
+    assert runs == ["play", "another"]
+    assert sys.modules["ansible_collections.lab.probe.plugins.filter.probe"].LOADED == 1
+    # A file that fails to import is left to the workers, which report it.
+    assert "ansible_collections.lab.probe.plugins.filter.broken" not in sys.modules
+    assert filter_loader._cached_non_collection_wrappers.get("ansible.builtin.combine") is not None
+    monkeypatch.delitem(sys.modules, "ansible_collections.lab.probe.plugins.filter.probe")
