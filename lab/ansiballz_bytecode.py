@@ -335,13 +335,18 @@ def enable():
 
 
 def install(purelib):
-    """This file as a module of `purelib`, a .pth that imports it, and old cache entries pruned."""
+    """This file as a module of `purelib` with its bytecode, a .pth that imports it, and old cache entries pruned."""
+    import py_compile  # pylint: disable=import-outside-toplevel
     with open(__file__, "rb") as handle:
         text = handle.read()
     pth = ("import {0}; {0}.enable()\n".format(MODULE)).encode()
-    for path, content in ((os.path.join(purelib, MODULE + ".py"), text), (os.path.join(purelib, MODULE + ".pth"), pth)):
+    module = os.path.join(purelib, MODULE + ".py")
+    for path, content in ((module, text), (os.path.join(purelib, MODULE + ".pth"), pth)):
         with open(path, "wb") as handle:
             handle.write(content)
+    # Every interpreter of the venv imports the module at start-up; with PYTHONDONTWRITEBYTECODE set (as on this
+    # machine kind) it would compile it each time.
+    py_compile.compile(module, cfile=importlib.util.cache_from_source(module), doraise=True)
     limit = time.time() - KEEP_DAYS * 86400
     if os.path.isdir(CACHE):
         for entry in os.scandir(CACHE):

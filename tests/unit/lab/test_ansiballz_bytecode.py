@@ -120,6 +120,7 @@ def test_install_writes_the_module_and_its_pth_and_prunes_old_entries(tmp_path, 
     ansiballz_bytecode.install(str(purelib))
     module = purelib / ("%s.py" % ansiballz_bytecode.MODULE)
     assert module.read_bytes() == open(ansiballz_bytecode.__file__, "rb").read()
+    assert os.path.isfile(importlib.util.cache_from_source(str(module)))
     assert (purelib / ("%s.pth" % ansiballz_bytecode.MODULE)).read_text() == (
         "import {0}; {0}.enable()\n".format(ansiballz_bytecode.MODULE))
     assert sorted(os.listdir(cache)) == ["recent"]
