@@ -49,6 +49,12 @@ Two more costs of every worker are the same work done again in each process:
   filter and test files of the configured collection paths, so the forked workers find them loaded. A
   file that fails to import is left to the workers, which report it as before.
   `COBALTCORE_PRELOAD_JINJA_PLUGINS=0` turns off only this part.
+
+And one cost of every ansible-playbook start: the collection loader parses ansible-core's routing table
+(`ansible_builtin_runtime.yml`, 370 kB of YAML, ~0.18 CPU-s) and each collection's `meta/runtime.yml` anew.
+Its parser is meant to be replaced by one that caches (it gets a content id for that); the hook keeps the
+parsed table of a file's bytes in the venv (`<venv>/runtime-yaml`, keyed by the bytes' SHA-256 and
+PyYAML's version). `COBALTCORE_RUNTIME_YAML=0` turns off only this part.
 """
 from __future__ import annotations
 
@@ -75,6 +81,7 @@ ZIPS = os.path.join(sys.prefix, "ansiballz-zips")
 JINJA_BITS = "ansible._internal._templating._jinja_bits"
 TASK_QUEUE_MANAGER = "ansible.executor.task_queue_manager"
 TEMPLATES = os.path.join(sys.prefix, "jinja-bytecode")
+RUNTIME_YAML = os.path.join(sys.prefix, "runtime-yaml")
 # The environment's settings that shape the code Jinja generates (the lexer's and the code generator's).
 TEMPLATE_SETTINGS = ("block_start_string", "block_end_string", "variable_start_string", "variable_end_string",
                      "comment_start_string", "comment_end_string", "line_statement_prefix", "line_comment_prefix",
@@ -146,8 +153,37 @@ class ImportPatch:
         return spec
 
 
+def cached_runtime_yaml(parse):
+    """The collection loader's parse of a runtime.yml, from the cache when an earlier run parsed the same bytes."""
+
+    def parse_cached(yaml_string_data, content_id):
+        data = yaml_string_data.encode("utf-8") if isinstance(yaml_string_data, str) else bytes(yaml_string_data)
+        try:
+            import yaml  # pylint: disable=import-outside-toplevel
+            key = hashlib.sha256(repr((yaml.__version__, yaml.__with_libyaml__)).encode() + b"\0" + data).hexdigest()
+        except Exception:  # pylint: disable=broad-except
+            return parse(yaml_string_data, content_id)
+        path = os.path.join(RUNTIME_YAML, key)
+        try:
+            with open(path, "rb") as handle:
+                return marshal.loads(handle.read())
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+        routing = parse(yaml_string_data, content_id)
+        try:
+            _write_atomically(path, marshal.dumps(routing))
+        except ValueError:  # not plain data: nothing to keep
+            pass
+        return routing
+
+    return parse_cached
+
+
 def patch_collection_loader(module):
     module.compile = loader_compile  # a module global comes before the builtin
+    parse = getattr(module, "_meta_yml_to_dict", None)
+    if parse is not None and os.environ.get("COBALTCORE_RUNTIME_YAML", "1") != "0":
+        module._meta_yml_to_dict = cached_runtime_yaml(parse)  # pylint: disable=protected-access
 
 
 def _tree_stamps(root):
@@ -348,18 +384,15 @@ def install(purelib):
     # machine kind) it would compile it each time.
     py_compile.compile(module, cfile=importlib.util.cache_from_source(module), doraise=True)
     limit = time.time() - KEEP_DAYS * 86400
-    if os.path.isdir(CACHE):
-        for entry in os.scandir(CACHE):
-            if entry.stat().st_mtime < limit:
-                os.unlink(entry.path)
-    if os.path.isdir(ZIPS):
-        for entry in os.scandir(ZIPS):
-            if entry.stat().st_mtime < limit:
-                shutil.rmtree(entry.path, ignore_errors=True)
-    if os.path.isdir(TEMPLATES):
-        for entry in os.scandir(TEMPLATES):
-            if entry.stat().st_mtime < limit:
-                os.unlink(entry.path)
+    for folder in (CACHE, ZIPS, TEMPLATES, RUNTIME_YAML):
+        if os.path.isdir(folder):
+            for entry in os.scandir(folder):
+                if entry.stat().st_mtime >= limit:
+                    continue
+                if entry.is_dir():
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
 
 
 if __name__ == "__main__":

@@ -398,3 +398,30 @@ def test_the_collections_filter_files_are_loaded_once_before_the_first_play(tmp_
     assert "ansible_collections.lab.probe.plugins.filter.broken" not in sys.modules
     assert filter_loader._cached_non_collection_wrappers.get("ansible.builtin.combine") is not None
     monkeypatch.delitem(sys.modules, "ansible_collections.lab.probe.plugins.filter.probe")
+
+
+def test_a_runtime_yml_is_parsed_once_and_read_back_alike(tmp_path, monkeypatch):
+    from ansible.utils.collection_loader._collection_meta import _meta_yml_to_dict
+    monkeypatch.setattr(ansiballz_bytecode, "RUNTIME_YAML", str(tmp_path / "runtime"))
+    parsed = []
+
+    def parse(data, content_id):
+        parsed.append(content_id)
+        return _meta_yml_to_dict(data, content_id)
+    cached = ansiballz_bytecode.cached_runtime_yaml(parse)
+    text = b"requires_ansible: '>=2.16'\nplugin_routing:\n  modules:\n    old: {redirect: lab.probe.new}\n"
+    first = cached(text, ("lab.probe", "runtime.yml"))
+    assert first == {"requires_ansible": ">=2.16", "plugin_routing": {"modules": {"old": {"redirect": "lab.probe.new"}}}}
+    again = cached(text.decode(), ("lab.other", "runtime.yml"))
+    assert again == first and again is not first and parsed == [("lab.probe", "runtime.yml")]
+    cached(text + b"action_groups: {}\n", ("lab.probe", "runtime.yml"))
+    assert len(parsed) == 2 and len(os.listdir(tmp_path / "runtime")) == 2
+    # A file that is no mapping fails as before, and nothing is kept.
+    with pytest.raises(ValueError, match="Mapping"):
+        cached(b"- a list\n", ("lab.bad", "runtime.yml"))
+    assert len(os.listdir(tmp_path / "runtime")) == 2
+
+
+def test_the_collection_loader_parses_runtime_yml_through_the_cache():
+    from ansible.utils.collection_loader import _collection_finder
+    assert _collection_finder._meta_yml_to_dict.__module__ == ansiballz_bytecode.MODULE
