@@ -96,29 +96,32 @@ def _key(source):
     return digest.hexdigest()
 
 
-def _write_atomically(path, data):
+def kept(path, compute):
+    """(value, True) as an earlier process kept it at path, else (compute(), False), kept there when marshal can
+    write it. A damaged or unreadable entry is computed again; a cache that cannot be written is skipped."""
     try:
+        with open(path, "rb") as handle:
+            return marshal.loads(handle.read()), True
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    value = compute()
+    try:
+        data = marshal.dumps(value)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         partial = "%s.%d.tmp" % (path, os.getpid())
         with open(partial, "wb") as handle:
             handle.write(data)
         os.replace(partial, path)  # whole or not at all, for processes reading at the same time
-    except OSError:
+    except (OSError, ValueError):  # ValueError: not marshal's data
         pass
+    return value, False
 
 
 def cached_compile(pathname, source):
     """zipimport's compile of `source`, from the cache when an earlier run compiled the same text."""
-    path = os.path.join(CACHE, _key(source))
-    try:
-        with open(path, "rb") as handle:
-            code = marshal.loads(handle.read())
-    except (OSError, ValueError, EOFError, TypeError):
-        code = _compile_source(pathname, source)
-        _write_atomically(path, marshal.dumps(code))
-        return code
-    # The cached code names the zip of the run that compiled it; name this run's instead.
-    _imp._fix_co_filename(code, pathname)  # pylint: disable=protected-access
+    code, cached = kept(os.path.join(CACHE, _key(source)), lambda: _compile_source(pathname, source))
+    if cached:  # the cached code names the zip of the run that compiled it; name this run's instead
+        _imp._fix_co_filename(code, pathname)  # pylint: disable=protected-access
     return code
 
 
@@ -163,18 +166,7 @@ def cached_runtime_yaml(parse):
             key = hashlib.sha256(repr((yaml.__version__, yaml.__with_libyaml__)).encode() + b"\0" + data).hexdigest()
         except Exception:  # pylint: disable=broad-except
             return parse(yaml_string_data, content_id)
-        path = os.path.join(RUNTIME_YAML, key)
-        try:
-            with open(path, "rb") as handle:
-                return marshal.loads(handle.read())
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
-        routing = parse(yaml_string_data, content_id)
-        try:
-            _write_atomically(path, marshal.dumps(routing))
-        except ValueError:  # not plain data: nothing to keep
-            pass
-        return routing
+        return kept(os.path.join(RUNTIME_YAML, key), lambda: parse(yaml_string_data, content_id))[0]
 
     return parse_cached
 
@@ -308,15 +300,8 @@ def patch_jinja_bits(module):
             key = None
         if key is None:
             return compile_template(self, source, name, filename, raw, defer_init)
-        path = os.path.join(TEMPLATES, key)
-        try:
-            with open(path, "rb") as handle:
-                return marshal.loads(handle.read())
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
-        code = compile_template(self, source, name, filename, raw, defer_init)
-        _write_atomically(path, marshal.dumps(code))
-        return code
+        return kept(os.path.join(TEMPLATES, key),
+                    lambda: compile_template(self, source, name, filename, raw, defer_init))[0]
 
     environment_class.compile = cached_template_compile
 
