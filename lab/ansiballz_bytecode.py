@@ -50,11 +50,12 @@ Two more costs of every worker are the same work done again in each process:
   file that fails to import is left to the workers, which report it as before.
   `COBALTCORE_PRELOAD_JINJA_PLUGINS=0` turns off only this part.
 
-And one cost of every ansible-playbook start: the collection loader parses ansible-core's routing table
-(`ansible_builtin_runtime.yml`, 370 kB of YAML, ~0.18 CPU-s) and each collection's `meta/runtime.yml` anew.
-Its parser is meant to be replaced by one that caches (it gets a content id for that); the hook keeps the
-parsed table of a file's bytes in the venv (`<venv>/runtime-yaml`, keyed by the bytes' SHA-256 and
-PyYAML's version). `COBALTCORE_RUNTIME_YAML=0` turns off only this part.
+And two costs of every start of ansible-playbook (and of every other Ansible command): the collection loader
+parses ansible-core's routing table (`ansible_builtin_runtime.yml`, 370 kB of YAML, ~0.18 CPU-s) and each
+collection's `meta/runtime.yml` anew, and the configuration manager its option definitions (`config/base.yml`,
+90 kB, ~0.06 CPU-s). The loader's parser is meant to be replaced by one that caches (it gets a content id for
+that); the hook keeps the parsed data of a file's bytes in the venv (`<venv>/runtime-yaml`, keyed by the
+bytes' SHA-256, the parser and PyYAML's version). `COBALTCORE_RUNTIME_YAML=0` turns off only this part.
 """
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ MODULE = "cobaltcore_ansiballz_bytecode"
 CACHE = os.path.join(sys.prefix, "ansiballz-bytecode")
 KEEP_DAYS = 14  # `install` removes entries older than this (sources of earlier commits)
 COLLECTION_LOADER = "ansible.utils.collection_loader._collection_finder"
+CONFIG_MANAGER = "ansible.config.manager"
 MODULE_COMMON = "ansible.executor.module_common"
 ZIPS = os.path.join(sys.prefix, "ansiballz-zips")
 JINJA_BITS = "ansible._internal._templating._jinja_bits"
@@ -169,6 +171,25 @@ def cached_runtime_yaml(parse):
         return kept(os.path.join(RUNTIME_YAML, key), lambda: parse(yaml_string_data, content_id))[0]
 
     return parse_cached
+
+
+def patch_config_manager(module):
+    """The configuration manager's parse of its definitions file, from the cache when an earlier run parsed the
+    same bytes (a plain YAML document: marshal keeps it whole)."""
+    read_definitions = module.ConfigManager._read_config_yaml_file  # pylint: disable=protected-access
+
+    def read_cached(self, yml_file):
+        try:
+            import yaml  # pylint: disable=import-outside-toplevel
+            with open(yml_file, "rb") as handle:
+                data = handle.read()
+            key = hashlib.sha256(repr(("config", yaml.__version__, yaml.__with_libyaml__)).encode() + b"\0"
+                                 + data).hexdigest()
+        except Exception:  # pylint: disable=broad-except
+            return read_definitions(self, yml_file)  # a missing file fails there, as before
+        return kept(os.path.join(RUNTIME_YAML, key), lambda: read_definitions(self, yml_file))[0]
+
+    module.ConfigManager._read_config_yaml_file = read_cached  # pylint: disable=protected-access
 
 
 def patch_collection_loader(module):
@@ -349,6 +370,8 @@ def enable():
         sys.meta_path.insert(0, ImportPatch(COLLECTION_LOADER, patch_collection_loader))
     if os.environ.get("COBALTCORE_ANSIBALLZ_ZIPS", "1") != "0" and MODULE_COMMON not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(MODULE_COMMON, patch_module_common))
+    if os.environ.get("COBALTCORE_RUNTIME_YAML", "1") != "0" and CONFIG_MANAGER not in sys.modules:
+        sys.meta_path.insert(0, ImportPatch(CONFIG_MANAGER, patch_config_manager))
     if os.environ.get("COBALTCORE_JINJA_BYTECODE", "1") != "0" and JINJA_BITS not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(JINJA_BITS, patch_jinja_bits))
     if os.environ.get("COBALTCORE_PRELOAD_JINJA_PLUGINS", "1") != "0" and TASK_QUEUE_MANAGER not in sys.modules:

@@ -18,6 +18,7 @@ import zipfile
 import zipimport
 
 import pytest
+import yaml
 
 from conftest import REPO
 
@@ -148,10 +149,10 @@ def test_the_environment_can_turn_it_off(monkeypatch, setting, enabled):
     monkeypatch.delenv("COBALTCORE_ANSIBALLZ_ZIPS", raising=False)
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
     watched = [ansiballz_bytecode.COLLECTION_LOADER, ansiballz_bytecode.MODULE_COMMON, ansiballz_bytecode.JINJA_BITS,
-               ansiballz_bytecode.TASK_QUEUE_MANAGER]
+               ansiballz_bytecode.TASK_QUEUE_MANAGER, ansiballz_bytecode.CONFIG_MANAGER]
     for name in watched:
         monkeypatch.delitem(sys.modules, name, raising=False)
-    for part in ("COBALTCORE_JINJA_BYTECODE", "COBALTCORE_PRELOAD_JINJA_PLUGINS"):
+    for part in ("COBALTCORE_JINJA_BYTECODE", "COBALTCORE_PRELOAD_JINJA_PLUGINS", "COBALTCORE_RUNTIME_YAML"):
         monkeypatch.delenv(part, raising=False)
     ansiballz_bytecode.enable()
     assert (zipimport._compile_source is ansiballz_bytecode.cached_compile) is enabled
@@ -159,19 +160,25 @@ def test_the_environment_can_turn_it_off(monkeypatch, setting, enabled):
     assert patches == (sorted(watched) if enabled else [])
 
 
-@pytest.mark.parametrize("part, module", [("COBALTCORE_JINJA_BYTECODE", ansiballz_bytecode.JINJA_BITS),
-                                          ("COBALTCORE_PRELOAD_JINJA_PLUGINS", ansiballz_bytecode.TASK_QUEUE_MANAGER)])
-def test_each_controller_part_can_be_turned_off_alone(monkeypatch, part, module):
+CONTROLLER_PARTS = {"COBALTCORE_JINJA_BYTECODE": ansiballz_bytecode.JINJA_BITS,
+                    "COBALTCORE_PRELOAD_JINJA_PLUGINS": ansiballz_bytecode.TASK_QUEUE_MANAGER,
+                    "COBALTCORE_RUNTIME_YAML": ansiballz_bytecode.CONFIG_MANAGER}
+
+
+@pytest.mark.parametrize("part", sorted(CONTROLLER_PARTS))
+def test_each_controller_part_can_be_turned_off_alone(monkeypatch, part):
     monkeypatch.setattr(zipimport, "_compile_source", zipimport._compile_source)
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
     monkeypatch.delenv("COBALTCORE_ANSIBALLZ_BYTECODE", raising=False)
+    for other in CONTROLLER_PARTS:
+        monkeypatch.delenv(other, raising=False)
     monkeypatch.setenv(part, "0")
-    for name in (ansiballz_bytecode.JINJA_BITS, ansiballz_bytecode.TASK_QUEUE_MANAGER):
+    for name in CONTROLLER_PARTS.values():
         monkeypatch.delitem(sys.modules, name, raising=False)
     ansiballz_bytecode.enable()
     patches = [f.name for f in sys.meta_path if isinstance(f, ansiballz_bytecode.ImportPatch)]
-    assert module not in patches
-    assert ({ansiballz_bytecode.JINJA_BITS, ansiballz_bytecode.TASK_QUEUE_MANAGER} - {module}) <= set(patches)
+    assert CONTROLLER_PARTS[part] not in patches
+    assert set(CONTROLLER_PARTS.values()) - {CONTROLLER_PARTS[part]} <= set(patches)
 
 
 def test_the_collection_loaders_compile_of_a_file_is_cached_and_any_other_compile_is_the_builtins(tmp_path, compiles):
@@ -425,3 +432,29 @@ def test_a_runtime_yml_is_parsed_once_and_read_back_alike(tmp_path, monkeypatch)
 def test_the_collection_loader_parses_runtime_yml_through_the_cache():
     from ansible.utils.collection_loader import _collection_finder
     assert _collection_finder._meta_yml_to_dict.__module__ == ansiballz_bytecode.MODULE
+
+
+def test_the_configuration_definitions_are_parsed_once_and_read_back_alike(tmp_path, monkeypatch):
+    monkeypatch.setattr(ansiballz_bytecode, "RUNTIME_YAML", str(tmp_path / "runtime"))
+    read = []
+
+    class Manager:
+        def _read_config_yaml_file(self, yml_file):
+            read.append(yml_file)
+            return yaml.safe_load(open(yml_file, "rb"))
+    ansiballz_bytecode.patch_config_manager(type("manager", (), {"ConfigManager": Manager}))
+    definitions = tmp_path / "base.yml"
+    definitions.write_text("DEFAULT_FORKS:\n  default: 5\n  type: integer\n  ini: [{key: forks, section: defaults}]\n")
+    first = Manager()._read_config_yaml_file(str(definitions))
+    assert first == {"DEFAULT_FORKS": {"default": 5, "type": "integer", "ini": [{"key": "forks", "section": "defaults"}]}}
+    assert Manager()._read_config_yaml_file(str(definitions)) == first and len(read) == 1
+    definitions.write_text("DEFAULT_FORKS:\n  default: 7\n")
+    assert Manager()._read_config_yaml_file(str(definitions)) == {"DEFAULT_FORKS": {"default": 7}} and len(read) == 2
+    # A missing file is the manager's to report.
+    with pytest.raises(OSError):
+        Manager()._read_config_yaml_file(str(tmp_path / "missing.yml"))
+
+
+def test_ansible_reads_its_configuration_definitions_through_the_cache():
+    from ansible.config.manager import ConfigManager
+    assert ConfigManager._read_config_yaml_file.__module__ == ansiballz_bytecode.MODULE
