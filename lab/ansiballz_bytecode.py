@@ -158,17 +158,23 @@ class ImportPatch:
         return spec
 
 
+def _parsed_yaml_path(parser, data):
+    """Where RUNTIME_YAML keeps what `parser` made of these YAML bytes (PyYAML's version and C loader in the key)."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    head = repr((parser, yaml.__version__, yaml.__with_libyaml__)).encode()
+    return os.path.join(RUNTIME_YAML, hashlib.sha256(head + b"\0" + data).hexdigest())
+
+
 def cached_runtime_yaml(parse):
     """The collection loader's parse of a runtime.yml, from the cache when an earlier run parsed the same bytes."""
 
     def parse_cached(yaml_string_data, content_id):
         data = yaml_string_data.encode("utf-8") if isinstance(yaml_string_data, str) else bytes(yaml_string_data)
         try:
-            import yaml  # pylint: disable=import-outside-toplevel
-            key = hashlib.sha256(repr((yaml.__version__, yaml.__with_libyaml__)).encode() + b"\0" + data).hexdigest()
+            path = _parsed_yaml_path("runtime", data)
         except Exception:  # pylint: disable=broad-except
             return parse(yaml_string_data, content_id)
-        return kept(os.path.join(RUNTIME_YAML, key), lambda: parse(yaml_string_data, content_id))[0]
+        return kept(path, lambda: parse(yaml_string_data, content_id))[0]
 
     return parse_cached
 
@@ -180,14 +186,11 @@ def patch_config_manager(module):
 
     def read_cached(self, yml_file):
         try:
-            import yaml  # pylint: disable=import-outside-toplevel
             with open(yml_file, "rb") as handle:
-                data = handle.read()
-            key = hashlib.sha256(repr(("config", yaml.__version__, yaml.__with_libyaml__)).encode() + b"\0"
-                                 + data).hexdigest()
+                path = _parsed_yaml_path("config", handle.read())
         except Exception:  # pylint: disable=broad-except
             return read_definitions(self, yml_file)  # a missing file fails there, as before
-        return kept(os.path.join(RUNTIME_YAML, key), lambda: read_definitions(self, yml_file))[0]
+        return kept(path, lambda: read_definitions(self, yml_file))[0]
 
     module.ConfigManager._read_config_yaml_file = read_cached  # pylint: disable=protected-access
 

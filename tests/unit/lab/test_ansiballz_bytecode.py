@@ -133,9 +133,19 @@ def test_make_setup_enabled_it_in_the_venv():
         pytest.fail("the unit tests run in the project's venv (make unit): %s" % sys.prefix)
     assert zipimport._compile_source.__module__ == ansiballz_bytecode.MODULE
     from ansible._internal._templating._jinja_bits import AnsibleEnvironment
+    from ansible.config.manager import ConfigManager
     from ansible.executor.task_queue_manager import TaskQueueManager
+    from ansible.utils.collection_loader import _collection_finder
     assert AnsibleEnvironment.compile.__module__ == ansiballz_bytecode.MODULE
     assert TaskQueueManager.run.__module__ == ansiballz_bytecode.MODULE
+    assert _collection_finder._meta_yml_to_dict.__module__ == ansiballz_bytecode.MODULE
+    assert ConfigManager._read_config_yaml_file.__module__ == ansiballz_bytecode.MODULE
+
+
+# Each part of the controller's caches: its off switch and the module it patches.
+CONTROLLER_PARTS = {"COBALTCORE_JINJA_BYTECODE": ansiballz_bytecode.JINJA_BITS,
+                    "COBALTCORE_PRELOAD_JINJA_PLUGINS": ansiballz_bytecode.TASK_QUEUE_MANAGER,
+                    "COBALTCORE_RUNTIME_YAML": ansiballz_bytecode.CONFIG_MANAGER}
 
 
 @pytest.mark.parametrize("setting, enabled", [(None, True), ("1", True), ("0", False)])
@@ -148,21 +158,15 @@ def test_the_environment_can_turn_it_off(monkeypatch, setting, enabled):
         monkeypatch.setenv("COBALTCORE_ANSIBALLZ_BYTECODE", setting)
     monkeypatch.delenv("COBALTCORE_ANSIBALLZ_ZIPS", raising=False)
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
-    watched = [ansiballz_bytecode.COLLECTION_LOADER, ansiballz_bytecode.MODULE_COMMON, ansiballz_bytecode.JINJA_BITS,
-               ansiballz_bytecode.TASK_QUEUE_MANAGER, ansiballz_bytecode.CONFIG_MANAGER]
+    watched = [ansiballz_bytecode.COLLECTION_LOADER, ansiballz_bytecode.MODULE_COMMON] + list(CONTROLLER_PARTS.values())
     for name in watched:
         monkeypatch.delitem(sys.modules, name, raising=False)
-    for part in ("COBALTCORE_JINJA_BYTECODE", "COBALTCORE_PRELOAD_JINJA_PLUGINS", "COBALTCORE_RUNTIME_YAML"):
+    for part in CONTROLLER_PARTS:
         monkeypatch.delenv(part, raising=False)
     ansiballz_bytecode.enable()
     assert (zipimport._compile_source is ansiballz_bytecode.cached_compile) is enabled
     patches = sorted(f.name for f in sys.meta_path if isinstance(f, ansiballz_bytecode.ImportPatch))
     assert patches == (sorted(watched) if enabled else [])
-
-
-CONTROLLER_PARTS = {"COBALTCORE_JINJA_BYTECODE": ansiballz_bytecode.JINJA_BITS,
-                    "COBALTCORE_PRELOAD_JINJA_PLUGINS": ansiballz_bytecode.TASK_QUEUE_MANAGER,
-                    "COBALTCORE_RUNTIME_YAML": ansiballz_bytecode.CONFIG_MANAGER}
 
 
 @pytest.mark.parametrize("part", sorted(CONTROLLER_PARTS))
@@ -272,12 +276,6 @@ def test_a_modules_zip_is_built_once_for_every_run_until_its_sources_change(tmp_
     os.unlink(zip_path)
     ping(COBALTCORE_ANSIBALLZ_ZIPS="0")
     assert not os.path.exists(zip_path)
-
-
-class _NoCompileContext:
-    @classmethod
-    def current(cls, optional=False):
-        return None
 
 
 class _CompileContext:
@@ -429,11 +427,6 @@ def test_a_runtime_yml_is_parsed_once_and_read_back_alike(tmp_path, monkeypatch)
     assert len(os.listdir(tmp_path / "runtime")) == 2
 
 
-def test_the_collection_loader_parses_runtime_yml_through_the_cache():
-    from ansible.utils.collection_loader import _collection_finder
-    assert _collection_finder._meta_yml_to_dict.__module__ == ansiballz_bytecode.MODULE
-
-
 def test_the_configuration_definitions_are_parsed_once_and_read_back_alike(tmp_path, monkeypatch):
     monkeypatch.setattr(ansiballz_bytecode, "RUNTIME_YAML", str(tmp_path / "runtime"))
     read = []
@@ -453,8 +446,3 @@ def test_the_configuration_definitions_are_parsed_once_and_read_back_alike(tmp_p
     # A missing file is the manager's to report.
     with pytest.raises(OSError):
         Manager()._read_config_yaml_file(str(tmp_path / "missing.yml"))
-
-
-def test_ansible_reads_its_configuration_definitions_through_the_cache():
-    from ansible.config.manager import ConfigManager
-    assert ConfigManager._read_config_yaml_file.__module__ == ansiballz_bytecode.MODULE
