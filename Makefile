@@ -27,7 +27,7 @@ $(VENV_STAMP): requirements.txt requirements-dev.txt
 	touch $@
 
 # The venv's Python keeps the bytecode of the AnsiballZ modules' and the collection loader's sources (lab/ansiballz_bytecode.py).
-BYTECODE_HOOK := $(VENV)/.bytecode-hook-$(shell sha256sum lab/ansiballz_bytecode.py | cut -c1-16)
+BYTECODE_HOOK := $(VENV)/.bytecode-hook-$(shell cat lab/ansiballz_bytecode.py lab/module_zygote.py | sha256sum | cut -c1-16)
 $(BYTECODE_HOOK): $(VENV_STAMP)
 	$(VENV)/bin/python lab/ansiballz_bytecode.py install
 	rm -f $(VENV)/.bytecode-hook-*

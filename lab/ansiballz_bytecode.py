@@ -83,6 +83,9 @@ ZIPS = os.path.join(sys.prefix, "ansiballz-zips")
 JINJA_BITS = "ansible._internal._templating._jinja_bits"
 TASK_QUEUE_MANAGER = "ansible.executor.task_queue_manager"
 TEMPLATES = os.path.join(sys.prefix, "jinja-bytecode")
+ACTION_BASE = "ansible.plugins.action"
+MODULE_ZYGOTE_SWITCH = "COBALTCORE_MODULE_ZYGOTE"
+ZYGOTE_MODULE = "cobaltcore_module_zygote"
 RUNTIME_YAML = os.path.join(sys.prefix, "runtime-yaml")
 # The environment's settings that shape the code Jinja generates (the lexer's and the code generator's).
 TEMPLATE_SETTINGS = ("block_start_string", "block_end_string", "variable_start_string", "variable_end_string",
@@ -357,10 +360,71 @@ def patch_task_queue_manager(module):
     run_play = module.TaskQueueManager.run
 
     def run_with_jinja_plugins(self, play):
-        preload_jinja_plugins()
+        if os.environ.get("COBALTCORE_PRELOAD_JINJA_PLUGINS", "1") != "0":
+            preload_jinja_plugins()
+        if os.environ.get(MODULE_ZYGOTE_SWITCH, "1") != "0":
+            start_module_zygote()
         return run_play(self, play)
 
     module.TaskQueueManager.run = run_with_jinja_plugins
+
+
+_ZYGOTE = {}  # set in ansible-playbook's own process before its first play, so that every forked worker has it
+
+
+def start_module_zygote():
+    """Start this run's module zygote (cobaltcore_module_zygote) once; without it modules start as before."""
+    if _ZYGOTE:
+        return
+    _ZYGOTE["tried"] = True
+    try:
+        import atexit  # pylint: disable=import-outside-toplevel
+        import cobaltcore_module_zygote as zygote  # pylint: disable=import-outside-toplevel
+        process, path = zygote.start()
+    except Exception:  # pylint: disable=broad-except
+        return
+    _ZYGOTE.update(process=process, path=path)
+    atexit.register(_stop_module_zygote, process, os.getpid())
+
+
+def _stop_module_zygote(process, owner):
+    if os.getpid() == owner and process.poll() is None:  # forked workers inherit the atexit list
+        process.terminate()
+        process.wait()
+
+
+def exec_module_in_zygote(connection, exec_command, cmd, in_data=None, sudoable=True):
+    """A local connection's exec_command: a module command through the zygote, anything else as before."""
+    path = _ZYGOTE.get("path")
+    become = connection.become is not None and getattr(connection.become, "_id", None)
+    if path and not in_data and not become:
+        import cobaltcore_module_zygote as zygote  # pylint: disable=import-outside-toplevel
+        found = zygote.module_command(cmd, sys.executable)
+        if found is not None:
+            from ansible.utils.display import Display  # pylint: disable=import-outside-toplevel
+            Display().vvv("EXEC {0}".format(cmd), host=connection._play_context.remote_addr)  # as local's
+            try:
+                cwd = os.fsdecode(connection.cwd) if connection.cwd else None  # bytes, set by the action plugin
+                return zygote.run(path, found[1], found[0], cwd=cwd)
+            except OSError:
+                _ZYGOTE.pop("path", None)  # the zygote is gone: this and later commands start as before
+    return exec_command(cmd, in_data=in_data, sudoable=sudoable)
+
+
+def patch_action_base(module):
+    """Action plugins run every command through _low_level_execute_command; its local connection gets the zygote.
+    (The plugin loader imports connection plugins from their files, past any import hook.)"""
+    low_level_execute = module.ActionBase._low_level_execute_command
+
+    def low_level_execute_with_zygote(self, *args, **kwargs):
+        connection = self._connection
+        if getattr(connection, "transport", None) == "local" and "exec_command" not in vars(connection):
+            exec_command = connection.exec_command
+            connection.exec_command = lambda cmd, in_data=None, sudoable=True: exec_module_in_zygote(
+                connection, exec_command, cmd, in_data=in_data, sudoable=sudoable)
+        return low_level_execute(self, *args, **kwargs)
+
+    module.ActionBase._low_level_execute_command = low_level_execute_with_zygote
 
 
 def enable():
@@ -377,8 +441,12 @@ def enable():
         sys.meta_path.insert(0, ImportPatch(CONFIG_MANAGER, patch_config_manager))
     if os.environ.get("COBALTCORE_JINJA_BYTECODE", "1") != "0" and JINJA_BITS not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(JINJA_BITS, patch_jinja_bits))
-    if os.environ.get("COBALTCORE_PRELOAD_JINJA_PLUGINS", "1") != "0" and TASK_QUEUE_MANAGER not in sys.modules:
+    preload = os.environ.get("COBALTCORE_PRELOAD_JINJA_PLUGINS", "1") != "0"
+    zygote = os.environ.get(MODULE_ZYGOTE_SWITCH, "1") != "0"
+    if (preload or zygote) and TASK_QUEUE_MANAGER not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(TASK_QUEUE_MANAGER, patch_task_queue_manager))
+    if zygote and ACTION_BASE not in sys.modules:
+        sys.meta_path.insert(0, ImportPatch(ACTION_BASE, patch_action_base))
 
 
 def install(purelib):
@@ -386,14 +454,18 @@ def install(purelib):
     import py_compile  # pylint: disable=import-outside-toplevel
     with open(__file__, "rb") as handle:
         text = handle.read()
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "module_zygote.py"), "rb") as handle:
+        zygote_text = handle.read()
     pth = ("import {0}; {0}.enable()\n".format(MODULE)).encode()
     module = os.path.join(purelib, MODULE + ".py")
-    for path, content in ((module, text), (os.path.join(purelib, MODULE + ".pth"), pth)):
+    zygote = os.path.join(purelib, ZYGOTE_MODULE + ".py")
+    for path, content in ((module, text), (zygote, zygote_text), (os.path.join(purelib, MODULE + ".pth"), pth)):
         with open(path, "wb") as handle:
             handle.write(content)
     # Every interpreter of the venv imports the module at start-up; with PYTHONDONTWRITEBYTECODE set (as on this
     # machine kind) it would compile it each time.
-    py_compile.compile(module, cfile=importlib.util.cache_from_source(module), doraise=True)
+    for path in (module, zygote):
+        py_compile.compile(path, cfile=importlib.util.cache_from_source(path), doraise=True)
     limit = time.time() - KEEP_DAYS * 86400
     for folder in (CACHE, ZIPS, TEMPLATES, RUNTIME_YAML):
         if os.path.isdir(folder):
