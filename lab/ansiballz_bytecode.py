@@ -56,6 +56,13 @@ collection's `meta/runtime.yml` anew, and the configuration manager its option d
 90 kB, ~0.06 CPU-s). The loader's parser is meant to be replaced by one that caches (it gets a content id for
 that); the hook keeps the parsed data of a file's bytes in the venv (`<venv>/runtime-yaml`, keyed by the
 bytes' SHA-256, the parser and PyYAML's version). `COBALTCORE_RUNTIME_YAML=0` turns off only this part.
+
+Last, every module task started a new interpreter that imported ansible.module_utils.basic before its module
+ran (~0.2 of its ~0.3 CPU-s). Before the first play the hook starts a zygote for the run
+(cobaltcore_module_zygote, lab/module_zygote.py), and the local connection of every action plugin hands
+Ansible's module commands to it: a process forked from an interpreter that has imported what every module
+run imports runs the same AnsiballZ file with the command's stdio, environment and working directory.
+`COBALTCORE_MODULE_ZYGOTE=0` turns off only this part.
 """
 from __future__ import annotations
 
@@ -402,11 +409,12 @@ def exec_module_in_zygote(connection, exec_command, cmd, in_data=None, sudoable=
         found = zygote.module_command(cmd, sys.executable)
         if found is not None:
             from ansible.utils.display import Display  # pylint: disable=import-outside-toplevel
-            Display().vvv("EXEC {0}".format(cmd), host=connection._play_context.remote_addr)  # as local's
+            # As local's exec_command prints it.
+            Display().vvv("EXEC {0}".format(cmd), host=connection._play_context.remote_addr)  # pylint: disable=protected-access
             try:
                 cwd = os.fsdecode(connection.cwd) if connection.cwd else None  # bytes, set by the action plugin
                 return zygote.run(path, found[1], found[0], cwd=cwd)
-            except OSError:
+            except zygote.NotStarted:
                 _ZYGOTE.pop("path", None)  # the zygote is gone: this and later commands start as before
     return exec_command(cmd, in_data=in_data, sudoable=sudoable)
 
@@ -414,6 +422,7 @@ def exec_module_in_zygote(connection, exec_command, cmd, in_data=None, sudoable=
 def patch_action_base(module):
     """Action plugins run every command through _low_level_execute_command; its local connection gets the zygote.
     (The plugin loader imports connection plugins from their files, past any import hook.)"""
+    # pylint: disable=protected-access
     low_level_execute = module.ActionBase._low_level_execute_command
 
     def low_level_execute_with_zygote(self, *args, **kwargs):

@@ -6,8 +6,9 @@ Each module task on a local connection starts `/bin/sh -c '<python> <tmp>/Ansiba
 a new interpreter that imports `site` and `ansible.module_utils.basic` before the module does anything,
 about 0.2 CPU-s of a module run that takes ~0.3. ansible-playbook (through the venv hook,
 cobaltcore_ansiballz_bytecode) starts one zygote per run: a Python process of the same interpreter that
-has imported ansible-core's `ansible.module_utils.basic` and the AnsiballZ loader as a module process does
-(not the controller: `ansible._internal` is never imported, so module_utils keep their target behaviour).
+has imported ansible-core's `ansible.module_utils.basic`, the AnsiballZ loader and the standard library's and
+PyYAML's modules the collection's module_utils use, as a module process does (not the controller:
+`ansible._internal` is never imported, so module_utils keep their target behaviour).
 For such a command the local connection asks the zygote instead, over a Unix socket in a private
 directory, handing over the command's stdin, stdout and stderr; the zygote forks a process that takes
 them, the environment, working directory and arguments the command would have had, and runs the same
@@ -72,34 +73,44 @@ def module_command(cmd, interpreter):
     return env, path
 
 
+class NotStarted(OSError):
+    """The zygote did not take the request: nothing ran, the command may run the usual way."""
+
+
 def run(socket_path, path, env, cwd=None, stdin_data=b""):
     """Run the AnsiballZ file `path` in a process forked by the zygote; (rc, stdout, stderr) as bytes.
 
-    Raises OSError when the zygote cannot take the request (nothing ran then)."""
+    Raises NotStarted when the zygote cannot take the request. Once it has it, the module is never run again:
+    a zygote that ends before it reports the exit status gives status 1 and says so on stderr."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     pipes = []
     try:
-        conn.connect(socket_path)
-        stdin_r, stdin_w = os.pipe()
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        pipes = [stdin_r, stdin_w, out_r, out_w, err_r, err_w]
-        environment = dict(os.environ)
-        environment.update(env)
-        header = json.dumps({"path": path, "env": environment, "cwd": cwd or os.getcwd()}).encode()
-        conn.sendmsg([HEADER.pack(len(header)) + header],
-                     [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [stdin_r, out_w, err_w]))])
+        try:
+            conn.connect(socket_path)
+            stdin_r, stdin_w = os.pipe()
+            out_r, out_w = os.pipe()
+            err_r, err_w = os.pipe()
+            pipes = [stdin_r, stdin_w, out_r, out_w, err_r, err_w]
+            environment = dict(os.environ)
+            environment.update(env)
+            header = json.dumps({"path": path, "env": environment, "cwd": cwd or os.getcwd()}).encode()
+            conn.sendmsg([HEADER.pack(len(header)) + header],
+                         [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [stdin_r, out_w, err_w]))])
+        except OSError as error:
+            raise NotStarted(str(error)) from error
         for fd in (stdin_r, out_w, err_w):
             os.close(fd)
             pipes.remove(fd)
-        if stdin_data:
-            os.write(stdin_w, stdin_data)
-        os.close(stdin_w)
-        pipes.remove(stdin_w)
+        try:
+            if stdin_data:
+                os.write(stdin_w, stdin_data)
+        finally:
+            os.close(stdin_w)
+            pipes.remove(stdin_w)
         output = _read_until_closed(out_r, err_r)
         status = _recv_exactly(conn, STATUS.size)
         if len(status) != STATUS.size:
-            raise OSError("the module zygote ended before it reported the module's exit status")
+            return 1, output[out_r], output[err_r] + b"\nthe module zygote ended before it reported the exit status\n"
         return STATUS.unpack(status)[0], output[out_r], output[err_r]
     finally:
         for fd in pipes:
@@ -114,7 +125,7 @@ def _read_until_closed(*fds):
             selector.register(fd, selectors.EVENT_READ)
         open_fds = set(fds)
         while open_fds:
-            for key, unused in selector.select():
+            for key, _events in selector.select():
                 data = os.read(key.fd, 65536)
                 if data:
                     chunks[key.fd].append(data)
@@ -127,7 +138,10 @@ def _read_until_closed(*fds):
 def _recv_exactly(conn, size):
     data = b""
     while len(data) < size:
-        part = conn.recv(size - len(data))
+        try:
+            part = conn.recv(size - len(data))
+        except OSError:
+            break
         if not part:
             break
         data += part
@@ -137,13 +151,27 @@ def _recv_exactly(conn, size):
 # -- the zygote ---------------------------------------------------------------------------------
 
 def preload():
-    """What every AnsiballZ module run imports before its module: ansible-core's module_utils and the stdlib."""
+    """What a module run imports before its module: ansible-core's module_utils and the AnsiballZ loader; and the
+    standard library's and PyYAML's modules the collection's module_utils import, from where a module run takes
+    them (the collection itself is left to each module's zip)."""
     # pylint: disable=import-outside-toplevel,unused-import
     import base64
+    import calendar
+    import concurrent.futures.thread
     import datetime
+    import glob
+    import hashlib
+    import http.client
+    import ipaddress
+    import random
     import runpy
+    import secrets
     import shutil
+    import ssl
+    import subprocess
+    import threading
     import zipfile
+    import yaml
     import ansible.module_utils.basic
     from ansible.module_utils._internal._ansiballz import _loader
 
@@ -190,7 +218,7 @@ def serve(path, ready_fd=None):
     selector.register(wake_r, selectors.EVENT_READ)
     try:
         while os.getppid() == parent:
-            for key, unused in selector.select(PARENT_POLL):
+            for key, _events in selector.select(PARENT_POLL):
                 if key.fileobj is listener:
                     conn = listener.accept()[0]
                     pid = _fork_module(conn, listener)
@@ -238,7 +266,7 @@ def _reap(waiting):
 def _receive(conn):
     """The request: its header and the three file descriptors (stdin, stdout, stderr)."""
     fds = array.array("i")
-    data, ancillary, unused, unused = conn.recvmsg(1 << 20, socket.CMSG_SPACE(3 * fds.itemsize))
+    data, ancillary, _flags, _address = conn.recvmsg(1 << 20, socket.CMSG_SPACE(3 * fds.itemsize))
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
@@ -283,9 +311,10 @@ def _fork_module(conn, listener):
             os.dup2(fd, target)
             os.close(fd)
         os.closerange(3, 65536)
-        sys.stdin = open(0, "r", closefd=False)  # pylint: disable=consider-using-with
-        sys.stdout = open(1, "w", closefd=False)  # pylint: disable=consider-using-with
-        sys.stderr = open(2, "w", closefd=False)  # pylint: disable=consider-using-with
+        # pylint: disable=consider-using-with
+        sys.stdin = open(0, "r", encoding="utf-8", errors="surrogateescape", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
         os.environ.clear()
         os.environ.update(header["env"])
         os.chdir(header["cwd"])

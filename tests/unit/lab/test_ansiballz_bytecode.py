@@ -135,17 +135,23 @@ def test_make_setup_enabled_it_in_the_venv():
     from ansible._internal._templating._jinja_bits import AnsibleEnvironment
     from ansible.config.manager import ConfigManager
     from ansible.executor.task_queue_manager import TaskQueueManager
+    from ansible.plugins.action import ActionBase
     from ansible.utils.collection_loader import _collection_finder
     assert AnsibleEnvironment.compile.__module__ == ansiballz_bytecode.MODULE
+    assert ActionBase._low_level_execute_command.__module__ == ansiballz_bytecode.MODULE
     assert TaskQueueManager.run.__module__ == ansiballz_bytecode.MODULE
     assert _collection_finder._meta_yml_to_dict.__module__ == ansiballz_bytecode.MODULE
     assert ConfigManager._read_config_yaml_file.__module__ == ansiballz_bytecode.MODULE
 
 
-# Each part of the controller's caches: its off switch and the module it patches.
-CONTROLLER_PARTS = {"COBALTCORE_JINJA_BYTECODE": ansiballz_bytecode.JINJA_BITS,
-                    "COBALTCORE_PRELOAD_JINJA_PLUGINS": ansiballz_bytecode.TASK_QUEUE_MANAGER,
-                    "COBALTCORE_RUNTIME_YAML": ansiballz_bytecode.CONFIG_MANAGER}
+# Each part of the controller's hook: its off switch and the modules it patches (the task queue manager starts
+# both the preload and the module zygote).
+CONTROLLER_PARTS = {"COBALTCORE_JINJA_BYTECODE": {ansiballz_bytecode.JINJA_BITS},
+                    "COBALTCORE_PRELOAD_JINJA_PLUGINS": {ansiballz_bytecode.TASK_QUEUE_MANAGER},
+                    "COBALTCORE_RUNTIME_YAML": {ansiballz_bytecode.CONFIG_MANAGER},
+                    ansiballz_bytecode.MODULE_ZYGOTE_SWITCH: {ansiballz_bytecode.TASK_QUEUE_MANAGER,
+                                                              ansiballz_bytecode.ACTION_BASE}}
+CONTROLLER_MODULES = set().union(*CONTROLLER_PARTS.values())
 
 
 @pytest.mark.parametrize("setting, enabled", [(None, True), ("1", True), ("0", False)])
@@ -158,7 +164,7 @@ def test_the_environment_can_turn_it_off(monkeypatch, setting, enabled):
         monkeypatch.setenv("COBALTCORE_ANSIBALLZ_BYTECODE", setting)
     monkeypatch.delenv("COBALTCORE_ANSIBALLZ_ZIPS", raising=False)
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
-    watched = [ansiballz_bytecode.COLLECTION_LOADER, ansiballz_bytecode.MODULE_COMMON] + list(CONTROLLER_PARTS.values())
+    watched = [ansiballz_bytecode.COLLECTION_LOADER, ansiballz_bytecode.MODULE_COMMON] + sorted(CONTROLLER_MODULES)
     for name in watched:
         monkeypatch.delitem(sys.modules, name, raising=False)
     for part in CONTROLLER_PARTS:
@@ -177,12 +183,12 @@ def test_each_controller_part_can_be_turned_off_alone(monkeypatch, part):
     for other in CONTROLLER_PARTS:
         monkeypatch.delenv(other, raising=False)
     monkeypatch.setenv(part, "0")
-    for name in CONTROLLER_PARTS.values():
+    for name in CONTROLLER_MODULES:
         monkeypatch.delitem(sys.modules, name, raising=False)
     ansiballz_bytecode.enable()
-    patches = [f.name for f in sys.meta_path if isinstance(f, ansiballz_bytecode.ImportPatch)]
-    assert CONTROLLER_PARTS[part] not in patches
-    assert set(CONTROLLER_PARTS.values()) - {CONTROLLER_PARTS[part]} <= set(patches)
+    patches = set(f.name for f in sys.meta_path if isinstance(f, ansiballz_bytecode.ImportPatch))
+    still_on = set().union(*(modules for other, modules in CONTROLLER_PARTS.items() if other != part))
+    assert patches & CONTROLLER_MODULES == still_on
 
 
 def test_the_collection_loaders_compile_of_a_file_is_cached_and_any_other_compile_is_the_builtins(tmp_path, compiles):
@@ -387,6 +393,7 @@ def test_the_collections_filter_files_are_loaded_once_before_the_first_play(tmp_
     _write(filters / "broken.py", "raise RuntimeError('a broken filter file')\n")
     monkeypatch.setattr(constants, "COLLECTIONS_PATHS", [str(tmp_path)])
     monkeypatch.setattr(ansiballz_bytecode, "_PRELOADED", [])
+    monkeypatch.setenv(ansiballz_bytecode.MODULE_ZYGOTE_SWITCH, "0")  # test_module_zygote.py starts zygotes
     for name in ("probe", "broken"):
         monkeypatch.delitem(sys.modules, "ansible_collections.lab.probe.plugins.filter.%s" % name, raising=False)
     runs = []
