@@ -28,6 +28,7 @@ import json
 import os
 import selectors
 import shlex
+import shutil
 import signal
 import socket
 import struct
@@ -166,7 +167,6 @@ def preload():
     import random
     import runpy
     import secrets
-    import shutil
     import ssl
     import subprocess
     import threading
@@ -191,6 +191,7 @@ def start(interpreter=sys.executable):
         os.close(ready_r)
     if ready != b"1":
         process.wait()
+        shutil.rmtree(directory, ignore_errors=True)
         raise OSError("the module zygote did not start")
     return process, path
 

@@ -195,3 +195,10 @@ def test_a_zygote_that_ends_during_a_module_does_not_run_it_again(tmp_path):
         process.wait(timeout=10)
     assert rc == 1 and b"the module zygote ended before it reported the exit status" in err
     assert marker.read_text() == "run\n"
+
+
+def test_a_zygote_that_cannot_start_says_so_and_leaves_no_directory(tmp_path, monkeypatch):
+    monkeypatch.setattr(module_zygote.tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(OSError, match="did not start"):
+        module_zygote.start(interpreter="/bin/false")
+    assert os.listdir(tmp_path) == []
