@@ -83,7 +83,7 @@ def _credential_injection(worker_dir):
     return files, env
 
 
-def _private_data_dir(tmp_path, worker_dir, playbook, tenants_dir=None, module_zygote=True):
+def _private_data_dir(tmp_path, worker_dir, playbook, tenants_dir, module_zygote):
     data = tmp_path / "job"
     _project(data / "project", tenants_dir)
     # AWX's SCM inventory source: the import reads the project's inventories/<region>, the job gets a script.
