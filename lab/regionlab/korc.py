@@ -51,22 +51,29 @@ def ready():
 # The Deployment of K-ORC's chart (phase 3): Helm creates it after the chart's CRDs are established,
 # so the manager (which fails at start without all of them) starts when it exists, as its pod would.
 DEPLOYMENTS = "/apis/apps/v1/deployments"
-CHART_SELECTOR = "app.kubernetes.io/name=openstack-resource-controller"
+CHART_LABEL = ("app.kubernetes.io/name", "openstack-resource-controller")
+CHART_SELECTOR = "%s=%s" % CHART_LABEL
+
+
+def args_of(deployments):
+    """The container args of K-ORC's Deployment among `deployments` (the chart's values.args), None when the
+    chart put none there."""
+    items = [d for d in deployments if (d["metadata"].get("labels") or {}).get(CHART_LABEL[0]) == CHART_LABEL[1]]
+    if not items:
+        return None
+    containers = ((items[0].get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or [{}]
+    return [str(a) for a in containers[0].get("args") or []]
 
 
 def deployment_args(cluster):
-    """The container args of K-ORC's Deployment (the chart's values.args), None when the chart put none there
-    (or the API server did not answer)."""
+    """args_of the cluster's Deployments; None also when the API server did not answer."""
     try:
         resp = kube._session(cluster).get(cluster.server + DEPLOYMENTS, params={"labelSelector": CHART_SELECTOR},
                                           timeout=5)
         items = resp.json().get("items") if resp.ok else None
     except (requests.RequestException, OSError, ValueError):
         return None
-    if not items:
-        return None
-    containers = ((items[0].get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or [{}]
-    return [str(a) for a in containers[0].get("args") or []]
+    return args_of(items or [])
 
 
 def installed(cluster):

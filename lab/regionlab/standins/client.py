@@ -5,6 +5,11 @@ computed from, so the API server refuses it (409) when anything changed meanwhil
 collection applied, a status a test wrote -- and the next pass decides again on fresh data.
 Objects a stand-in creates as an operator would (the c5c3-operator's Keystone CR) go through
 server-side apply under its own field manager. Nothing is ever written with a whole-object PUT.
+
+A collection a Waker watches is read from the API server only when it may have changed: the last
+answer is kept while its watch stays open, sees no event and no write of this process reaches that
+API server (upstream's controllers read from informer caches for the same reason: a pass that lists
+every kind on every wake-up costs the API servers a LIST per kind, and most kinds did not change).
 """
 
 import json
@@ -41,6 +46,53 @@ def object_path(api_version, plural, obj, subresource=None):
     return path(api_version, plural, meta.get("namespace"), meta["name"], subresource)
 
 
+class Collection:
+    """What this process knows of one watched collection: whether its watch is open, how many events it
+    has seen, and the last answer to a read of it with the counts it was read at."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.open = False
+        self.events = 0
+        self.kept = None  # (events, writes, response body)
+
+    def changed(self, open_now):
+        with self.lock:
+            self.open = open_now
+            self.events += 1
+
+    def mark(self, writes):
+        """The counts before a read; None while the watch is not open (nothing is kept then)."""
+        with self.lock:
+            return (self.events, writes) if self.open else None
+
+    def keep(self, mark, writes, body):
+        with self.lock:
+            if mark is not None and self.open and mark == (self.events, writes):
+                self.kept = (self.events, writes, body)
+
+    def cached(self, writes):
+        with self.lock:
+            if self.open and self.kept is not None and self.kept[:2] == (self.events, writes):
+                return self.kept[2]
+            return None
+
+
+# (API server URL, collection path) -> Collection; the writes this process sent to each API server.
+_COLLECTIONS = {}
+_WRITES = {}
+_WRITES_LOCK = threading.Lock()
+
+
+def collection(server, url_path):
+    return _COLLECTIONS.setdefault((server, url_path), Collection())
+
+
+def _written(server):
+    with _WRITES_LOCK:
+        _WRITES[server] = _WRITES.get(server, 0) + 1
+
+
 class Kube:
     """Admin access to one lab cluster's API server, writing as field manager `manager`."""
 
@@ -50,19 +102,32 @@ class Kube:
         self.session = kube._session(cluster)
 
     def request(self, method, url_path, body=None, params=None, content_type="application/json", timeout=15):
+        server = self.cluster.server
+        watched = _COLLECTIONS.get((server, url_path)) if method == "GET" and not params else None
+        if watched is not None:
+            kept = watched.cached(_WRITES.get(server, 0))
+            if kept is not None:
+                return json.loads(kept)
+            mark = watched.mark(_WRITES.get(server, 0))
         headers = {"Accept": "application/json"}
         data = None
         if body is not None:
             headers["Content-Type"] = content_type
             data = json.dumps(body)
-        resp = self.session.request(method, self.cluster.server + url_path, data=data, params=params,
-                                    headers=headers, timeout=timeout)
+        try:
+            resp = self.session.request(method, server + url_path, data=data, params=params,
+                                        headers=headers, timeout=timeout)
+        finally:
+            if method != "GET":
+                _written(server)  # also after a failed write: it may have reached the server
         try:
             payload = resp.json()
         except ValueError:
             payload = resp.text
         if resp.status_code >= 400:
             raise ApiError(resp.status_code, payload)
+        if watched is not None:
+            watched.keep(mark, _WRITES.get(server, 0), resp.content)
         return payload
 
     def list(self, url_path):
@@ -122,10 +187,11 @@ class Kube:
 
 
 class Waker:
-    """Watches resources and sets `event` on every change; the stand-ins then re-list.
+    """Watches resources and sets `event` on every change; the stand-ins then list again.
 
-    The watch payload is not used: each pass works on fresh lists, so a missed or
-    reconnected watch costs at most one resync period.
+    The watch payload is not used: a pass reads the collection again (from the API server unless
+    nothing changed since the last read, see Collection), so a missed or reconnected watch costs at
+    most one resync period.
     """
 
     def __init__(self, cluster, url_paths, event, log):
@@ -138,7 +204,9 @@ class Waker:
     def _watch(self, url_path):
         session = kube._session(self.cluster)
         base = self.cluster.server + url_path
+        watched = collection(self.cluster.server, url_path)
         while True:
+            watched.changed(False)
             try:
                 listed = session.get(base, params={"limit": "1"}, timeout=10)
                 if listed.status_code == 404:  # not served yet: phase 3 installs the CRD
@@ -151,9 +219,14 @@ class Waker:
                                  stream=True, timeout=(10, 300)) as resp:
                     if resp.status_code != 200:
                         raise RuntimeError("watch %s: HTTP %d" % (url_path, resp.status_code))
-                    for chunk in resp.iter_content(chunk_size=None):  # whatever has arrived
-                        if chunk:
-                            self.event.set()
+                    watched.changed(True)
+                    try:
+                        for chunk in resp.iter_content(chunk_size=None):  # whatever has arrived
+                            if chunk:
+                                watched.changed(True)
+                                self.event.set()
+                    finally:
+                        watched.changed(False)
             except (requests.RequestException, RuntimeError, ValueError, KeyError) as exc:
                 self.log("watch %s: %s; retrying" % (url_path, exc))
                 time.sleep(1)

@@ -26,9 +26,11 @@ import threading
 import time
 import traceback
 
+import requests
+
 from .. import config, flux, korc, processes, shoot_cluster
 from . import hypervisor_operator, loop, nodes, rook, settings
-from .client import Kube, Waker, object_path, path
+from .client import ApiError, Kube, Waker, object_path, path
 
 GV = "core.gardener.cloud/v1beta1"
 SHOOT_MANAGER = "lab-gardenlet"
@@ -231,6 +233,7 @@ class Gardenlet(loop.Controller):
         Waker(garden, [path(GV, "shoots"), path(GV, "projects"), path("v1", "namespaces")], self.wake, loop.log)
         # K-ORC starts once phase 3 installed its chart on the control plane.
         self.control_plane = korc.control_plane(clusters)
+        self.deployments = Kube(self.control_plane, SHOOT_MANAGER)  # only reads K-ORC's Deployment
         Waker(self.control_plane, [korc.DEPLOYMENTS], self.wake, loop.log)
         # The Shoots' worker Nodes (nodes.py) and the hypervisor operator (hypervisor_operator.py)
         # run in this process: the lab's memory budget has no room for another one.
@@ -248,7 +251,8 @@ class Gardenlet(loop.Controller):
         storage = [c for c in clusters if STORAGE_GROUP in c.groups]
         self.rook = rook.RookOperator(self, {c.name: Kube(c, rook.MANAGER) for c in storage})
         for pool in storage:
-            Waker(pool, [rook.url(kind) for kind in rook.KINDS] + [rook.SECRETS], self.wake, loop.log)
+            Waker(pool, [rook.url(kind) for kind in rook.KINDS] + [rook.SECRETS, rook.CONFIG_MAPS, rook.NODES],
+                  self.wake, loop.log)
 
     def reconcile(self):
         projects = self.projects_kube.list(path(GV, "projects"))
@@ -289,7 +293,10 @@ class Gardenlet(loop.Controller):
             if (cluster is not None and _has_flux(shoot) and not shoot["metadata"].get("deletionTimestamp")
                     and last.get("type") in ("Create", "Reconcile", "Restore") and last.get("state") == "Succeeded"):
                 flux.start(cluster)
-        args = korc.deployment_args(self.control_plane)
+        try:
+            args = korc.args_of(self.deployments.list(korc.DEPLOYMENTS))
+        except (ApiError, requests.RequestException):
+            return  # the API server did not answer: again on the next pass
         if args is None:
             return
         running = korc.running_args(self.control_plane)

@@ -30,7 +30,6 @@ Raft members, their database's condition is False naming them, Ready is False.
 """
 
 import copy
-import urllib.parse
 import uuid
 
 from .. import config
@@ -66,6 +65,12 @@ def cluster_spec():
 def endpoint(spec, key, default_name, default_port):
     service = ((spec.get("neutronIntegration") or {}).get(key) or {}).get("service") or {}
     return (service.get("name") or default_name, service.get("port") or default_port)
+
+
+def _selected(node, selector):
+    """A nodeSelector's labels, as a label selector `key=value` (`key` for an empty value) selects."""
+    labels = node["metadata"].get("labels") or {}
+    return all(labels.get(key) == value if value else key in labels for key, value in selector.items())
 
 
 def _internal_ip(node):
@@ -108,7 +113,7 @@ class OVNOperator:
             self.kube = Kube(self.cluster, MANAGER)
             pools = [c for c in config.clusters() if HYPERVISOR_GROUP in c.groups]
             self.pools = [(c.name, Kube(c, MANAGER)) for c in pools]
-            Waker(self.cluster, [path(GV, "ovnchassis")], self.ctl.wake, loop.log)
+            Waker(self.cluster, [path(GV, "ovnchassis", NAMESPACE)], self.ctl.wake, loop.log)
             for pool in pools:
                 Waker(pool, ["/api/v1/nodes", path("v1", "configmaps", NAMESPACE)], self.ctl.wake, loop.log)
 
@@ -126,14 +131,13 @@ class OVNOperator:
     def reconcile_chassis(self, cluster):
         spec = cluster.get("spec") or {}
         selector = (spec.get("controller") or {}).get("nodeSelector") or {HYPERVISOR_LABEL: ""}
-        query = urllib.parse.urlencode({"labelSelector": ",".join(
-            "%s=%s" % (k, v) if v else k for k, v in sorted(selector.items()))})
         southbound = ((cluster.get("status") or {}).get("endpoints") or {}).get("southbound")
         live = {o["metadata"]["name"]: o for o in self.kube.list(path(GV, "ovnchassis", NAMESPACE))}
         wanted = {}
         for pool, kube in self.pools:
             config_map = kube.get(path("v1", "configmaps", NAMESPACE, AGENTS_CONFIG))
-            for node in kube.list("/api/v1/nodes?" + query):
+            # The watched list, selected here as the API server would (`key=value`, or `key` for an empty value).
+            for node in (n for n in kube.list("/api/v1/nodes") if _selected(n, selector)):
                 name, ip = node["metadata"]["name"], _internal_ip(node)
                 if name in wanted:
                     self.ctl.log("OVNChassis %s: Node %s of %s has the name of one in %s; skipped"

@@ -106,6 +106,7 @@ def url(kind, namespace=None, name=None, subresource=None):
 
 SECRETS = path("v1", "secrets")
 CONFIG_MAPS = path("v1", "configmaps")
+CONFIG_MAPS = path("v1", "configmaps")
 NODES = path("v1", "nodes")
 
 
@@ -426,8 +427,8 @@ class RookOperator:
         """reconcileDelete's removeFinalizers: a deleted CephCluster's mon Secret and endpoints ConfigMap lose
         the disaster-protection finalizer (their owner reference lets the garbage collector remove them)."""
         alive = {c["metadata"]["uid"] for c in clusters if not c["metadata"].get("deletionTimestamp")}
-        for plural, name in (("secrets", MON_SECRET), ("configmaps", MON_ENDPOINTS)):
-            for item in kube.list(path("v1", plural)):
+        for collection, plural, name in ((SECRETS, "secrets", MON_SECRET), (CONFIG_MAPS, "configmaps", MON_ENDPOINTS)):
+            for item in kube.list(collection):
                 meta = item["metadata"]
                 owners = {ref.get("uid") for ref in meta.get("ownerReferences") or []}
                 if meta["name"] != name or DISASTER_FINALIZER not in (meta.get("finalizers") or []) or owners & alive:

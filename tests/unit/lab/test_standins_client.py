@@ -1,0 +1,163 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The stand-ins' client reads a watched collection from the API server only when it may have changed."""
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import json
+import os
+import sys
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "lab"))
+from regionlab.standins import client  # noqa: E402  pylint: disable=wrong-import-position
+
+SERVER = "https://127.0.0.1:1"
+OTHER = "https://127.0.0.1:2"
+PODS = "/api/v1/pods"
+
+
+class Response:
+    def __init__(self, status, body):
+        self.status_code = status
+        self.content = json.dumps(body).encode()
+
+    def json(self):
+        return json.loads(self.content)
+
+
+class Session:
+    """Answers GETs with the current items and counts every request."""
+
+    def __init__(self):
+        self.items = [{"metadata": {"name": "a"}}]
+        self.requests = []
+        self.during_get = None
+
+    def request(self, method, url, **_kwargs):
+        self.requests.append((method, url))
+        if method == "GET":
+            if self.during_get:
+                self.during_get()
+            return Response(200, {"items": [dict(i) for i in self.items]})
+        return Response(200, {"metadata": {"name": "a"}})
+
+
+@pytest.fixture(name="session")
+def _session(monkeypatch):
+    session = Session()
+    monkeypatch.setattr(client.kube, "_session", lambda cluster: session)
+    monkeypatch.setattr(client, "_COLLECTIONS", {})
+    monkeypatch.setattr(client, "_WRITES", {})
+    return session
+
+
+def kube(server=SERVER):
+    return client.Kube(SimpleNamespace(server=server), "test")
+
+
+def gets(session):
+    return [r for r in session.requests if r[0] == "GET"]
+
+
+def watched(server=SERVER, path=PODS):
+    collection = client.collection(server, path)
+    collection.changed(True)  # the watch is open
+    return collection
+
+
+def test_an_unchanged_watched_collection_is_read_once_and_each_caller_gets_its_own_objects(session):
+    watched()
+    k = kube()
+    first = k.list(PODS)
+    first[0]["metadata"]["name"] = "changed by the caller"
+    assert k.list(PODS) == [{"metadata": {"name": "a"}}]
+    assert len(gets(session)) == 1
+
+
+def test_an_event_makes_the_next_read_ask_the_api_server(session):
+    collection = watched()
+    k = kube()
+    k.list(PODS)
+    session.items = [{"metadata": {"name": "b"}}]
+    collection.changed(True)
+    assert k.list(PODS) == [{"metadata": {"name": "b"}}]
+    assert len(gets(session)) == 2
+
+
+def test_a_write_to_the_same_api_server_by_any_client_makes_the_next_read_ask(session):
+    watched()
+    watched(OTHER)
+    reader, writer = kube(), kube()
+    reader.list(PODS)
+    kube(OTHER).list(PODS)
+    writer.patch(PODS + "/a", {"metadata": {"resourceVersion": "1"}}, {"status": {}})
+    reader.list(PODS)
+    kube(OTHER).list(PODS)
+    assert gets(session) == [("GET", SERVER + PODS), ("GET", OTHER + PODS), ("GET", SERVER + PODS)]
+
+
+def test_nothing_is_kept_while_the_watch_is_not_open(session):
+    collection = watched()
+    collection.changed(False)
+    k = kube()
+    k.list(PODS)
+    k.list(PODS)
+    assert len(gets(session)) == 2
+
+
+def test_an_event_during_the_read_keeps_nothing(session):
+    collection = watched()
+    session.during_get = lambda: collection.changed(True)
+    k = kube()
+    k.list(PODS)
+    session.during_get = None
+    k.list(PODS)
+    k.list(PODS)
+    assert len(gets(session)) == 2
+
+
+def test_an_unwatched_collection_and_a_read_with_parameters_always_ask(session):
+    watched()
+    k = kube()
+    k.list("/api/v1/secrets")
+    k.list("/api/v1/secrets")
+    k.request("GET", PODS, params={"limit": "1"})
+    k.request("GET", PODS, params={"limit": "1"})
+    assert len(gets(session)) == 4
+
+
+def test_an_error_is_not_kept(session):
+    watched()
+
+    def initializing(method, url, **_kwargs):
+        session.requests.append((method, url))
+        return Response(503, {"message": "initializing"})
+
+    session.request = initializing
+    k = kube()
+    for attempt in (1, 2):
+        with pytest.raises(client.ApiError):
+            k.get(PODS)
+        assert len(gets(session)) == attempt
+
+
+def test_counts_are_safe_across_threads(session):
+    collection = watched()
+
+    def events():
+        for _event in range(1000):
+            collection.changed(True)
+
+    threads = [threading.Thread(target=events) for _thread in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert collection.events == 4001
+    assert len(gets(session)) == 0
