@@ -25,8 +25,6 @@ PROTOCOLS = ("Redfish", "IPMI", "SSH")
 SCHEMES = ("http", "https")
 # A Server in these states is still being discovered by the metal-operator.
 DISCOVERING = ("", "Initial", "Discovery")
-# A power change metal-operator has asked the BMC for and not seen done yet (Redfish PowerState).
-SETTLING_POWER = ("PoweringOff", "PoweringOn")
 IGNITION_KEY = "ignition"
 # Seconds after a BMCSecret change in which a BMC's AuthenticationFailed may still be the old password's
 # (metal-operator re-reconciles the BMCs of a changed secret at once; this covers its queue).
@@ -286,9 +284,9 @@ def duration_text(seconds):
 
 
 def _power_changing(server):
-    """A power change under way, or the power off metal-operator asked for and has not seen done yet."""
-    power = (server.get("status") or {}).get("powerState")
-    return power in SETTLING_POWER or ((server.get("spec") or {}).get("power") == "Off" and power != "Off")
+    """An Available Server not yet Off: metal-operator's handleAvailableState powers every Available Server
+    off, whatever its desired power (right after discovery that is still On)."""
+    return (server.get("status") or {}).get("powerState") != "Off"
 
 
 def discovery_problems(bmcs, servers, now):

@@ -253,7 +253,7 @@ def discovering(name, state, updated, power="On", bmc="bmc-1"):
 def test_discovery_problems_name_each_server_and_how_long_it_is_in_its_state():
     now = 1767229200  # 2026-01-01T01:00:00Z
     servers = [discovering("s1", "Discovery", "2026-01-01T00:35:30Z"),
-               discovering("s2", "Available", "2026-01-01T00:10:00Z", bmc="bmc-2"),
+               discovering("s2", "Available", "2026-01-01T00:10:00Z", power="Off", bmc="bmc-2"),
                discovering("s3", "Initial", "2026-01-01T00:59:50Z", power="Off", bmc="bmc-2")]
     assert ironcore.discovery_problems(["bmc-1", "bmc-2", "bmc-3"], servers, now) == [
         "BMC bmc-1: s1 Discovery for 24m30s still being discovered",
@@ -274,9 +274,10 @@ def test_a_discovered_server_still_powering_off_is_not_discovered_yet():
         "BMC bmc-1: s1 On Available but not yet powered off"]
     servers[0]["status"]["powerState"] = "Off"
     assert ironcore.discovery_problems(["bmc-1"], servers, now) == []
-    # An Available Server someone keeps on (desired On) is settled; the claim step names it as held back.
+    # Right after discovery the desired power is still On: metal-operator powers it off all the same.
     servers[0]["status"]["powerState"], servers[0]["spec"]["power"] = "On", "On"
-    assert ironcore.discovery_problems(["bmc-1"], servers, now) == []
+    assert ironcore.discovery_problems(["bmc-1"], servers, now) == [
+        "BMC bmc-1: s1 On Available but not yet powered off"]
 
 
 def test_a_discovery_that_starts_over_is_seen_even_when_both_looks_find_discovery():
