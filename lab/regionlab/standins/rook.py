@@ -106,7 +106,6 @@ def url(kind, namespace=None, name=None, subresource=None):
 
 SECRETS = path("v1", "secrets")
 CONFIG_MAPS = path("v1", "configmaps")
-CONFIG_MAPS = path("v1", "configmaps")
 NODES = path("v1", "nodes")
 
 
