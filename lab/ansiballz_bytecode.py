@@ -63,10 +63,15 @@ ran (~0.2 of its ~0.3 CPU-s). Before the first play the hook starts a zygote for
 Ansible's module commands to it: a process forked from an interpreter that has imported what every module
 run imports runs the same AnsiballZ file with the command's stdio, environment and working directory.
 `COBALTCORE_MODULE_ZYGOTE=0` turns off only this part.
+
+And before each play the hook moves what ansible-playbook's process holds to the collector's permanent
+generation (gc.freeze): the play's forked workers then never walk those objects in their collections
+(each walk also copies the pages it touches). `COBALTCORE_GC_FREEZE=0` turns off only this part.
 """
 from __future__ import annotations
 
 import builtins
+import gc
 import glob
 import hashlib
 import importlib.util
@@ -92,6 +97,7 @@ TASK_QUEUE_MANAGER = "ansible.executor.task_queue_manager"
 TEMPLATES = os.path.join(sys.prefix, "jinja-bytecode")
 ACTION_BASE = "ansible.plugins.action"
 MODULE_ZYGOTE_SWITCH = "COBALTCORE_MODULE_ZYGOTE"
+GC_FREEZE_SWITCH = "COBALTCORE_GC_FREEZE"
 ZYGOTE_MODULE = "cobaltcore_module_zygote"
 RUNTIME_YAML = os.path.join(sys.prefix, "runtime-yaml")
 # The environment's settings that shape the code Jinja generates (the lexer's and the code generator's).
@@ -371,6 +377,10 @@ def patch_task_queue_manager(module):
             preload_jinja_plugins()
         if os.environ.get(MODULE_ZYGOTE_SWITCH, "1") != "0":
             start_module_zygote()
+        if os.environ.get(GC_FREEZE_SWITCH, "1") != "0":
+            # The workers forked for this play's tasks leave what ansible-playbook holds now to its own
+            # collector: theirs never walks (and so never copies) those objects.
+            gc.freeze()
         return run_play(self, play)
 
     module.TaskQueueManager.run = run_with_jinja_plugins
@@ -452,7 +462,8 @@ def enable():
         sys.meta_path.insert(0, ImportPatch(JINJA_BITS, patch_jinja_bits))
     preload = os.environ.get("COBALTCORE_PRELOAD_JINJA_PLUGINS", "1") != "0"
     zygote = os.environ.get(MODULE_ZYGOTE_SWITCH, "1") != "0"
-    if (preload or zygote) and TASK_QUEUE_MANAGER not in sys.modules:
+    freeze = os.environ.get(GC_FREEZE_SWITCH, "1") != "0"
+    if (preload or zygote or freeze) and TASK_QUEUE_MANAGER not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(TASK_QUEUE_MANAGER, patch_task_queue_manager))
     if zygote and ACTION_BASE not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(ACTION_BASE, patch_action_base))

@@ -145,12 +145,13 @@ def test_make_setup_enabled_it_in_the_venv():
 
 
 # Each part of the controller's hook: its off switch and the modules it patches (the task queue manager starts
-# both the preload and the module zygote).
+# the preload and the module zygote, and freezes the collector's objects).
 CONTROLLER_PARTS = {"COBALTCORE_JINJA_BYTECODE": {ansiballz_bytecode.JINJA_BITS},
                     "COBALTCORE_PRELOAD_JINJA_PLUGINS": {ansiballz_bytecode.TASK_QUEUE_MANAGER},
                     "COBALTCORE_RUNTIME_YAML": {ansiballz_bytecode.CONFIG_MANAGER},
                     ansiballz_bytecode.MODULE_ZYGOTE_SWITCH: {ansiballz_bytecode.TASK_QUEUE_MANAGER,
-                                                              ansiballz_bytecode.ACTION_BASE}}
+                                                              ansiballz_bytecode.ACTION_BASE},
+                    ansiballz_bytecode.GC_FREEZE_SWITCH: {ansiballz_bytecode.TASK_QUEUE_MANAGER}}
 CONTROLLER_MODULES = set().union(*CONTROLLER_PARTS.values())
 
 
@@ -385,6 +386,16 @@ def test_the_plugins_digest_follows_the_collections_filter_files(tmp_path, monke
     assert path in digests[0] and digests[0] != digests[1]
 
 
+def _patched_manager(runs):
+    """A task queue manager class whose run records its play, patched as the hook patches ansible-core's."""
+    class Manager:
+        def run(self, play):
+            runs.append(play)
+            return 0
+    ansiballz_bytecode.patch_task_queue_manager(type("task_queue_manager", (), {"TaskQueueManager": Manager}))
+    return Manager
+
+
 def test_the_collections_filter_files_are_loaded_once_before_the_first_play(tmp_path, monkeypatch):
     from ansible import constants
     from ansible.plugins.loader import filter_loader
@@ -394,22 +405,33 @@ def test_the_collections_filter_files_are_loaded_once_before_the_first_play(tmp_
     monkeypatch.setattr(constants, "COLLECTIONS_PATHS", [str(tmp_path)])
     monkeypatch.setattr(ansiballz_bytecode, "_PRELOADED", [])
     monkeypatch.setenv(ansiballz_bytecode.MODULE_ZYGOTE_SWITCH, "0")  # test_module_zygote.py starts zygotes
+    monkeypatch.setenv(ansiballz_bytecode.GC_FREEZE_SWITCH, "0")
     for name in ("probe", "broken"):
         monkeypatch.delitem(sys.modules, "ansible_collections.lab.probe.plugins.filter.%s" % name, raising=False)
     runs = []
-
-    class Manager:
-        def run(self, play):
-            runs.append(play)
-            return 0
-    ansiballz_bytecode.patch_task_queue_manager(type("task_queue_manager", (), {"TaskQueueManager": Manager}))
-    assert Manager().run("play") == 0 and Manager().run("another") == 0
+    manager = _patched_manager(runs)
+    assert manager().run("play") == 0 and manager().run("another") == 0
     assert runs == ["play", "another"]
     assert sys.modules["ansible_collections.lab.probe.plugins.filter.probe"].LOADED == 1
     # A file that fails to import is left to the workers, which report it.
     assert "ansible_collections.lab.probe.plugins.filter.broken" not in sys.modules
     assert filter_loader._cached_non_collection_wrappers.get("ansible.builtin.combine") is not None
     monkeypatch.delitem(sys.modules, "ansible_collections.lab.probe.plugins.filter.probe")
+
+
+@pytest.mark.parametrize("setting, frozen", [(None, 2), ("0", 0)])
+def test_each_play_starts_with_the_controllers_objects_frozen_unless_switched_off(monkeypatch, setting, frozen):
+    monkeypatch.setenv("COBALTCORE_PRELOAD_JINJA_PLUGINS", "0")
+    monkeypatch.setenv(ansiballz_bytecode.MODULE_ZYGOTE_SWITCH, "0")
+    if setting is None:
+        monkeypatch.delenv(ansiballz_bytecode.GC_FREEZE_SWITCH, raising=False)
+    else:
+        monkeypatch.setenv(ansiballz_bytecode.GC_FREEZE_SWITCH, setting)
+    events = []
+    monkeypatch.setattr(ansiballz_bytecode.gc, "freeze", lambda: events.append("freeze"))
+    manager = _patched_manager(events)
+    assert manager().run("play") == 0 and manager().run("another") == 0
+    assert events == (["freeze", "play", "freeze", "another"] if frozen else ["play", "another"])
 
 
 def test_a_runtime_yml_is_parsed_once_and_read_back_alike(tmp_path, monkeypatch):

@@ -202,3 +202,40 @@ def test_a_zygote_that_cannot_start_says_so_and_leaves_no_directory(tmp_path, mo
     with pytest.raises(OSError, match="did not start"):
         module_zygote.start(interpreter="/bin/false")
     assert os.listdir(tmp_path) == []
+
+
+def _ansiballz(path, entries):
+    """A file ending as an AnsiballZ wrapper does: its zip, base64, as the call's last argument."""
+    import base64  # pylint: disable=import-outside-toplevel
+    import io  # pylint: disable=import-outside-toplevel
+    import zipfile  # pylint: disable=import-outside-toplevel
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for entry in entries:
+            archive.writestr(entry, "")
+    path.write_text("_ansiballz_main(\nmodule_fqn='x',\nzip_data='%s',\n)\n" % base64.b64encode(data.getvalue()).decode())
+    return str(path)
+
+
+def test_a_costly_package_is_imported_once_a_module_whose_zip_needs_it_comes(tmp_path, monkeypatch):
+    package = tmp_path / "lib"
+    package.mkdir()
+    (package / "zygote_costly_pkg.py").write_text("import sys\nsys.modules[__name__].count = 1\n")
+    monkeypatch.syspath_prepend(str(package))
+    monkeypatch.delitem(sys.modules, "zygote_costly_pkg", raising=False)
+    imports = {"ansible_collections/some/cloud/plugins/module_utils/base.py": "zygote_costly_pkg"}
+    module_zygote.preload_for(_ansiballz(tmp_path / "AnsiballZ_a.py", ["ansible/module_utils/basic.py"]), imports)
+    (tmp_path / "AnsiballZ_b.py").write_text("not an AnsiballZ file")
+    module_zygote.preload_for(str(tmp_path / "AnsiballZ_b.py"), imports)
+    module_zygote.preload_for(str(tmp_path / "missing.py"), imports)
+    assert "zygote_costly_pkg" not in sys.modules
+    module_zygote.preload_for(_ansiballz(tmp_path / "AnsiballZ_c.py", list(imports)), imports)
+    assert sys.modules["zygote_costly_pkg"].count == 1
+    monkeypatch.delitem(sys.modules, "zygote_costly_pkg")
+
+
+def test_the_openstack_sdk_is_named_by_the_module_base_that_imports_it():
+    import ansible_collections.openstack.cloud.plugins.module_utils.openstack as base  # pylint: disable=import-outside-toplevel
+    (entry, name), = module_zygote.IMPORTS_BY_ZIP_ENTRY.items()
+    assert base.__file__.endswith(entry) and name == "openstack"
+    assert "importlib.import_module('openstack')" in open(base.__file__, encoding="utf-8").read()

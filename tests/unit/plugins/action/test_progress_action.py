@@ -144,7 +144,7 @@ def test_bad_settings_fail_before_the_module_runs():
 def test_every_module_that_waits_has_the_progress_action_and_hands_its_reporter_on():
     modules = os.path.join(os.path.dirname(progress.__file__), "..", "modules")
     waiting = []
-    for filename in sorted(os.listdir(modules)):
+    for filename in sorted(name for name in os.listdir(modules) if name.endswith(".py")):
         with open(os.path.join(modules, filename)) as handle:
             source = handle.read()
         if any(word in source for word in ("Waiter(", "poll(", ".await_")):
