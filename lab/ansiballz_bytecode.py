@@ -372,7 +372,7 @@ def preload_jinja_plugins():
 def patch_task_queue_manager(module):
     run_play = module.TaskQueueManager.run
 
-    def run_with_jinja_plugins(self, play):
+    def run_with_hook_parts(self, play):
         if os.environ.get("COBALTCORE_PRELOAD_JINJA_PLUGINS", "1") != "0":
             preload_jinja_plugins()
         if os.environ.get(MODULE_ZYGOTE_SWITCH, "1") != "0":
@@ -383,7 +383,7 @@ def patch_task_queue_manager(module):
             gc.freeze()
         return run_play(self, play)
 
-    module.TaskQueueManager.run = run_with_jinja_plugins
+    module.TaskQueueManager.run = run_with_hook_parts
 
 
 _ZYGOTE = {}  # set in ansible-playbook's own process before its first play, so that every forked worker has it

@@ -42,6 +42,8 @@ import zipfile
 COMMAND_ENV = "COBALTCORE_MODULE_ZYGOTE"
 # A module whose zip carries openstack.cloud's module base imports the OpenStack SDK: ~0.7 CPU-s of each such run.
 IMPORTS_BY_ZIP_ENTRY = {"ansible_collections/openstack/cloud/plugins/module_utils/openstack.py": "openstack"}
+_LOOKED_INTO = set()  # the AnsiballZ file names whose zips preload_for() read: each module's once per run
+_UNIMPORTABLE = set()  # packages of IMPORTS_BY_ZIP_ENTRY that failed to import: not tried again
 HEADER = struct.Struct("!I")
 STATUS = struct.Struct("!i")
 PARENT_POLL = 1.0
@@ -302,9 +304,11 @@ def preload_for(path, imports=None):
     (the working directory, HOME) at import: the zygote's, which are its ansible-playbook's, as the module
     commands' are."""
     imports = IMPORTS_BY_ZIP_ENTRY if imports is None else imports
-    missing = {entry: name for entry, name in imports.items() if name not in sys.modules}
-    if not missing:
+    missing = {entry: name for entry, name in imports.items() if name not in sys.modules and name not in _UNIMPORTABLE}
+    module = os.path.basename(path)  # AnsiballZ_<module>.py: a module's zip is the same for the whole run
+    if not missing or module in _LOOKED_INTO:
         return
+    _LOOKED_INTO.add(module)
     try:
         with open(path, "rb") as handle:
             text = handle.read()
@@ -318,7 +322,7 @@ def preload_for(path, imports=None):
             try:
                 importlib.import_module(name)
             except ImportError:
-                pass
+                _UNIMPORTABLE.add(name)
 
 
 def _fork_module(conn, listener):

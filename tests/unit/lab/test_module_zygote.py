@@ -6,12 +6,15 @@ directory, arguments, a signal), with ansible-core's module_utils loaded as on a
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import base64
+import io
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+import zipfile
 
 import pytest
 
@@ -206,9 +209,6 @@ def test_a_zygote_that_cannot_start_says_so_and_leaves_no_directory(tmp_path, mo
 
 def _ansiballz(path, entries):
     """A file ending as an AnsiballZ wrapper does: its zip, base64, as the call's last argument."""
-    import base64  # pylint: disable=import-outside-toplevel
-    import io  # pylint: disable=import-outside-toplevel
-    import zipfile  # pylint: disable=import-outside-toplevel
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as archive:
         for entry in entries:
@@ -223,15 +223,35 @@ def test_a_costly_package_is_imported_once_a_module_whose_zip_needs_it_comes(tmp
     (package / "zygote_costly_pkg.py").write_text("import sys\nsys.modules[__name__].count = 1\n")
     monkeypatch.syspath_prepend(str(package))
     monkeypatch.delitem(sys.modules, "zygote_costly_pkg", raising=False)
+    monkeypatch.setattr(module_zygote, "_LOOKED_INTO", set())
     imports = {"ansible_collections/some/cloud/plugins/module_utils/base.py": "zygote_costly_pkg"}
     module_zygote.preload_for(_ansiballz(tmp_path / "AnsiballZ_a.py", ["ansible/module_utils/basic.py"]), imports)
     (tmp_path / "AnsiballZ_b.py").write_text("not an AnsiballZ file")
     module_zygote.preload_for(str(tmp_path / "AnsiballZ_b.py"), imports)
     module_zygote.preload_for(str(tmp_path / "missing.py"), imports)
     assert "zygote_costly_pkg" not in sys.modules
+    # A module's zip is read once per run: the same module name again is not looked into.
+    (tmp_path / "again").mkdir()
+    module_zygote.preload_for(_ansiballz(tmp_path / "again" / "AnsiballZ_a.py", list(imports)), imports)
+    assert "zygote_costly_pkg" not in sys.modules
     module_zygote.preload_for(_ansiballz(tmp_path / "AnsiballZ_c.py", list(imports)), imports)
     assert sys.modules["zygote_costly_pkg"].count == 1
     monkeypatch.delitem(sys.modules, "zygote_costly_pkg")
+
+
+def test_a_package_that_fails_to_import_is_not_tried_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(module_zygote, "_LOOKED_INTO", set())
+    monkeypatch.setattr(module_zygote, "_UNIMPORTABLE", set())
+    imports = {"ansible_collections/some/cloud/plugins/module_utils/base.py": "zygote_absent_pkg"}
+    tried = []
+
+    def import_module(name):
+        tried.append(name)
+        raise ImportError(name)
+    monkeypatch.setattr(module_zygote.importlib, "import_module", import_module)
+    for name in ("AnsiballZ_a.py", "AnsiballZ_b.py"):
+        module_zygote.preload_for(_ansiballz(tmp_path / name, list(imports)), imports)
+    assert tried == ["zygote_absent_pkg"]
 
 
 def test_the_openstack_sdk_is_named_by_the_module_base_that_imports_it():
