@@ -30,6 +30,10 @@ APISERVER_ENV = {"GOMEMLIMIT": "1GiB", "GOGC": "200"}
 CONTROL_PLANE_APISERVER_ENV = {"GOMEMLIMIT": "1536MiB", "GOGC": "200"}
 # The controller managers' heaps are small; most of their resident memory is the binary itself.
 CONTROLLER_MANAGER_ENV = {"GOGC": "50"}
+# etcd serves every LIST and GET of the eight API servers (no watch cache) and collects a live heap of ~50 MiB:
+# GOGC=200 against 50, a tenant added and removed twice each: 4-7 times fewer collections, 25 % less etcd CPU
+# (763 against 1018 ticks a round), ~70 MiB more resident (~310 against ~240 MiB).
+ETCD_ENV = {"GOGC": "200"}
 
 
 def start_etcd():
@@ -51,7 +55,7 @@ def start_etcd():
         # One member, no follower to catch up: keep few raft entries in memory (phase 3's CRDs are
         # megabytes each, and every entry of the default 10000 would stay resident).
         "--snapshot-count", "1000", "--snapshot-catchup-entries", "100",
-    ], env={"GOGC": "50"})
+    ], env=ETCD_ENV)
 
 
 def etcd_ready():

@@ -8,8 +8,11 @@ server-side apply under its own field manager. Nothing is ever written with a wh
 
 A collection a Waker watches is read from the API server only when it may have changed: the last
 answer is kept while its watch stays open, sees no event and no write of this process reaches that
-API server (upstream's controllers read from informer caches for the same reason: a pass that lists
-every kind on every wake-up costs the API servers a LIST per kind, and most kinds did not change).
+resource on that API server (upstream's controllers read from informer caches for the same reason: a
+pass that lists every kind on every wake-up costs the API servers a LIST per kind, and most kinds did
+not change). A write counts for its resource in any version and namespace; what it changes elsewhere
+(a deleted namespace's objects, a garbage-collected dependent) the server changes later, and the watch
+of that collection reports it.
 """
 
 import json
@@ -78,19 +81,41 @@ class Collection:
             return None
 
 
-# (API server URL, collection path) -> Collection; the writes this process sent to each API server.
+# (API server URL, collection path) -> Collection; (API server URL, group, resource) -> the writes this
+# process sent to that resource of that API server.
 _COLLECTIONS = {}
 _WRITES = {}
 _WRITES_LOCK = threading.Lock()
+# Subresources of a namespace: /api/v1/namespaces/<name>/<these> names no namespaced resource.
+NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
 
 def collection(server, url_path):
     return _COLLECTIONS.setdefault((server, url_path), Collection())
 
 
-def _written(server):
+def resource_of(url_path):
+    """(API group, resource) of a request path, whatever its version and namespace (one storage serves
+    them all): ("", "secrets") for /api/v1/namespaces/x/secrets/y, ("c5c3.io", "controlplanes") for
+    /apis/c5c3.io/v1alpha1/controlplanes."""
+    parts = [part for part in url_path.split("?", 1)[0].split("/") if part]
+    if parts[:1] == ["api"]:
+        group, rest = "", parts[2:]
+    else:
+        group, rest = (parts[1] if len(parts) > 1 else ""), parts[3:]
+    if len(rest) >= 3 and rest[0] == "namespaces" and not (len(rest) == 3 and rest[2] in NAMESPACE_SUBRESOURCES):
+        return group, rest[2]
+    return group, rest[0] if rest else ""
+
+
+def _writes(server, url_path):
+    return _WRITES.get((server,) + resource_of(url_path), 0)
+
+
+def _written(server, url_path):
+    key = (server,) + resource_of(url_path)
     with _WRITES_LOCK:
-        _WRITES[server] = _WRITES.get(server, 0) + 1
+        _WRITES[key] = _WRITES.get(key, 0) + 1
 
 
 class Kube:
@@ -105,10 +130,10 @@ class Kube:
         server = self.cluster.server
         watched = _COLLECTIONS.get((server, url_path)) if method == "GET" and not params else None
         if watched is not None:
-            kept = watched.cached(_WRITES.get(server, 0))
+            kept = watched.cached(_writes(server, url_path))
             if kept is not None:
                 return json.loads(kept)
-            mark = watched.mark(_WRITES.get(server, 0))
+            mark = watched.mark(_writes(server, url_path))
         headers = {"Accept": "application/json"}
         data = None
         if body is not None:
@@ -119,7 +144,7 @@ class Kube:
                                         headers=headers, timeout=timeout)
         finally:
             if method != "GET":
-                _written(server)  # also after a failed write: it may have reached the server
+                _written(server, url_path)  # also after a failed write: it may have reached the server
         try:
             payload = resp.json()
         except ValueError:
@@ -127,7 +152,7 @@ class Kube:
         if resp.status_code >= 400:
             raise ApiError(resp.status_code, payload)
         if watched is not None:
-            watched.keep(mark, _WRITES.get(server, 0), resp.content)
+            watched.keep(mark, _writes(server, url_path), resp.content)
         return payload
 
     def list(self, url_path):

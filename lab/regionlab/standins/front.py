@@ -298,6 +298,7 @@ class Handler(BaseHTTPRequestHandler):
         try:
             resp = self._send_upstream(body, who)
         except (OSError, http.client.HTTPException) as exc:
+            log("%s %s: garden API server unreachable: %r" % (self.command, self.path, exc))
             self.send_json(502, status_body(502, "InternalError", "garden API server unreachable: %s" % exc))
             return
         no_body = self.command == "HEAD" or resp.status in (204, 304) or 100 <= resp.status < 200

@@ -90,16 +90,41 @@ def test_an_event_makes_the_next_read_ask_the_api_server(session):
     assert len(gets(session)) == 2
 
 
-def test_a_write_to_the_same_api_server_by_any_client_makes_the_next_read_ask(session):
+def test_a_write_to_the_resource_on_that_api_server_by_any_client_makes_the_next_read_ask(session):
     watched()
     watched(OTHER)
     reader, writer = kube(), kube()
     reader.list(PODS)
     kube(OTHER).list(PODS)
-    writer.patch(PODS + "/a", {"metadata": {"resourceVersion": "1"}}, {"status": {}})
+    writer.patch("/api/v1/namespaces/x/pods/a", {"metadata": {"resourceVersion": "1"}}, {"status": {}},
+                 subresource="status")
     reader.list(PODS)
     kube(OTHER).list(PODS)
     assert gets(session) == [("GET", SERVER + PODS), ("GET", OTHER + PODS), ("GET", SERVER + PODS)]
+
+
+def test_a_write_to_another_resource_keeps_the_answer(session):
+    watched()
+    k = kube()
+    k.list(PODS)
+    k.create("/api/v1/namespaces/x/secrets", {"metadata": {"name": "s"}})
+    k.patch("/api/v1/namespaces/x", {"metadata": {"resourceVersion": "1"}}, {"metadata": {"labels": {}}})
+    k.list(PODS)
+    assert gets(session) == [("GET", SERVER + PODS)]
+
+
+@pytest.mark.parametrize("url_path, resource", [
+    ("/api/v1/pods", ("", "pods")),
+    ("/api/v1/namespaces/x/pods/a/status", ("", "pods")),
+    ("/api/v1/namespaces", ("", "namespaces")),
+    ("/api/v1/namespaces/x", ("", "namespaces")),
+    ("/api/v1/namespaces/x/finalize", ("", "namespaces")),
+    ("/apis/c5c3.io/v1alpha1/controlplanes", ("c5c3.io", "controlplanes")),
+    ("/apis/c5c3.io/v1beta1/namespaces/x/controlplanes/y/status?x=1", ("c5c3.io", "controlplanes")),
+    ("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/y", ("apiextensions.k8s.io", "customresourcedefinitions")),
+])
+def test_a_path_names_its_resource_whatever_its_version_and_namespace(url_path, resource):
+    assert client.resource_of(url_path) == resource
 
 
 def test_nothing_is_kept_while_the_watch_is_not_open(session):
