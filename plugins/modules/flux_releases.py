@@ -94,7 +94,7 @@ options:
     type: int
     default: 900
   wait_sleep:
-    description: Longest pause in seconds between two checks.
+    description: Longest pause in seconds between two checks, while waiting for Flux and for the releases.
     type: int
     default: 5
 """
@@ -200,7 +200,8 @@ class FluxReleasesModule(KubeModule):
         entries = flux.releases_for(table, self.params["groups"])
         self.results.update(releases=[], version_changes=[], results=[])
         self.results["flux"] = flux_api.await_flux(self.client, self.params["cluster"], self.params["flux_namespace"],
-                                                   self.params["flux_timeout"], progress=self.progress)
+                                                   self.params["flux_timeout"], self.params["wait_sleep"],
+                                                   progress=self.progress)
         objects = flux.manifests(entries, self.params["repositories"], self.params["helm_wait"],
                                  self.params["flux_namespace"])
         releases = [o for o in objects if o["kind"] == "HelmRelease"]

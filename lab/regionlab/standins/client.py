@@ -108,10 +108,6 @@ def resource_of(url_path):
     return group, rest[0] if rest else ""
 
 
-def _writes(server, url_path):
-    return _WRITES.get((server,) + resource_of(url_path), 0)
-
-
 def _written(server, url_path):
     key = (server,) + resource_of(url_path)
     with _WRITES_LOCK:
@@ -130,10 +126,11 @@ class Kube:
         server = self.cluster.server
         watched = _COLLECTIONS.get((server, url_path)) if method == "GET" and not params else None
         if watched is not None:
-            kept = watched.cached(_writes(server, url_path))
+            written = (server,) + resource_of(url_path)
+            kept = watched.cached(_WRITES.get(written, 0))
             if kept is not None:
                 return json.loads(kept)
-            mark = watched.mark(_writes(server, url_path))
+            mark = watched.mark(_WRITES.get(written, 0))
         headers = {"Accept": "application/json"}
         data = None
         if body is not None:
@@ -152,7 +149,7 @@ class Kube:
         if resp.status_code >= 400:
             raise ApiError(resp.status_code, payload)
         if watched is not None:
-            watched.keep(mark, _writes(server, url_path), resp.content)
+            watched.keep(mark, _WRITES.get(written, 0), resp.content)
         return payload
 
     def list(self, url_path):

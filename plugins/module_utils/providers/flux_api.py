@@ -67,14 +67,15 @@ def flux_state(client, namespace):
     return problems, facts
 
 
-def await_flux(client, cluster, namespace, timeout, progress=None):
-    """Facts of a running Flux, waiting up to timeout seconds; WaitError naming what is missing."""
+def await_flux(client, cluster, namespace, timeout, sleep, progress=None):
+    """Facts of a running Flux, waiting up to timeout seconds (checks at most sleep seconds apart); WaitError
+    naming what is missing."""
     def attempt():
         problems, facts = flux_state(client, namespace)
         offer(progress, lambda: problems_line("%s: Flux" % cluster, problems))
         return not problems, (problems, facts)
 
-    done, (problems, facts) = poll(attempt, timeout, 5)
+    done, (problems, facts) = poll(attempt, timeout, sleep)
     if not done:
         waited = " after %ss" % timeout if timeout else ""
         raise WaitError("%s: Flux does not run%s: %s" % (cluster, waited, "; ".join(problems)), [facts])
