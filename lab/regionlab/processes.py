@@ -78,8 +78,14 @@ def start(name, argv, env=None, cwd=None, marker=None):
         [str(a) for a in argv], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         env=dict(os.environ, **(env or {})), cwd=cwd, start_new_session=True)
     log.close()
-    _pid_file(name).write_text("%d\n%s\n%s\n" % (proc.pid, argv[0], marker or ""))
+    adopt(name, proc.pid, argv[0], marker or "")
     return proc.pid
+
+
+def adopt(name, pid, binary, marker):
+    """Record a process started elsewhere (forked by a lab process) as the lab process `name`."""
+    RUN.mkdir(parents=True, exist_ok=True)
+    _pid_file(name).write_text("%d\n%s\n%s\n" % (pid, binary, marker))
 
 
 def running():

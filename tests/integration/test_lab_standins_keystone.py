@@ -36,7 +36,7 @@ SECRET = "keystone-admin-credentials"
 C5C3 = "/apis/c5c3.io/v1alpha1"
 KEYSTONE = "/apis/keystone.openstack.c5c3.io/v1alpha1"
 COLLECTION = "c5c3.cobaltcore"
-SETUP = 240  # seconds: keystone-manage db_sync, key setup and uWSGI on a loaded 2-core machine
+SETUP = 240  # seconds: keystone-manage db_sync, key setup and the API server on a loaded 2-core machine
 DELAYS = {"keystone": 0.0, "control_plane": 0.0}
 
 
@@ -306,12 +306,12 @@ def test_a_keystone_that_cannot_start_says_so(env, endgame):
 
     def cannot_start():  # exited again after the restart, not only because we stopped it
         obj = keystone_cr(env, "a")
-        found = re.search(r"uWSGI exited (\d+) time", (condition(obj, "DeploymentReady") or {}).get("message", ""))
+        found = re.search(r"the API server exited (\d+) time", (condition(obj, "DeploymentReady") or {}).get("message", ""))
         return found and int(found.group(1)) >= 2 and has(obj, "DeploymentReady", "False", "WaitingForDeployment")
 
     cr = wait_for(cannot_start, "Keystone A reporting that it cannot start", 60)
     message = condition(cr, "DeploymentReady")["message"]
-    assert message.startswith("Keystone API deployment is not yet available; uWSGI exited"), message
+    assert message.startswith("Keystone API deployment is not yet available; the API server exited"), message
     assert str(processes.LOGS / (keystones.process_name(NS["a"], "keystone") + ".log")) in message
     assert has(cr, "Ready", "False", "NotAllReady")
     assert has(cr, "KeystoneAPIReady", "False") and cr["status"]["endpoint"] == endpoint

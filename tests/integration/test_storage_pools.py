@@ -74,7 +74,7 @@ def test_a_failing_ceph_cluster_fails_the_play_naming_pool_and_rooks_message(reg
         # Rook reports the failed orchestration on the CephCluster (both pools share the namespace name).
         wait_truthy(lambda: rook_outputs("st-pool-b")[0]["status"].get("message") == ERROR, "Rook reports the failure")
         started = time.monotonic()
-        rc, out = run_playbook(STORAGE, "--limit", "st-pool-b", "-e", json.dumps({"ceph_cluster_wait_timeout": 10}))
+        rc, out = run_playbook(STORAGE, "--limit", "st-pool-b", "-e", json.dumps({"ceph_cluster_wait_timeout": 4}))
         print("\nfailing CephCluster reported after %.1fs" % (time.monotonic() - started))
         assert rc != 0
         failed = failures(out)

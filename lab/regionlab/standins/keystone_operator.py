@@ -6,7 +6,7 @@ reconcile_fernet.go, reconcile_credential.go, reconcile_database.go with interna
 flow.go, reconcile_deployment.go, reconcile_healthcheck.go with internal/common/healthcheck/flow.go,
 reconcile_bootstrap.go with internal/common/job/job.go; internal/common/reconcile/status.go) and on
 seed 003 (conditions, status.endpoint). Where upstream runs Jobs and a Deployment, the lab runs
-keystone-manage and uWSGI itself (keystones.py): the same steps, the same condition types and
+keystone-manage and Keystone's API server itself (keystones.py): the same steps, the same condition types and
 reasons; messages are upstream's where they describe the lab truthfully, and name the lab's own
 process or command where upstream's would name a Job, a Secret or a CronJob that the lab does not
 have.
@@ -15,7 +15,7 @@ Conditions, each with observedGeneration (upstream order; a step's condition app
 steps before it are done, as upstream's short-circuiting pipeline does):
   FernetKeysReady, CredentialKeysReady   the key repositories (generated as upstream does)
   DatabaseReady                          keystone-manage db_sync
-  DeploymentReady, KeystoneAPIReady      uWSGI running and answering GET <endpoint>
+  DeploymentReady, KeystoneAPIReady      the API server running and answering GET <endpoint>
   BootstrapReady                         keystone-manage bootstrap, again whenever the admin password
                                          changes (upstream re-runs the <name>-bootstrap Job when the
                                          digest of the password changes; the lab stamps the same
@@ -173,7 +173,7 @@ class KeystoneOperator(loop.Controller):
             if inst.state().get("db_synced") and not inst.running():
                 fail = bool(self.settings.get().keystone(inst.namespace, inst.name).get("fail_start"))
                 inst.start(fail=fail)
-                self.log("Keystone %s: uWSGI started again on %s" % (key, inst.url))
+                self.log("Keystone %s: API server started again on %s" % (key, inst.url))
                 waiting.append(inst)
         deadline = time.monotonic() + FIRST_START_TIMEOUT
         while waiting and time.monotonic() < deadline:
@@ -327,7 +327,7 @@ class KeystoneOperator(loop.Controller):
                 tracker.job = Job("db_sync", [("db_sync", lambda: inst.manage("db_sync"))], self.wake)
             else:
                 self.next_due = min(self.next_due, tracker.db_retry_at - now)
-        # uWSGI starts alongside db_sync (it needs no tables to load); its conditions are only
+        # The API server starts alongside db_sync (it needs no tables to load); its conditions are only
         # reported once the database is synced, as upstream's Deployment step follows Database.
         self.run_deployment(tracker, cr, now)
         if inst.state().get("db_synced"):
@@ -343,19 +343,19 @@ class KeystoneOperator(loop.Controller):
                 tracker.exits += 1
                 tracker.exit_detail = inst.log_tail() or "no log output"
                 tracker.start_at = now + min(60, 2 ** tracker.exits)
-                self.log("Keystone %s/%s: uWSGI exited (%s)" % (meta["namespace"], meta["name"], tracker.exit_detail))
+                self.log("Keystone %s/%s: API server exited (%s)" % (meta["namespace"], meta["name"], tracker.exit_detail))
             if now >= tracker.start_at:
                 fail = bool(self.settings.get().keystone(meta["namespace"], meta["name"]).get("fail_start"))
                 inst.start(fail=fail)
                 tracker.started = True
-                self.log("Keystone %s/%s: uWSGI started on %s" % (meta["namespace"], meta["name"], inst.url))
+                self.log("Keystone %s/%s: API server started on %s" % (meta["namespace"], meta["name"], inst.url))
             else:
                 self.next_due = min(self.next_due, tracker.start_at - now)
         if inst.running():
             tracker.healthy, tracker.probe_reason, tracker.probe_detail = keystones.probe(inst.url, 1.5)
         else:
             tracker.healthy, tracker.probe_reason = False, "ConnectionFailed"
-            tracker.probe_detail = "uWSGI is not running"
+            tracker.probe_detail = "the API server is not running"
         if tracker.healthy:
             if inst.state().get("db_synced"):  # upstream sets it once the Deployment (after Database) is up
                 tracker.endpoint = inst.url
@@ -446,7 +446,7 @@ class KeystoneOperator(loop.Controller):
         else:
             message = "Keystone API deployment is not yet available"
             if tracker.exit_detail and tracker.exits:
-                message += ("; uWSGI exited %d time(s), last: %s; see %s"
+                message += ("; the API server exited %d time(s), last: %s; see %s"
                             % (tracker.exits, tracker.exit_detail, inst.log))
             put("DeploymentReady", False, "WaitingForDeployment", message)
         if tracker.endpoint is None:

@@ -9,9 +9,9 @@ What the keystone-operator stand-in (keystone_operator.py) runs for a Keystone C
   of the admin password the last bootstrap used);
 - a loopback port from config.KEYSTONE_CR_PORTS (base+100 .. base+199): the lowest free one when
   the CR is first seen, recorded in keystones/ports.json and kept until the CR is deleted;
-- a lab process keystone-cr.<namespace>.<name>: uWSGI with one worker process and two threads
-  (plus its small master), serving keystone.wsgi.api on 127.0.0.1:<port>, logging to
-  logs/keystone-cr.<namespace>.<name>.log;
+- a lab process keystone-cr.<namespace>.<name>: the API server, keystone.wsgi.api served on 127.0.0.1:<port>
+  with two threads, logging to logs/keystone-cr.<namespace>.<name>.log; forked from the process that
+  imported keystone once (keystone_zygote.py), else uWSGI with one worker process and two threads;
 - a lab process keystone-cache-cr.<namespace>.<name>: the memcached its keystone.conf caches in
   (memcached.py; port + KEYSTONE_CR_CACHE_OFFSET), started before the first keystone-manage, as the
   seed's Keystone CR names the ControlPlane's Memcached in spec.cache.
@@ -19,8 +19,8 @@ What the keystone-operator stand-in (keystone_operator.py) runs for a Keystone C
 The keys are generated here, as upstream's keystone-operator generates them itself into the
 <name>-fernet-keys and <name>-credential-keys Secrets (32 random bytes, URL-safe base64; no
 keystone-manage fernet_setup/credential_setup). `keystone-manage db_sync` and `keystone-manage
-bootstrap` run as processes of their own, as the operator's Jobs run them (forked from a process that
-imported keystone once: keystone_manage.py); the admin password reaches bootstrap through
+bootstrap` run as processes of their own, as the operator's Jobs run them (forked from the same process);
+the admin password reaches bootstrap through
 OS_BOOTSTRAP_PASSWORD, never argv.
 """
 
@@ -36,14 +36,19 @@ from pathlib import Path
 import requests
 
 from .. import config, memcached, pki, processes
-from . import keystone_manage
+from . import keystone_zygote
 
 PREFIX = "keystone-cr."
 CACHE_PREFIX = "keystone-cache-cr."  # each one's memcached (not under PREFIX: its name would not parse)
 VENV_BIN = Path(sys.executable).parent
 REGISTRY = config.KEYSTONES / "ports.json"
-WORKER_PROCESSES = 1
+WORKER_PROCESSES = 1  # under uWSGI
 WORKER_THREADS = 2
+API_MODULE = "keystone.wsgi.api"
+# A module that does not exist: the API server of a Keystone whose start fails (standins.yaml fail_start).
+MISSING_API_MODULE = "keystone.wsgi.lab_missing_app"
+# What the stand-in's processes and the API servers forked for it run with.
+ENV = {"PYTHONWARNINGS": "ignore"}
 
 
 def process_name(namespace, name):
@@ -207,8 +212,8 @@ class Instance:
         """A started `keystone-manage --config-file <conf> <args>`; (process, file with its stderr)."""
         self.start_cache()
         errors = tempfile.TemporaryFile()
-        proc = keystone_manage.start([str(VENV_BIN / "keystone-manage"), "--config-file", str(self.conf)] + list(args),
-                                     dict(os.environ, PYTHONWARNINGS="ignore"), env or {}, errors)
+        proc = keystone_zygote.start([str(VENV_BIN / "keystone-manage"), "--config-file", str(self.conf)] + list(args),
+                                     dict(os.environ, **ENV), env or {}, errors)
         return proc, errors
 
     def bootstrap_args(self, admin_user, region, public_url):
@@ -218,7 +223,7 @@ class Instance:
                 "--bootstrap-region-id", region, "--bootstrap-admin-url", self.url,
                 "--bootstrap-internal-url", self.url, "--bootstrap-public-url", public_url or self.url]
 
-    # uWSGI ---------------------------------------------------------------------------
+    # The API server ----------------------------------------------------------------
 
     def running(self):
         return bool(processes.pid_of(self.process))
@@ -227,25 +232,32 @@ class Instance:
         memcached.start(self.cache_process, self.cache_port)
 
     def start(self, fail=False):
-        """Start uWSGI (fail: with an application module that does not exist, so it cannot start)."""
+        """Start the API server (fail: with an application module that does not exist, so it cannot start)."""
         self.start_cache()
-        app = "keystone.wsgi.lab_missing_app:application" if fail else "keystone.wsgi.api:application"
+        module = MISSING_API_MODULE if fail else API_MODULE
+        extra = {"OS_KEYSTONE_CONFIG_FILES": str(self.conf)}
+        processes.LOGS.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "ab") as log:
+            pid = keystone_zygote.start_api(module, self.port, WORKER_THREADS, dict(os.environ, **ENV), extra, log)
+        if pid is not None:
+            processes.adopt(self.process, pid, sys.executable, keystone_zygote.MARKER)
+            return
         processes.start(self.process, [
             VENV_BIN / "uwsgi", "--http-socket", "127.0.0.1:%d" % self.port,
-            "--wsgi", app, "--virtualenv", VENV_BIN.parent,
+            "--wsgi", module + ":application", "--virtualenv", VENV_BIN.parent,
             "--master", "--processes", str(WORKER_PROCESSES), "--threads", str(WORKER_THREADS),
             "--die-on-term", "--need-app", "--lazy-apps", "--disable-logging",
             # uWSGI's http-socket closes every connection after the answer without saying so: a
             # client reusing it gets "connection reset" (and does not retry a POST).
             "--add-header", "Connection: close",
-        ], env={"OS_KEYSTONE_CONFIG_FILES": str(self.conf), "PYTHONWARNINGS": "ignore"})
+        ], env=dict(ENV, **extra))
 
     def stop(self):
         processes.stop(self.process)
         processes.stop(self.cache_process)
 
     def log_tail(self, limit=300):
-        """The last non-empty line of the uWSGI log (why it did not start), shortened."""
+        """The last non-empty line of the API server's log (why it did not start), shortened."""
         try:
             with open(self.log, "rb") as handle:
                 handle.seek(0, os.SEEK_END)
