@@ -42,15 +42,17 @@ if [ "$lab_status" = 0 ]; then
   if "$make" --no-print-directory lab-up >/dev/null; then
     # The region's tests first (one converged region), then the lab-only tests (conftest.LAB_ONLY: objects of
     # their own, nothing the region's tests count or the scenarios read) in two halves: those that write
-    # standins.yaml (conftest.STANDINS_MARK) beside molecule's default scenario, whose converge and idempotence
-    # find the region converged; the others beside the other scenarios, which inject faults through standins.yaml.
+    # standins.yaml (conftest.STANDINS_MARK) and those marked to balance the halves (conftest.BESIDE_DEFAULT_MARK)
+    # beside molecule's default scenario, whose converge and idempotence find the region converged; the others
+    # beside the other scenarios, which inject faults through standins.yaml.
     COBALTCORE_REGION_BUILT_FILE="$region_built" \
       "$make" --no-print-directory integration INTEGRATION_MARKERS="not lab_only" || lab_status=$?
     touch "$region_done"
     echo "suite: integration (the region's tests) $(( $(date +%s) - start ))s (exit $lab_status)"
     for part in default others; do
       [ "$lab_status" = 0 ] || break
-      if [ "$part" = default ]; then markers="lab_only and standins"; else markers="lab_only and not standins"; fi
+      if [ "$part" = default ]; then markers="lab_only and (standins or beside_default)"
+      else markers="lab_only and not standins and not beside_default"; fi
       start=$(date +%s)
       lab_only_log="$logs/integration-lab-only-$part.log"
       ( begun=$(date +%s); status=0

@@ -32,18 +32,24 @@ import awx_job  # noqa: E402
 
 # lab_only: a test that needs only the lab (no converged region) and touches only objects of its own, none
 # that the region's tests count or the molecule scenarios read. `make test` runs these beside molecule's
-# scenarios (tests/suite.sh, split by STANDINS_MARK); `make integration` runs every test in one session.
+# scenarios (tests/suite.sh, split by STANDINS_MARK and BESIDE_DEFAULT_MARK); `make integration` runs every test in
+# one session.
 LAB_ONLY = "lab_only"
 # standins: a lab-only test that writes the lab's standins.yaml (delays, injected failures). molecule's other
 # scenarios write it too (they inject faults), so `make test` runs these beside `default` and the other lab-only
 # tests beside the other scenarios.
 STANDINS_MARK = "standins"
+# beside_default: a lab-only test that writes no standins.yaml but runs beside `default` all the same, so that
+# the two halves take about as long as their scenarios (the other scenarios take longer than `default`).
+BESIDE_DEFAULT_MARK = "beside_default"
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", LAB_ONLY + ": needs only the lab and touches only objects of its own")
     config.addinivalue_line("markers", STANDINS_MARK + ": writes the lab's standins.yaml (never beside a scenario "
                                                        "that injects faults)")
+    config.addinivalue_line("markers", BESIDE_DEFAULT_MARK + ": runs beside molecule's default scenario in make test "
+                                                             "(balances the halves of the lab-only tests)")
 
 
 @functools.lru_cache(maxsize=None)

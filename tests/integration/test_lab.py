@@ -13,7 +13,7 @@ import api_reads
 from conftest import REPO, kubectl, read_json, run_playbook, run_tasks, task_results
 from regionlab import build, config, flux, keystone, processes
 
-pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
+pytestmark = [pytest.mark.lab_only, pytest.mark.beside_default]  # conftest.LAB_ONLY, conftest.BESIDE_DEFAULT_MARK
 
 PLAYBOOKS = Path(__file__).parent / "playbooks"
 

@@ -242,6 +242,11 @@ class Gardenlet(loop.Controller):
         self.nodes = nodes.ShootNodes(self, Kube(ironcore, nodes.MCM_MANAGER), {
             c.name: (Kube(c, nodes.NODE_MANAGER), Kube(c, nodes.MCM_MANAGER)) for c in shoot_clusters})
         Waker(ironcore, [nodes.CLAIMS], self.wake, loop.log)
+        # Every pass reads each Shoot cluster's Nodes: watched, they come from the API server only when changed
+        # (the pools' Wakers below watch theirs).
+        for cluster in shoot_clusters:
+            if not {HYPERVISOR_GROUP, STORAGE_GROUP} & set(cluster.groups):
+                Waker(cluster, [nodes.NODES], self.wake, loop.log)
         pools = [c for c in clusters if HYPERVISOR_GROUP in c.groups]
         self.hypervisors = hypervisor_operator.HypervisorOperator(self, pools, self.control_plane)
         for pool in pools:
