@@ -54,6 +54,8 @@ def test_discovery_with_upstream_like_delays_keeps_upstreams_ordering(upstream_t
             reports.extend(ironcore.discovery_problems([NAME], [obj], time.time()))
         return obj and status(obj).get("state") == "Available" and status(obj).get("powerState") == "Off"
     wait_for(available, "Server %s Available" % server, timeout=6 * (power + probe))
+    # The test's read may come before the watch's event of the same change.
+    wait_for(lambda: (server, ("Available", "Off")) in recorder.when, "the watch seeing the power off", timeout=10)
     recorder.stop()
     seen, when = recorder.seen[server], recorder.when
     states = [s for s, unused in seen if s]
