@@ -82,6 +82,18 @@ def start(name, argv, env=None, cwd=None, marker=None):
     return proc.pid
 
 
+def ensure(name, argv, env=None):
+    """Start argv as `name` unless it runs with exactly these arguments; one that runs with others (a lab
+    started before its flags changed) is stopped first."""
+    argv = [str(a) for a in argv]
+    running = argv_of(name)
+    if running == argv:
+        return
+    if running is not None:
+        stop(name)
+    start(name, argv, env=env)
+
+
 def adopt(name, pid, binary, marker):
     """Record a process started elsewhere (forked by a lab process) as the lab process `name`."""
     RUN.mkdir(parents=True, exist_ok=True)
