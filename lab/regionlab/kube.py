@@ -28,11 +28,12 @@ CONTROLLER_MANAGER_QPS = ("--kube-api-qps", "400", "--kube-api-burst", "800")
 # than with GOGC=50 and a soft limit just above the live heap. The soft limit now only caps a peak.
 APISERVER_ENV = {"GOMEMLIMIT": "1GiB", "GOGC": "200"}
 CONTROL_PLANE_APISERVER_ENV = {"GOMEMLIMIT": "1536MiB", "GOGC": "200"}
-# The watch cache only where the tests' work is: its per-resource timers cost an idle server about half its CPU
-# (twin storage pools, swapped: 98 against 184 ticks a minute), but on the control plane (the c5c3, Keystone
+# The watch cache (and the larger soft limit) only on the control plane, where the tests' work is: its
+# per-resource timers cost an idle server about half its CPU (twin storage pools, swapped: 98 against 184
+# ticks a minute), but on the control plane (the c5c3, Keystone
 # and K-ORC kinds; the stand-ins', K-ORC's and the garbage collector's watches) it served a tenant's addition
 # and removal with 31 % less CPU (1104-1118 against 1609-1610 ticks) and 12 % sooner (two rounds, alternating).
-WATCH_CACHE_GROUP = "control_plane"
+CONTROL_PLANE_GROUP = "control_plane"
 # The controller managers' heaps are small; most of their resident memory is the binary itself.
 CONTROLLER_MANAGER_ENV = {"GOGC": "50"}
 # etcd serves every LIST and GET of the eight API servers (no watch cache) and collects a live heap of ~50 MiB:
@@ -94,7 +95,7 @@ def _apiserver_argv(cluster):
         # Side by side on an idle converged region: 135 against 162 CPU ticks a minute for one server.
         "--etcd-count-metric-poll-period=0s", "--etcd-db-metric-poll-interval=0s",
         "--enable-priority-and-fairness=false",
-        "--watch-cache=%s" % ("true" if WATCH_CACHE_GROUP in cluster.groups else "false"),
+        "--watch-cache=%s" % ("true" if CONTROL_PLANE_GROUP in cluster.groups else "false"),
     ]
 
 
@@ -157,7 +158,7 @@ def start_cluster(cluster):
     pki.ensure_cluster_pki(cluster.pki, cluster.name)
     write_kubeconfig(cluster)
     name = "apiserver-%s" % cluster.name
-    env = CONTROL_PLANE_APISERVER_ENV if "control_plane" in cluster.groups else APISERVER_ENV
+    env = CONTROL_PLANE_APISERVER_ENV if CONTROL_PLANE_GROUP in cluster.groups else APISERVER_ENV
     processes.ensure(name, _apiserver_argv(cluster), env=env)
 
 

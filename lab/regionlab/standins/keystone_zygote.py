@@ -11,7 +11,7 @@ before the fork (oslo.config parses in the child), so the child starts as a new 
   `Command` is what the stand-in's Job needs of a Popen;
 - an API server: a session of its own (the lab stops it as any lab process, `processes.stop`) that imports
   the WSGI application module as uWSGI's `--wsgi` would (keystone.wsgi.api builds the application from
-  OS_KEYSTONE_CONFIG_FILES) and serves it on loopback with `API_THREADS` threads, writing to its log; it
+  OS_KEYSTONE_CONFIG_FILES) and serves it on loopback with the threads the request names, writing to its log; it
   outlives the server and the stand-in, as uWSGI did.
 
 Without a server (it did not come up), commands run as processes of their own and API servers under uWSGI.
