@@ -6,7 +6,16 @@ tests that judge the re-run itself read it through the events (awx_job.json_outp
 
 import json
 
+import yaml
+
 from awx_job import VAULT_PASSWORD
+from conftest import PRIVATE, REPO, failures, run_playbook, task_results
+from regionlab import config
+from regionlab.standins import gardenlet
+
+OPERATORS = REPO / "playbooks" / "operators.yml"
+FETCH = "Fetch the admin kubeconfigs of the play's Shoots that this controller lacks"
+SHOOT_HOSTS = [c.name for c in config.clusters() if set(c.groups) & set(gardenlet.SHOOT_GROUPS)]
 
 PHASES = ["preflight", "baremetal", "clusters", "operators", "control_plane", "keystone", "hypervisors", "network",
           "storage", "tenants"]
@@ -79,3 +88,28 @@ def test_site_through_ansible_runner_transmit_worker_process(region):
     # Every result fits in an event (AWX drops a result above MAX_EVENT_RES, 700000 characters).
     assert [(h, t["task"]["name"]) for p in out["plays"] for t in p["tasks"] for h, r in t["hosts"].items()
             if r.get("res_dropped")] == []
+
+
+def test_a_phase_job_fetches_the_shoots_kubeconfigs_its_directory_lacks(region, tmp_path):
+    """A workflow's node after phase 2 (phase 3 here) runs in a job directory of its own, without the kubeconfigs
+    phase 2 fetched (cobaltcore_private_dir is the job's, as in AWX): it fetches those of its play's Shoots once,
+    changes nothing in the region, and a check-mode job writes no kubeconfig."""
+    job_dir = tmp_path / "job"
+    rc, out = run_playbook(OPERATORS, "-e", "cobaltcore_private_dir=%s" % job_dir, COBALTCORE_LAB_DIR=str(config.STATE))
+    assert rc == 0, failures(out)
+    assert all(counts["changed"] == 0 for counts in out["stats"].values()), out["stats"]
+    fetched = [r for r in task_results(out, FETCH).values() if "shoots" in r]
+    assert len(fetched) == 1, fetched  # one call for the play
+    assert sorted(s["path"] for s in fetched[0]["shoots"] if s["renewed"]) == sorted(
+        str(job_dir / "kubeconfig" / ("%s.yaml" % host)) for host in SHOOT_HOSTS), fetched[0]["shoots"]
+    for host in SHOOT_HOSTS:
+        path = job_dir / "kubeconfig" / ("%s.yaml" % host)
+        assert path.stat().st_mode & 0o777 == 0o600, path
+        lab = yaml.safe_load((PRIVATE / ("%s.yaml" % host)).read_text())
+        assert yaml.safe_load(path.read_text())["clusters"] == lab["clusters"], host  # the same Shoot's server
+
+    check_dir = tmp_path / "check-job"
+    rc, out = run_playbook(OPERATORS, "--check", "-e", "cobaltcore_private_dir=%s" % check_dir,
+                           COBALTCORE_LAB_DIR=str(config.STATE))
+    assert rc == 0, failures(out)
+    assert not check_dir.exists(), sorted(check_dir.rglob("*"))
