@@ -94,11 +94,12 @@ def valid_claims_filter(claims, problems):
 
 
 @fails_on_input_error("invalid OpenStackCluster claims, nothing applied")
-def tenant_plan_filter(claims, region, ceph=None, ceph_fact=None):
+def tenant_plan_filter(claims, region, ceph=None, ceph_fact=None, require_monitors=False):
     facts = dict(ceph or {})
     if ceph_fact:
         facts.update(_host_facts(region, ceph_fact))
-    return tenants.plan(claims, region, dict((pool, f) for pool, f in facts.items() if isinstance(f, dict)))
+    return tenants.plan(claims, region, dict((pool, f) for pool, f in facts.items() if isinstance(f, dict)),
+                        require_monitors=bool(require_monitors))
 
 
 def _host_facts(region, fact):

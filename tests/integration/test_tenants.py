@@ -86,6 +86,23 @@ PHASE7_TASKS = ("Apply the tenants' namespaces and ControlPlanes",
                 "Apply the tenants' Ceph objects of this storage pool and wait for them")
 
 
+def rook_monitors(pool):
+    """The monitors as Rook lists them in the pool's rook-ceph-mon-endpoints ConfigMap (<mon>=<address>:<port>,...)."""
+    config_map = json.loads(lab_kubectl(pool, "get", "configmap", "rook-ceph-mon-endpoints", "-n", "rook-ceph",
+                                        "-o", "json").stdout)
+    return [entry.split("=", 1)[1] for entry in config_map["data"]["data"].split(",")]
+
+
+def assert_monitors_are_rooks(cp):
+    """The ControlPlane's Ceph section has its first storage pool's monitors, each RBD backend its own pool's."""
+    pools = cp["spec"]["storage"]["storageClusters"]
+    assert cp["spec"]["storage"]["ceph"]["monitors"] == rook_monitors(pools[0]), cp["metadata"]["namespace"]
+    backends = cp["spec"]["openstack"]["cinder"]["backends"]
+    assert sorted(b["storageCluster"] for b in backends) == sorted(pools)
+    for backend in backends:
+        assert backend["monitors"] == rook_monitors(backend["storageCluster"]), backend
+
+
 def tenant_objects(pool, tenant=None):
     """{(resource, name): object} of the tenants' Rook objects on a storage pool (one tenant's only, if given)."""
     found = {}
@@ -194,8 +211,8 @@ def test_the_lab_tenants_converge(region):
         conditions = dict((c["type"], c["status"]) for c in cp["status"]["conditions"])
         assert conditions["InfrastructureReady"] == "True", (tenant, cp["status"]["conditions"])
         assert cp["spec"]["storage"]["ceph"]["secretRef"] == {"name": "ceph-client-" + tenant, "key": "userKey"}
-        # storage.yml's fact (cobaltcore_ceph of the tenant's first storage pool) reached the ControlPlane.
-        assert cp["spec"]["storage"]["ceph"]["monitors"], tenant
+        # storage.yml's facts (cobaltcore_ceph of each storage pool) reached the ControlPlane as Rook wrote them.
+        assert_monitors_are_rooks(cp)
     health = task_results(region.first.out, "Wait for every ControlPlane of the control-plane cluster")[REGION_HOST]
     assert not health.get("failed")
     for pool in POOLS:
@@ -252,6 +269,14 @@ def test_no_ceph_key_in_the_verbose_run(region):
         encoded = rook_key(pool, client)
         for secret in (encoded, base64.b64decode(encoded).decode()):
             assert secret not in region.first.text, "the Ceph key of %s on %s appears in the -vvv run" % (client, pool)
+    # The object store user's S3 keys (Rook's rook-ceph-object-user-<store>-<user>), which phase 7 waits on.
+    users = [s for s in objects("st-pool-a", "secrets", "rook-ceph")
+             if s["metadata"]["name"].startswith("rook-ceph-object-user-")]
+    assert users, "no object store user Secret on st-pool-a"
+    for user in users:
+        for key in ("AccessKey", "SecretKey"):
+            value = base64.b64decode(user["data"][key]).decode()
+            assert len(value) >= 16 and value not in region.first.text, (user["metadata"]["name"], key)
 
 
 def test_every_tenant_has_its_own_keystone_with_the_catalog_of_its_control_plane(region):

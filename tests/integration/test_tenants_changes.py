@@ -17,8 +17,8 @@ import yaml
 from conftest import (REGION_HOST, TENANT_Q, TENANT_R, TEST_CLAIMS, failures, lab_kubectl,
                       remove_openstack_clusters, task_results, tenant_claim, wait_truthy, write_claims)
 from regionlab import config
-from test_tenants import (POOLS, REMOVE_PLAY, ROOK_KINDS, TENANTS_PLAY, control_plane_objects, copied_key, play,
-                          rook_key, spec_state, tenant_objects, tenant_state)
+from test_tenants import (POOLS, REMOVE_PLAY, ROOK_KINDS, TENANTS_PLAY, assert_monitors_are_rooks,
+                          control_plane_objects, copied_key, play, rook_key, spec_state, tenant_objects, tenant_state)
 
 Q, R, S = TENANT_Q, TENANT_R, "lab-tenant-s"
 # What a test run leaves out (their own tests cover them).
@@ -131,6 +131,7 @@ def test_a_second_storage_pool_adds_its_pools_and_a_second_cinder_backend(claims
     cinder = control_plane_objects(Q)[("controlplanes.c5c3.io", Q)]["spec"]["openstack"]["cinder"]
     assert len(cinder["backends"]) == 2, cinder["backends"]
     assert len(set(b["name"] for b in cinder["backends"])) == 2
+    assert_monitors_are_rooks(control_plane_objects(Q)[("controlplanes.c5c3.io", Q)])  # each its own pool's
     # What the first pool holds and the ControlPlane's other sections stay as they were.
     now = spec_state(Q)
     changed = sorted(key for key in now if now[key] != first_pool.get(key))

@@ -17,7 +17,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.rook_manife
     PRESERVE_ON_DELETE, release_data)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import claim_name_problems
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import compose_openstack_clusters
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 
 # The two sides of the region phase 7 writes to.
@@ -33,11 +33,14 @@ ROOK_REMOVAL_KINDS = ("CephClient", "CephObjectStoreUser", "CephObjectStore", "C
 DATA_KINDS = ("CephBlockPool", "CephFilesystem", "CephObjectStore", "CephObjectStoreUser")
 
 
-def plan(claims, region, ceph=None):
+def plan(claims, region, ceph=None, require_monitors=False):
     """What phase 7 applies, per cluster, for every claim together.
 
-    ceph maps a storage pool to its Ceph facts ({fsid, monitors}); a ControlPlane whose first
-    storage pool has monitors gets them in spec.storage.ceph.monitors (missing: left out).
+    ceph maps a storage pool to its Ceph facts ({fsid, monitors}, or {problem} when they could not be
+    read); a ControlPlane gets the monitors of its first storage pool in spec.storage.ceph.monitors and
+    each Cinder RBD backend those of its own storage pool (missing: left out, as in check mode on a
+    region without Ceph yet). With require_monitors, a tenant whose Ceph pools are on a storage pool
+    without monitors is a problem: applied, its ControlPlane could not reach that Ceph.
     Raises InputError naming every problem of every claim; nothing is planned then.
     Every storage pool of the region has an entry (empty without tenants), so each pool's
     run is the same single call; secrets are grouped by storage pool, then control-plane cluster
@@ -50,9 +53,12 @@ def plan(claims, region, ceph=None):
     storage = dict((pool.name, []) for pool in region.storage_pools)
     secrets = dict((pool.name, {}) for pool in region.storage_pools)
     tenants = []
+    problems = []
     for composed in compositions:
         namespace_manifest, control_plane_manifest = composed["control_plane"]
-        _add_monitors(control_plane_manifest, composed, ceph)
+        for pool in _add_monitors(control_plane_manifest, composed, ceph):
+            if require_monitors:
+                problems.append(_no_monitors(composed, pool, ceph.get(pool)))
         control_plane[composed["control_plane_cluster"]].extend([namespace_manifest, control_plane_manifest])
         for pool, manifests in composed["storage"].items():
             storage[pool].extend(manifests)
@@ -67,16 +73,38 @@ def plan(claims, region, ceph=None):
             "control_plane_cluster": composed["control_plane_cluster"],
             "storage_clusters": list(composed["storage"]),
         })
+    if problems:
+        raise InputError(problems)
     return {"tenants": tenants, "control_plane": control_plane, "storage": storage, "secrets": secrets}
 
 
 def _add_monitors(manifest, composed, ceph):
-    section = manifest["spec"]["storage"].get("ceph")
+    """Write the monitors into each part of the ControlPlane that reaches a Ceph: the Ceph section (its first
+    storage pool) and each Cinder RBD backend (its own, tiered pools). Returns the pools that had none."""
+    spec = manifest["spec"]
+    consumers = []
+    section = spec["storage"].get("ceph")
     primary = next(iter(composed["storage"]), None)
-    monitors = (ceph.get(primary) or {}).get("monitors") if primary else None
-    # Only where the ControlPlane uses Ceph and the storage pool reported monitors.
-    if section is not None and monitors:
-        section["monitors"] = list(monitors)
+    if section and primary:
+        consumers.append((primary, section))
+    cinder = (spec.get("openstack") or {}).get("cinder") or {}
+    consumers.extend((backend["storageCluster"], backend) for backend in cinder.get("backends") or []
+                     if backend.get("type") == "rbd" and backend.get("storageCluster"))
+    missing = []
+    for pool, consumer in consumers:
+        monitors = (ceph.get(pool) or {}).get("monitors")
+        if monitors:
+            consumer["monitors"] = list(monitors)
+        elif pool not in missing:
+            missing.append(pool)
+    return missing
+
+
+def _no_monitors(composed, pool, facts):
+    why = (facts or {}).get("problem") or "Phase 6 set no Ceph facts for it"
+    return problem("spec.storageClusters[%d]" % list(composed["storage"]).index(pool),
+                   "storage pool %s has no Ceph monitors to give the ControlPlane (%s); run playbooks/storage.yml "
+                   "for it first" % (pool, why), subject=composed["claim"])
 
 
 def _tenant_selector(name):

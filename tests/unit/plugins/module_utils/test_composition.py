@@ -13,6 +13,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
     REGION_SERVICES, compose_openstack_cluster, compose_openstack_clusters, region_control_plane)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import validate
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import tenants
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 REGION = {
@@ -464,6 +465,13 @@ def test_every_control_plane_fits_the_lab_crd(eu_de_1):
     manifests = [region_control_plane(REGION_MODEL, list(REGION_SERVICES))]
     region, claims = eu_de_1
     manifests += [control_plane(compose_openstack_cluster(claim, region, claims)) for claim in claims]
-    assert len(manifests) == 5
+    # As phase 7 applies them: with each storage pool's monitors (the Ceph section's and each RBD backend's).
+    pools = sorted(set(pool for claim in claims for pool in claim["spec"]["storageClusters"]))
+    planned = tenants.plan(claims, region, dict((pool, {"monitors": ["10.0.%d.10:6789" % index]})
+                                                for index, pool in enumerate(pools)), require_monitors=True)
+    manifests += [m for batch in planned["control_plane"].values() for m in batch if m["kind"] == "ControlPlane"]
+    assert len(manifests) == 9
+    assert any(len([b for b in m["spec"]["openstack"]["cinder"].get("backends", []) if b.get("monitors")]) > 1
+               for m in manifests[5:])  # a tiered tenant
     for manifest in manifests:
         assert validate(schema, manifest["spec"], "spec") == [], manifest["metadata"]["name"]

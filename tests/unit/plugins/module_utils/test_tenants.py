@@ -65,6 +65,46 @@ def test_plan_adds_the_first_storage_pools_monitors_only_when_known():
                for m in without["control_plane"]["lab-control-plane"] if m["kind"] == "ControlPlane")
 
 
+def backends(control_plane):
+    return dict((b["storageCluster"], b) for b in control_plane["spec"]["openstack"]["cinder"]["backends"])
+
+
+def test_plan_gives_each_rbd_backend_the_monitors_of_its_own_storage_pool():
+    ceph = {"st-pool-a": {"monitors": ["10.0.1.10:6789"]}, "st-pool-b": {"monitors": ["10.0.2.10:6789"]}}
+    plan = tenants.plan(lab_claims(), REGION, ceph)
+    tiered = next(m for m in plan["control_plane"]["lab-control-plane"]
+                  if m["kind"] == "ControlPlane" and m["metadata"]["name"] == "lab-tenant-b")
+    assert sorted(backends(tiered)) == ["st-pool-a", "st-pool-b"]
+    assert dict((pool, b["monitors"]) for pool, b in backends(tiered).items()) == dict(
+        (pool, facts["monitors"]) for pool, facts in ceph.items())
+    assert tiered["spec"]["storage"]["ceph"]["monitors"] == ceph["st-pool-a"]["monitors"]  # its first pool's
+    # Without st-pool-b's facts that backend has none; the others keep theirs.
+    partial = tenants.plan(lab_claims(), REGION, {"st-pool-a": ceph["st-pool-a"]})
+    tiered = next(m for m in partial["control_plane"]["lab-control-plane"] if m["metadata"]["name"] == "lab-tenant-b")
+    assert "monitors" not in backends(tiered)["st-pool-b"] and backends(tiered)["st-pool-a"]["monitors"]
+
+
+def test_plan_requiring_monitors_names_each_tenant_and_pool_without_them_with_the_reason():
+    ceph = {"st-pool-a": {"monitors": ["10.0.1.10:6789"]},
+            "st-pool-b": {"problem": "st-pool-b CephCluster: rook-ceph/rook-ceph does not exist"}}
+    with pytest.raises(InputError) as error:
+        tenants.plan(lab_claims(), REGION, ceph, require_monitors=True)
+    assert error.value.problems == [
+        "tenant-lab-b/lab-tenant-b spec.storageClusters[1]: storage pool st-pool-b has no Ceph monitors to give the "
+        "ControlPlane (st-pool-b CephCluster: rook-ceph/rook-ceph does not exist); run playbooks/storage.yml for it "
+        "first"]
+    with pytest.raises(InputError) as error:
+        tenants.plan(lab_claims(), REGION, {}, require_monitors=True)
+    assert [p.split(":")[0] for p in error.value.problems] == [
+        "tenant-lab-a/lab-tenant-a spec.storageClusters[0]", "tenant-lab-b/lab-tenant-b spec.storageClusters[0]",
+        "tenant-lab-b/lab-tenant-b spec.storageClusters[1]"]
+    assert "Phase 6 set no Ceph facts for it" in error.value.problems[0]
+    # Not required (check mode): planned, the monitors left out.
+    assert tenants.plan(lab_claims(), REGION, ceph)["tenants"]
+    assert tenants.plan(lab_claims(), REGION, dict(ceph, **{"st-pool-b": {"monitors": ["m:6789"]}}),
+                        require_monitors=True)["tenants"]
+
+
 def test_plan_is_deterministic_and_does_not_share_state():
     first = tenants.plan(lab_claims(), REGION, {"st-pool-a": {"monitors": ["m:6789"]}})
     assert tenants.plan(lab_claims(), REGION, {"st-pool-a": {"monitors": ["m:6789"]}}) == first
