@@ -96,6 +96,12 @@ JINJA_BITS = "ansible._internal._templating._jinja_bits"
 TASK_QUEUE_MANAGER = "ansible.executor.task_queue_manager"
 TEMPLATES = os.path.join(sys.prefix, "jinja-bytecode")
 ACTION_BASE = "ansible.plugins.action"
+# Each part's switch: on unless the environment sets it to "0" (switched_on).
+BYTECODE_SWITCH = "COBALTCORE_ANSIBALLZ_BYTECODE"
+ZIPS_SWITCH = "COBALTCORE_ANSIBALLZ_ZIPS"
+RUNTIME_YAML_SWITCH = "COBALTCORE_RUNTIME_YAML"
+JINJA_BYTECODE_SWITCH = "COBALTCORE_JINJA_BYTECODE"
+PRELOAD_SWITCH = "COBALTCORE_PRELOAD_JINJA_PLUGINS"
 MODULE_ZYGOTE_SWITCH = "COBALTCORE_MODULE_ZYGOTE"
 GC_FREEZE_SWITCH = "COBALTCORE_GC_FREEZE"
 ZYGOTE_MODULE = "cobaltcore_module_zygote"
@@ -211,10 +217,14 @@ def patch_config_manager(module):
     module.ConfigManager._read_config_yaml_file = read_cached  # pylint: disable=protected-access
 
 
+def switched_on(switch):
+    return os.environ.get(switch, "1") != "0"
+
+
 def patch_collection_loader(module):
     module.compile = loader_compile  # a module global comes before the builtin
     parse = getattr(module, "_meta_yml_to_dict", None)
-    if parse is not None and os.environ.get("COBALTCORE_RUNTIME_YAML", "1") != "0":
+    if parse is not None and switched_on(RUNTIME_YAML_SWITCH):
         module._meta_yml_to_dict = cached_runtime_yaml(parse)  # pylint: disable=protected-access
 
 
@@ -373,11 +383,11 @@ def patch_task_queue_manager(module):
     run_play = module.TaskQueueManager.run
 
     def run_with_hook_parts(self, play):
-        if os.environ.get("COBALTCORE_PRELOAD_JINJA_PLUGINS", "1") != "0":
+        if switched_on(PRELOAD_SWITCH):
             preload_jinja_plugins()
-        if os.environ.get(MODULE_ZYGOTE_SWITCH, "1") != "0":
+        if switched_on(MODULE_ZYGOTE_SWITCH):
             start_module_zygote()
-        if os.environ.get(GC_FREEZE_SWITCH, "1") != "0":
+        if switched_on(GC_FREEZE_SWITCH):
             # The workers forked for this play's tasks leave what ansible-playbook holds now to its own
             # collector: theirs never walks (and so never copies) those objects.
             gc.freeze()
@@ -449,20 +459,20 @@ def patch_action_base(module):
 def enable():
     """Called by the .pth at start-up; COBALTCORE_ANSIBALLZ_BYTECODE=0 leaves every compile and zip as it is (to
     compare), COBALTCORE_ANSIBALLZ_ZIPS=0 only the zips."""
-    if os.environ.get("COBALTCORE_ANSIBALLZ_BYTECODE", "1") == "0":
+    if not switched_on(BYTECODE_SWITCH):
         return
     zipimport._compile_source = cached_compile  # pylint: disable=protected-access
     if COLLECTION_LOADER not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(COLLECTION_LOADER, patch_collection_loader))
-    if os.environ.get("COBALTCORE_ANSIBALLZ_ZIPS", "1") != "0" and MODULE_COMMON not in sys.modules:
+    if switched_on(ZIPS_SWITCH) and MODULE_COMMON not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(MODULE_COMMON, patch_module_common))
-    if os.environ.get("COBALTCORE_RUNTIME_YAML", "1") != "0" and CONFIG_MANAGER not in sys.modules:
+    if switched_on(RUNTIME_YAML_SWITCH) and CONFIG_MANAGER not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(CONFIG_MANAGER, patch_config_manager))
-    if os.environ.get("COBALTCORE_JINJA_BYTECODE", "1") != "0" and JINJA_BITS not in sys.modules:
+    if switched_on(JINJA_BYTECODE_SWITCH) and JINJA_BITS not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(JINJA_BITS, patch_jinja_bits))
-    preload = os.environ.get("COBALTCORE_PRELOAD_JINJA_PLUGINS", "1") != "0"
-    zygote = os.environ.get(MODULE_ZYGOTE_SWITCH, "1") != "0"
-    freeze = os.environ.get(GC_FREEZE_SWITCH, "1") != "0"
+    preload = switched_on(PRELOAD_SWITCH)
+    zygote = switched_on(MODULE_ZYGOTE_SWITCH)
+    freeze = switched_on(GC_FREEZE_SWITCH)
     if (preload or zygote or freeze) and TASK_QUEUE_MANAGER not in sys.modules:
         sys.meta_path.insert(0, ImportPatch(TASK_QUEUE_MANAGER, patch_task_queue_manager))
     if zygote and ACTION_BASE not in sys.modules:

@@ -108,6 +108,14 @@ def clusters():
     return [Cluster(name, i, sorted(groups)) for i, (name, groups) in enumerate(membership.items())]
 
 
+def cluster(name):
+    """The lab's cluster of that inventory host; KeyError naming it when the lab has none."""
+    found = next((c for c in clusters() if c.name == name), None)
+    if found is None:
+        raise KeyError("the lab has no cluster %r" % name)
+    return found
+
+
 ETCD_CLIENT_PORT = PORT_BASE
 ETCD_PEER_PORT = PORT_BASE + 1
 KEYSTONE_PORT = PORT_BASE + 2

@@ -69,7 +69,8 @@ def play(tasks, workdir):
 
 
 def _timestamp(text):
-    return datetime.datetime.strptime(text.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f")
+    # The JSON callback writes UTC with a Z, an AWX job's events (awx_job.json_output) with +00:00.
+    return datetime.datetime.fromisoformat(text)
 
 
 def run_engine(namespace, kubeconfig, workdir):
@@ -102,7 +103,7 @@ def main():
     owned = not processes.running()
     if not regionlab.is_up():
         regionlab.up()
-    kubeconfig = str([c for c in config.clusters() if c.name == HOST][0].kubeconfig)
+    kubeconfig = str(config.cluster(HOST).kubeconfig)
     kubectl = [str(config.BIN / "kubectl"), "--kubeconfig", kubeconfig]
     subprocess.run(kubectl + ["apply", "--server-side", "-f", "-"], input=json.dumps(CRD).encode(), check=True,
                    stdout=subprocess.DEVNULL)

@@ -124,7 +124,7 @@ def localhost_tasks():
     everything it starts, not of the API server) hardly depends on what else the machine runs.
     ansible.builtin.ping is the floor every module pays (fork, AnsiballZ, interpreter, AnsibleModule).
     """
-    kubeconfig = str([c for c in config.clusters() if c.name == "management-cluster"][0].kubeconfig)
+    kubeconfig = str(config.cluster("management-cluster").kubeconfig)
     namespace = [{"api_version": "v1", "kind": "Namespace", "name": "default"}]
     configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bench-task", "namespace": "default"},
                  "data": {"a": "b"}}

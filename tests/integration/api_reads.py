@@ -152,8 +152,9 @@ _READERS = {}
 def reader(cluster_name):
     """The Reader of a lab cluster (one per cluster and process)."""
     if cluster_name not in _READERS:
-        matches = [c for c in config.clusters() if c.name == cluster_name]
-        if not matches:
-            raise Unsupported(cluster_name)
-        _READERS[cluster_name] = Reader(matches[0])
+        try:
+            found = config.cluster(cluster_name)
+        except KeyError:
+            raise Unsupported(cluster_name) from None
+        _READERS[cluster_name] = Reader(found)
     return _READERS[cluster_name]

@@ -2,6 +2,7 @@
 region converged on it once per session (the `region` fixture) for every test that only reads it."""
 
 import base64
+import contextlib
 import functools
 import json
 import os
@@ -230,7 +231,7 @@ def apiserver_writes(cluster_name, resource):
     Dry runs are excluded, and so are deletes: the lab's namespace controller deletes the objects of
     namespaces that earlier tests removed, at any time. (The modules' own request counts cover deletes.)
     """
-    cluster = [c for c in config.clusters() if c.name == cluster_name][0]
+    cluster = config.cluster(cluster_name)
     text = kube._session(cluster).get(cluster.server + "/metrics", timeout=10).text
     total = 0
     for line in text.splitlines():
@@ -381,6 +382,20 @@ class ControlPlaneApi:
         code, out = self.call(method, url, body, content_type, params)
         assert code < 300, "%s %s: %s %s" % (method, url, code, out)
         return out
+
+
+@contextlib.contextmanager
+def standins_restored():
+    """The lab's standins.yaml as it was (its bytes, or None when absent) when the block began; the block's end,
+    however it ends, writes it back (or removes the file)."""
+    saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
+    try:
+        yield saved
+    finally:
+        if saved is None:
+            config.STANDINS.unlink(missing_ok=True)
+        else:
+            config.STANDINS.write_bytes(saved)
 
 
 def wait_truthy(check, what, timeout=60.0, interval=0.25):
@@ -636,18 +651,18 @@ def region(lab, tmp_path_factory):
     (a namespace, a copy of the inventory) or restores what it changed. The runs are kept for the tests
     that judge them (check mode on an empty region, the first build, the no-op re-run).
     """
-    saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
-    data = yaml.safe_load(saved or "{}") or {}
-    data["delays"] = dict(data.get("delays") or {}, **QUICK_DELAYS)
-    config.STANDINS.write_text(yaml.safe_dump(data))
-    time.sleep(1)  # the stand-ins re-read the file when it changes
     control_plane = config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
     tenants_dir = tmp_path_factory.mktemp("region-tenants")
     for path in LAB_TENANTS_DIR.glob("*.yaml"):
         shutil.copy(path, tenants_dir)
     write_claims(tenants_dir, TEST_CLAIMS.values())
     tenants = ("-e", "cobaltcore_tenants_dir=%s" % tenants_dir)
-    try:
+    # The short delays end with the session, or with a build that failed.
+    with standins_restored() as saved:
+        data = yaml.safe_load(saved or "{}") or {}
+        data["delays"] = dict(data.get("delays") or {}, **QUICK_DELAYS)
+        config.STANDINS.write_text(yaml.safe_dump(data))
+        time.sleep(1)  # the stand-ins re-read the file when it changes
         empty_region()
         before = writes()
         rc, out, seconds = _play(SITE, "--check", "--diff", *tenants)
@@ -691,8 +706,3 @@ def region(lab, tmp_path_factory):
         if built:
             Path(built).touch()
         yield Region(check, first, second, tenants_dir)
-    finally:  # the short delays end with the session, or with a build that failed
-        if saved is None:
-            config.STANDINS.unlink(missing_ok=True)
-        else:
-            config.STANDINS.write_text(saved)

@@ -11,7 +11,8 @@ import time
 
 import yaml
 
-from conftest import REGION_NAMESPACE, REPO, failures, lab_kubectl, run_playbook, task_results, wait_truthy
+from conftest import (REGION_NAMESPACE, REPO, failures, lab_kubectl, run_playbook, standins_restored, task_results,
+                      wait_truthy)
 from regionlab import config
 
 HEALTH = REPO / "playbooks" / "health.yml"
@@ -21,11 +22,9 @@ PHASES = ["infrastructure", "identity", "service-catalog", "core", "compute", "s
 
 
 def _standins(update):
-    saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
-    data = yaml.safe_load(saved or "{}") or {}
+    data = yaml.safe_load(config.STANDINS.read_text() if config.STANDINS.exists() else "{}") or {}
     update(data)
     config.STANDINS.write_text(yaml.safe_dump(data))
-    return saved
 
 
 def _mariadb_condition():
@@ -56,17 +55,12 @@ def test_health_playbook_reports_every_phase_of_the_region(region):
 def test_phase4_fails_at_its_timeout_naming_the_failing_mariadb(region):
     """A MariaDB that stays not ready fails phase 4 when its wait times out (the lab's inventory: 45 s; 3 s here,
     the message is the same), naming the MariaDB, mariadb-operator's reason and message and the phases behind it."""
-    saved = _standins(lambda d: d.setdefault("failures", {}).update({"MariaDB/%s" % REGION_NAMESPACE: FAILURE}))
-    try:
+    with standins_restored():
+        _standins(lambda d: d.setdefault("failures", {}).update({"MariaDB/%s" % REGION_NAMESPACE: FAILURE}))
         wait_truthy(lambda: (_mariadb_condition() or {}).get("reason") == FAILURE["reason"], "MariaDB failing", 30)
         started = time.monotonic()
         rc, out = run_playbook(PHASE4, "-e", "control_plane_wait_timeout=3", COBALTCORE_LAB_DIR=str(config.STATE))
         seconds = time.monotonic() - started
-    finally:
-        if saved is None:
-            config.STANDINS.unlink()
-        else:
-            config.STANDINS.write_text(saved)
     print("\nphase 4 against a failing MariaDB: failed after %.1fs" % seconds)
     assert rc != 0
     assert 3 <= seconds < 50, seconds

@@ -200,7 +200,7 @@ def test_forbidden_names_verb_resource_and_namespace(lab, namespace, tmp_path):
 
 def test_apiserver_restart_during_apply_converges_without_duplicates(lab, namespace, tmp_path, kubeconfigs):
     from regionlab import kube, processes
-    cluster = [c for c in config.clusters() if c.name == HOST][0]
+    cluster = config.cluster(HOST)
     objects = [configmap(namespace, "restart-%03d" % i) for i in range(150)]
     session = kube._session(cluster)
     url = "%s/api/v1/namespaces/%s/configmaps" % (cluster.server, namespace)

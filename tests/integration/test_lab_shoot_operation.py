@@ -12,6 +12,7 @@ import uuid
 import pytest
 import yaml
 
+from conftest import standins_restored
 from regionlab import config, standins
 from test_lab_standins import CONFIRM, CORE, FAIL, GARDEN, MERGE, Api, wait_for
 
@@ -49,39 +50,35 @@ def shoot(name, labels=None):
 
 @pytest.fixture(scope="module")
 def env(lab):
-    saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
-    # ok: played by hv-pool-a (as test_lab_standins' Shoot), succeeds; failed: its Create fails; gone: no lab
-    # cluster plays it (its Create fails), and its Delete fails until the fault is cleared.
-    names = {k: "%s-%s" % (PROJECT, k) for k in ("ok", "failed", "gone")}
-    config.STANDINS.write_text(yaml.safe_dump({
-        "delays": {"shoot_step": STEP, "care": 1.0},
-        "shoots": {names["failed"]: {"fail": FAIL}, names["gone"]: {"fail_delete": "cannot delete"}}}))
-    api = Api(GARDEN)
-    api.ok("POST", CORE + "/projects", {"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
-                                        "metadata": {"name": PROJECT}, "spec": {"namespace": NAMESPACE}})
-    wait_for(lambda: api.get(CORE + "/projects/" + PROJECT), "Project Ready",
-             until=lambda p: ((p or {}).get("status") or {}).get("phase") == "Ready")
-    for key, labels in (("ok", {"c5c3.io/cluster": "hv-pool-a"}), ("failed", {"c5c3.io/cluster": "hv-pool-a"}),
-                        ("gone", None)):
-        api.ok("POST", CORE + "/namespaces/%s/shoots" % NAMESPACE, shoot(names[key], labels))
-    yield {"api": api, "front": Api(GARDEN, standins.front_url()), "names": names}
-    config.STANDINS.write_text(yaml.safe_dump({"delays": {"shoot_step": STEP, "care": 1.0}}))
-    time.sleep(0.5)  # the stand-in re-reads the file
-    for item in (api.get(CORE + "/namespaces/%s/shoots" % NAMESPACE) or {}).get("items", []):
-        url = CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, item["metadata"]["name"])
-        api.call("PATCH", url, CONFIRM, MERGE)
-        api.call("DELETE", url)
-        if last_op(item).get("state") == "Failed" and item["metadata"].get("deletionTimestamp"):
-            api.call("PATCH", url, {"metadata": {"annotations": {OPERATION: "retry"}}}, MERGE)
-    wait_for(lambda: api.get(CORE + "/namespaces/%s/shoots" % NAMESPACE), "test Shoots gone", 30,
-             until=lambda out: not (out or {}).get("items"))
-    api.call("PATCH", CORE + "/projects/" + PROJECT, CONFIRM, MERGE)
-    api.call("DELETE", CORE + "/projects/" + PROJECT)
-    wait_for(lambda: api.get(CORE + "/projects/" + PROJECT), "test Project gone", until=lambda p: p is None)
-    if saved is None:
-        config.STANDINS.unlink()
-    else:
-        config.STANDINS.write_bytes(saved)
+    with standins_restored():
+        # ok: played by hv-pool-a (as test_lab_standins' Shoot), succeeds; failed: its Create fails; gone: no lab
+        # cluster plays it (its Create fails), and its Delete fails until the fault is cleared.
+        names = {k: "%s-%s" % (PROJECT, k) for k in ("ok", "failed", "gone")}
+        config.STANDINS.write_text(yaml.safe_dump({
+            "delays": {"shoot_step": STEP, "care": 1.0},
+            "shoots": {names["failed"]: {"fail": FAIL}, names["gone"]: {"fail_delete": "cannot delete"}}}))
+        api = Api(GARDEN)
+        api.ok("POST", CORE + "/projects", {"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+                                            "metadata": {"name": PROJECT}, "spec": {"namespace": NAMESPACE}})
+        wait_for(lambda: api.get(CORE + "/projects/" + PROJECT), "Project Ready",
+                 until=lambda p: ((p or {}).get("status") or {}).get("phase") == "Ready")
+        for key, labels in (("ok", {"c5c3.io/cluster": "hv-pool-a"}), ("failed", {"c5c3.io/cluster": "hv-pool-a"}),
+                            ("gone", None)):
+            api.ok("POST", CORE + "/namespaces/%s/shoots" % NAMESPACE, shoot(names[key], labels))
+        yield {"api": api, "front": Api(GARDEN, standins.front_url()), "names": names}
+        config.STANDINS.write_text(yaml.safe_dump({"delays": {"shoot_step": STEP, "care": 1.0}}))
+        time.sleep(0.5)  # the stand-in re-reads the file
+        for item in (api.get(CORE + "/namespaces/%s/shoots" % NAMESPACE) or {}).get("items", []):
+            url = CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, item["metadata"]["name"])
+            api.call("PATCH", url, CONFIRM, MERGE)
+            api.call("DELETE", url)
+            if last_op(item).get("state") == "Failed" and item["metadata"].get("deletionTimestamp"):
+                api.call("PATCH", url, {"metadata": {"annotations": {OPERATION: "retry"}}}, MERGE)
+        wait_for(lambda: api.get(CORE + "/namespaces/%s/shoots" % NAMESPACE), "test Shoots gone", 30,
+                 until=lambda out: not (out or {}).get("items"))
+        api.call("PATCH", CORE + "/projects/" + PROJECT, CONFIRM, MERGE)
+        api.call("DELETE", CORE + "/projects/" + PROJECT)
+        wait_for(lambda: api.get(CORE + "/projects/" + PROJECT), "test Project gone", until=lambda p: p is None)
 
 
 def url_of(env, key):

@@ -24,7 +24,7 @@ import yaml
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from conftest import REPO, kubectl, run_playbook, task_results
+from conftest import REPO, kubectl, run_playbook, standins_restored, task_results
 from regionlab import config, processes, standins
 from regionlab.standins import settings
 
@@ -54,11 +54,7 @@ CONFIRM = {"metadata": {"annotations": {"confirmation.gardener.cloud/deletion": 
 MERGE = "application/merge-patch+json"
 
 
-def cluster(name):
-    return next(c for c in config.clusters() if c.name == name)
-
-
-GARDEN, BAREMETAL, PLAYER = cluster("garden"), cluster("baremetal"), cluster("hv-pool-a")
+GARDEN, BAREMETAL, PLAYER = config.cluster("garden"), config.cluster("baremetal"), config.cluster("hv-pool-a")
 
 
 class Api:
@@ -172,95 +168,91 @@ def shoot(name, labels=None, workers=True):
 
 @pytest.fixture(scope="module")
 def env(lab):
-    saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
-    names = {
-        "bmc": PREFIX + "-bmc-a", "secret": PREFIX + "-secret-a", "nosecret": PREFIX + "-bmc-nosecret",
-        "late_secret": PREFIX + "-secret-late", "err": PREFIX + "-bmc-err", "err_secret": PREFIX + "-secret-err",
-        "create": PREFIX + "-create", "fail": PREFIX + "-fail", "nocluster": PREFIX + "-nocluster",
-        "delete": PREFIX + "-delete", "named": "st-pool-b", "rack_secret": PREFIX + "-secret-rack",
-        "unsched": PREFIX + "-unsched", "maint": PREFIX + "-bmc-maint",
-    }
-    names["maint_server"] = names["maint"] + "-system-0"
-    names["server"] = names["bmc"] + "-system-0"
-    names["err_server"] = names["err"] + "-system-0"
-    config.STANDINS.write_text(yaml.safe_dump({
-        "delays": DELAYS, "servers_without_probe": [names["err_server"]],
-        "shoots": {names["fail"]: {"fail": FAIL}, names["unsched"]: {"unschedulable": UNSCHEDULABLE}}}))
-    metal, garden = Api(BAREMETAL), Api(GARDEN)
-    front = Api(GARDEN, standins.front_url())
+    with standins_restored():
+        names = {
+            "bmc": PREFIX + "-bmc-a", "secret": PREFIX + "-secret-a", "nosecret": PREFIX + "-bmc-nosecret",
+            "late_secret": PREFIX + "-secret-late", "err": PREFIX + "-bmc-err", "err_secret": PREFIX + "-secret-err",
+            "create": PREFIX + "-create", "fail": PREFIX + "-fail", "nocluster": PREFIX + "-nocluster",
+            "delete": PREFIX + "-delete", "named": "st-pool-b", "rack_secret": PREFIX + "-secret-rack",
+            "unsched": PREFIX + "-unsched", "maint": PREFIX + "-bmc-maint",
+        }
+        names["maint_server"] = names["maint"] + "-system-0"
+        names["server"] = names["bmc"] + "-system-0"
+        names["err_server"] = names["err"] + "-system-0"
+        config.STANDINS.write_text(yaml.safe_dump({
+            "delays": DELAYS, "servers_without_probe": [names["err_server"]],
+            "shoots": {names["fail"]: {"fail": FAIL}, names["unsched"]: {"unschedulable": UNSCHEDULABLE}}}))
+        metal, garden = Api(BAREMETAL), Api(GARDEN)
+        front = Api(GARDEN, standins.front_url())
 
-    def server_summary(obj):
-        return status(obj).get("state"), status(obj).get("powerState")
+        def server_summary(obj):
+            return status(obj).get("state"), status(obj).get("powerState")
 
-    def shoot_summary(obj):
-        last = status(obj).get("lastOperation") or {}
-        return last.get("type"), last.get("state"), last.get("progress")
+        def shoot_summary(obj):
+            last = status(obj).get("lastOperation") or {}
+            return last.get("type"), last.get("state"), last.get("progress")
 
-    def care_summary(obj):
-        last = status(obj).get("lastOperation") or {}
-        return (last.get("type"), last.get("state"),
-                tuple((c["type"], c["status"], c.get("reason")) for c in status(obj).get("conditions") or []),
-                tuple((c["type"], c["status"], c.get("reason")) for c in status(obj).get("constraints") or []))
+        def care_summary(obj):
+            last = status(obj).get("lastOperation") or {}
+            return (last.get("type"), last.get("state"),
+                    tuple((c["type"], c["status"], c.get("reason")) for c in status(obj).get("conditions") or []),
+                    tuple((c["type"], c["status"], c.get("reason")) for c in status(obj).get("constraints") or []))
 
-    recorders = {"servers": Recorder(metal, METAL + "/servers", server_summary),
-                 "shoots": Recorder(garden, CORE + "/namespaces/%s/shoots" % NAMESPACE, shoot_summary),
-                 "care": Recorder(garden, CORE + "/namespaces/%s/shoots" % NAMESPACE, care_summary)}
-    time.sleep(0.3)  # the watches are open
-    created = {}
-    metal.ok("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PREFIX}})
-    metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["secret"], username="admin", password="s3cret"))
-    metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["err_secret"], username="admin", password="s3cret"))
-    metal.ok("POST", METAL + "/bmcs", bmc(names["bmc"], names["secret"], {"standin-test/rack": "r1"}))
-    metal.ok("POST", METAL + "/bmcs", bmc(names["nosecret"], names["late_secret"]))
-    metal.ok("POST", METAL + "/bmcs", bmc(names["err"], names["err_secret"]))
-    metal.ok("POST", METAL + "/bmcs", bmc(names["maint"], names["secret"]))
-    metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["rack_secret"], username="lab-bmc-admin",
-                                                       password="not-the-rack-password"))
-    metal.ok("POST", METAL + "/bmcs", bmc(RACK_BMC, names["rack_secret"]))
-    garden.ok("POST", CORE + "/projects", {"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
-                                           "metadata": {"name": PROJECT}, "spec": {"namespace": NAMESPACE}})
-    wait_for(lambda: status(garden.get(CORE + "/projects/" + PROJECT)).get("phase") == "Ready"
-             and garden.get("/api/v1/namespaces/" + NAMESPACE), "Project %s Ready" % PROJECT)
-    for key, body in (("create", shoot(names["create"], {"c5c3.io/cluster": PLAYER.name})),
-                      ("fail", shoot(names["fail"], {"c5c3.io/cluster": PLAYER.name})),
-                      ("nocluster", shoot(names["nocluster"])),
-                      ("delete", shoot(names["delete"], {"c5c3.io/cluster": "st-pool-a"})),
-                      ("named", shoot(names["named"], workers=False)),
-                      ("unsched", shoot(names["unsched"]))):
-        garden.ok("POST", CORE + "/namespaces/%s/shoots" % NAMESPACE, body)
-        created[key] = time.monotonic()
-    yield {"names": names, "metal": metal, "garden": garden, "front": front, "created": created,
-           "recorders": recorders}
-    for rec in recorders.values():
-        rec.stop()
-    # Shoots first (confirmed), then the Project; claims, BMCs (their Servers follow) and secrets.
-    for code_body in [garden.call("GET", CORE + "/namespaces/%s/shoots" % NAMESPACE)]:
-        for item in (code_body[1] or {}).get("items", []):
-            url = CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, item["metadata"]["name"])
-            garden.call("PATCH", url, CONFIRM, MERGE)
-            garden.call("DELETE", url)
-    for item in (metal.get(METAL + "/namespaces/%s/serverclaims" % PREFIX) or {}).get("items", []):
-        metal.call("DELETE", METAL + "/namespaces/%s/serverclaims/%s" % (PREFIX, item["metadata"]["name"]))
-    wait_for(lambda: not (garden.get(CORE + "/namespaces/%s/shoots" % NAMESPACE) or {}).get("items")
-             and not (metal.get(METAL + "/namespaces/%s/serverclaims" % PREFIX) or {}).get("items"),
-             "test Shoots and ServerClaims gone")
-    garden.call("PATCH", CORE + "/projects/" + PROJECT, CONFIRM, MERGE)
-    garden.call("DELETE", CORE + "/projects/" + PROJECT)
-    for item in (metal.get(METAL + "/namespaces/%s/servermaintenances" % PREFIX) or {}).get("items", []):
-        metal.call("DELETE", METAL + "/namespaces/%s/servermaintenances/%s" % (PREFIX, item["metadata"]["name"]))
-    for key in ("bmc", "nosecret", "err", "maint"):
-        metal.call("DELETE", METAL + "/bmcs/" + names[key])
-    metal.call("DELETE", METAL + "/bmcs/" + RACK_BMC)
-    for key in ("secret", "late_secret", "err_secret", "rack_secret"):
-        metal.call("DELETE", METAL + "/bmcsecrets/" + names[key])
-    metal.call("DELETE", "/api/v1/namespaces/" + PREFIX)
-    wait_for(lambda: not [s for s in (metal.get(METAL + "/servers") or {}).get("items", [])
-                          if s["metadata"]["name"].startswith((PREFIX, RACK_BMC))], "test Servers gone")
-    wait_for(lambda: garden.get(CORE + "/projects/" + PROJECT) is None, "test Project gone")
-    if saved is None:
-        config.STANDINS.unlink()
-    else:
-        config.STANDINS.write_bytes(saved)
+        recorders = {"servers": Recorder(metal, METAL + "/servers", server_summary),
+                     "shoots": Recorder(garden, CORE + "/namespaces/%s/shoots" % NAMESPACE, shoot_summary),
+                     "care": Recorder(garden, CORE + "/namespaces/%s/shoots" % NAMESPACE, care_summary)}
+        time.sleep(0.3)  # the watches are open
+        created = {}
+        metal.ok("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PREFIX}})
+        metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["secret"], username="admin", password="s3cret"))
+        metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["err_secret"], username="admin", password="s3cret"))
+        metal.ok("POST", METAL + "/bmcs", bmc(names["bmc"], names["secret"], {"standin-test/rack": "r1"}))
+        metal.ok("POST", METAL + "/bmcs", bmc(names["nosecret"], names["late_secret"]))
+        metal.ok("POST", METAL + "/bmcs", bmc(names["err"], names["err_secret"]))
+        metal.ok("POST", METAL + "/bmcs", bmc(names["maint"], names["secret"]))
+        metal.ok("POST", METAL + "/bmcsecrets", bmc_secret(names["rack_secret"], username="lab-bmc-admin",
+                                                           password="not-the-rack-password"))
+        metal.ok("POST", METAL + "/bmcs", bmc(RACK_BMC, names["rack_secret"]))
+        garden.ok("POST", CORE + "/projects", {"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+                                               "metadata": {"name": PROJECT}, "spec": {"namespace": NAMESPACE}})
+        wait_for(lambda: status(garden.get(CORE + "/projects/" + PROJECT)).get("phase") == "Ready"
+                 and garden.get("/api/v1/namespaces/" + NAMESPACE), "Project %s Ready" % PROJECT)
+        for key, body in (("create", shoot(names["create"], {"c5c3.io/cluster": PLAYER.name})),
+                          ("fail", shoot(names["fail"], {"c5c3.io/cluster": PLAYER.name})),
+                          ("nocluster", shoot(names["nocluster"])),
+                          ("delete", shoot(names["delete"], {"c5c3.io/cluster": "st-pool-a"})),
+                          ("named", shoot(names["named"], workers=False)),
+                          ("unsched", shoot(names["unsched"]))):
+            garden.ok("POST", CORE + "/namespaces/%s/shoots" % NAMESPACE, body)
+            created[key] = time.monotonic()
+        yield {"names": names, "metal": metal, "garden": garden, "front": front, "created": created,
+               "recorders": recorders}
+        for rec in recorders.values():
+            rec.stop()
+        # Shoots first (confirmed), then the Project; claims, BMCs (their Servers follow) and secrets.
+        for code_body in [garden.call("GET", CORE + "/namespaces/%s/shoots" % NAMESPACE)]:
+            for item in (code_body[1] or {}).get("items", []):
+                url = CORE + "/namespaces/%s/shoots/%s" % (NAMESPACE, item["metadata"]["name"])
+                garden.call("PATCH", url, CONFIRM, MERGE)
+                garden.call("DELETE", url)
+        for item in (metal.get(METAL + "/namespaces/%s/serverclaims" % PREFIX) or {}).get("items", []):
+            metal.call("DELETE", METAL + "/namespaces/%s/serverclaims/%s" % (PREFIX, item["metadata"]["name"]))
+        wait_for(lambda: not (garden.get(CORE + "/namespaces/%s/shoots" % NAMESPACE) or {}).get("items")
+                 and not (metal.get(METAL + "/namespaces/%s/serverclaims" % PREFIX) or {}).get("items"),
+                 "test Shoots and ServerClaims gone")
+        garden.call("PATCH", CORE + "/projects/" + PROJECT, CONFIRM, MERGE)
+        garden.call("DELETE", CORE + "/projects/" + PROJECT)
+        for item in (metal.get(METAL + "/namespaces/%s/servermaintenances" % PREFIX) or {}).get("items", []):
+            metal.call("DELETE", METAL + "/namespaces/%s/servermaintenances/%s" % (PREFIX, item["metadata"]["name"]))
+        for key in ("bmc", "nosecret", "err", "maint"):
+            metal.call("DELETE", METAL + "/bmcs/" + names[key])
+        metal.call("DELETE", METAL + "/bmcs/" + RACK_BMC)
+        for key in ("secret", "late_secret", "err_secret", "rack_secret"):
+            metal.call("DELETE", METAL + "/bmcsecrets/" + names[key])
+        metal.call("DELETE", "/api/v1/namespaces/" + PREFIX)
+        wait_for(lambda: not [s for s in (metal.get(METAL + "/servers") or {}).get("items", [])
+                              if s["metadata"]["name"].startswith((PREFIX, RACK_BMC))], "test Servers gone")
+        wait_for(lambda: garden.get(CORE + "/projects/" + PROJECT) is None, "test Project gone")
 
 
 def server(env, key="server"):
@@ -500,7 +492,7 @@ def test_shoot_create_succeeds(env):
 
 def test_shoot_named_like_a_lab_cluster_without_workers(env):
     obj = wait_for(lambda: settled(shoot_obj(env, "named")), "workerless Shoot reconciled", 30)
-    assert status(obj)["advertisedAddresses"] == [{"name": "unmanaged", "url": cluster("st-pool-b").server}]
+    assert status(obj)["advertisedAddresses"] == [{"name": "unmanaged", "url": config.cluster("st-pool-b").server}]
     assert condition(obj, "EveryNodeReady") is None
 
 

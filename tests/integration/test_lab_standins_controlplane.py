@@ -16,7 +16,7 @@ import uuid
 import pytest
 import yaml
 
-from conftest import ControlPlaneApi as Api, wait_truthy
+from conftest import ControlPlaneApi as Api, standins_restored, wait_truthy
 from regionlab import config
 from regionlab.standins import c5c3
 
@@ -79,21 +79,18 @@ def play_keystone_operator(api, namespace):
 
 @pytest.fixture(scope="module")
 def api(lab, region):  # the children's CRDs come from phase 3
-    saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
-    base = yaml.safe_load(saved) if saved else {}
-    base = base if isinstance(base, dict) else {}
-    base["delays"] = dict(base.get("delays") or {}, **DELAYS)
-    base["failures"] = dict(base.get("failures") or {}, **{"MariaDB/%s" % NS["fail"]: FAILURE})
-    write_settings(base)
-    time.sleep(0.5)  # the stand-ins re-read it on their next wake-up
-    api = Api()
-    for namespace in NS.values():
-        api.ok("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    yield api
-    if saved is None:
-        config.STANDINS.unlink()
-    else:
-        config.STANDINS.write_bytes(saved)
+    with standins_restored() as saved:
+        base = yaml.safe_load(saved) if saved else {}
+        base = base if isinstance(base, dict) else {}
+        base["delays"] = dict(base.get("delays") or {}, **DELAYS)
+        base["failures"] = dict(base.get("failures") or {}, **{"MariaDB/%s" % NS["fail"]: FAILURE})
+        write_settings(base)
+        time.sleep(0.5)  # the stand-ins re-read it on their next wake-up
+        api = Api()
+        for namespace in NS.values():
+            api.ok("POST", "/api/v1/namespaces",
+                   {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        yield api
     for namespace in NS.values():
         api.call("DELETE", "/api/v1/namespaces/%s" % namespace)
 

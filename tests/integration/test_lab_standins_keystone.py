@@ -24,7 +24,7 @@ from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
 
-from conftest import ControlPlaneApi as Api, wait_truthy
+from conftest import ControlPlaneApi as Api, standins_restored, wait_truthy
 from regionlab import config, processes, standins
 from regionlab.standins import keystones
 
@@ -97,28 +97,26 @@ def update_settings(**changes):
 
 @pytest.fixture(scope="module")
 def env(lab, region):  # the Keystone CRD comes from phase 3
-    saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
-    update_settings(delays=DELAYS)
-    api = Api()
-    for namespace in NS.values():
-        api.ok("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    api.ok("POST", "/api/v1/namespaces/%s/secrets" % NS["b"], secret(NS["b"], PASSWORDS["b"]))
-    for namespace in NS.values():
-        api.ok("POST", C5C3 + "/namespaces/%s/controlplanes" % namespace, control_plane(namespace))
-    wait_for(lambda: api.get(KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["b"]), "Keystone CR in B", 30)
-    api.ok("PATCH", KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["b"], bootstrap(NS["b"], "LabB"),
-           "application/apply-patch+yaml", {"fieldManager": COLLECTION})
-    yield api
-    for namespace in NS.values():  # B's is going already; after a failure, both go here
-        api.call("DELETE", "/api/v1/namespaces/" + namespace)
-    # The namespaces go on their own; their Keystones must be stopped and forgotten.
-    wait_for(lambda: not [k for k in keystones.read_registry() if k.startswith(PREFIX)], "test Keystones stopped", 60)
-    assert not [n for n in processes.running()
-                if n.startswith((keystones.PREFIX + PREFIX, keystones.CACHE_PREFIX + PREFIX))]
-    if saved is None:
-        config.STANDINS.unlink(missing_ok=True)
-    else:
-        config.STANDINS.write_bytes(saved)
+    with standins_restored():
+        update_settings(delays=DELAYS)
+        api = Api()
+        for namespace in NS.values():
+            api.ok("POST", "/api/v1/namespaces",
+                   {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        api.ok("POST", "/api/v1/namespaces/%s/secrets" % NS["b"], secret(NS["b"], PASSWORDS["b"]))
+        for namespace in NS.values():
+            api.ok("POST", C5C3 + "/namespaces/%s/controlplanes" % namespace, control_plane(namespace))
+        wait_for(lambda: api.get(KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["b"]), "Keystone CR in B", 30)
+        api.ok("PATCH", KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["b"], bootstrap(NS["b"], "LabB"),
+               "application/apply-patch+yaml", {"fieldManager": COLLECTION})
+        yield api
+        for namespace in NS.values():  # B's is going already; after a failure, both go here
+            api.call("DELETE", "/api/v1/namespaces/" + namespace)
+        # The namespaces go on their own; their Keystones must be stopped and forgotten.
+        wait_for(lambda: not [k for k in keystones.read_registry() if k.startswith(PREFIX)], "test Keystones stopped",
+                 60)
+        assert not [n for n in processes.running()
+                    if n.startswith((keystones.PREFIX + PREFIX, keystones.CACHE_PREFIX + PREFIX))]
 
 
 def keystone_cr(api, key):

@@ -11,6 +11,7 @@ import uuid
 import pytest
 import yaml
 
+from conftest import standins_restored
 from regionlab import config
 from regionlab.standins import settings
 from test_lab_standins import BAREMETAL, METAL, Api, Recorder, bmc, bmc_secret, status, wait_for
@@ -25,17 +26,13 @@ NAME = "timing-test-%s" % uuid.uuid4().hex[:5]
 
 @pytest.fixture
 def upstream_timing(lab):
-    saved = config.STANDINS.read_bytes() if config.STANDINS.exists() else None
-    config.STANDINS.write_text(yaml.safe_dump({"timing": "upstream", "scale": SCALE}))
-    metal = Api(BAREMETAL)
-    yield metal
-    metal.call("DELETE", METAL + "/bmcs/" + NAME)
-    metal.call("DELETE", METAL + "/bmcsecrets/" + NAME)
-    wait_for(lambda: metal.get(METAL + "/servers/%s-system-0" % NAME) is None, "test Server gone")
-    if saved is None:
-        config.STANDINS.unlink()
-    else:
-        config.STANDINS.write_bytes(saved)
+    with standins_restored():
+        config.STANDINS.write_text(yaml.safe_dump({"timing": "upstream", "scale": SCALE}))
+        metal = Api(BAREMETAL)
+        yield metal
+        metal.call("DELETE", METAL + "/bmcs/" + NAME)
+        metal.call("DELETE", METAL + "/bmcsecrets/" + NAME)
+        wait_for(lambda: metal.get(METAL + "/servers/%s-system-0" % NAME) is None, "test Server gone")
 
 
 def test_discovery_with_upstream_like_delays_keeps_upstreams_ordering(upstream_timing):

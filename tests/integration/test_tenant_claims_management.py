@@ -67,7 +67,7 @@ def apply_claims(*claims):
 
 def restore_lab_crd():
     """The lab's own claim CRD (hand-written, as Crossplane makes it from the XRD) instead of the collection's."""
-    cluster = next(c for c in config.clusters() if c.name == MGMT)
+    cluster = config.cluster(MGMT)
     lab_kubectl(MGMT, "delete", "crd", CRD, "--ignore-not-found", "--wait=true", "--timeout=120s")
     labkube.apply_files(cluster, labkube.crd_files(cluster))
     processes.wait_until(lambda: not labkube.crds_not_established(cluster), 120, "CRDs of %s Established" % MGMT)
