@@ -15,7 +15,8 @@ import time
 import pytest
 import yaml
 
-from conftest import REPO, SITE, failures, lab_kubectl, objects, run_playbook, task_results, wait_truthy, writes
+from conftest import (REPO, SITE, failures, lab_kubectl, objects, run_playbook, standins_restored, task_results,
+                      wait_truthy, writes)
 from regionlab import config
 
 NETWORK = REPO / "playbooks" / "network.yml"
@@ -130,18 +131,12 @@ def test_a_node_that_stops_being_a_hypervisor_loses_its_chassis_until_phase_5_la
 
 
 def test_a_missing_southbound_raft_member_fails_the_play_naming_it(hypervisor_nodes):
-    saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
-    data = yaml.safe_load(saved or "{}") or {}
-    data["failures"] = dict(data.get("failures") or {}, OVNCluster={"missing_members": ["ovn-sb-2"]})
-    config.STANDINS.write_text(yaml.safe_dump(data))
-    try:
+    with standins_restored() as saved:
+        data = yaml.safe_load(saved or "{}") or {}
+        data["failures"] = dict(data.get("failures") or {}, OVNCluster={"missing_members": ["ovn-sb-2"]})
+        config.STANDINS.write_text(yaml.safe_dump(data))
         rc, out = run_playbook(NETWORK, "-e", json.dumps({"ovn_network_timeout": 8}),
                                COBALTCORE_LAB_DIR=str(config.STATE))
-    finally:
-        if saved is None:
-            config.STANDINS.unlink()
-        else:
-            config.STANDINS.write_text(saved)
     assert rc != 0
     ((task, host, msg),) = failures(out)
     assert task.endswith(WAIT) and host == "lab-control-plane"

@@ -13,7 +13,7 @@ import time
 
 import yaml
 
-from conftest import REPO, failures, lab_kubectl, objects, run_playbook, task_results, wait_truthy
+from conftest import REPO, failures, lab_kubectl, objects, run_playbook, standins_restored, task_results, wait_truthy
 from regionlab import config
 
 STORAGE = REPO / "playbooks" / "storage.yml"
@@ -66,10 +66,9 @@ def test_the_rerun_changes_nothing(region):
 
 
 def test_a_failing_ceph_cluster_fails_the_play_naming_pool_and_rooks_message(region):
-    saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
-    data = yaml.safe_load(saved or "{}") or {}
-    data.setdefault("failures", {})["CephCluster/%s/rook-ceph" % NAMESPACE] = {"message": ERROR}
-    try:
+    with standins_restored() as saved:
+        data = yaml.safe_load(saved or "{}") or {}
+        data.setdefault("failures", {})["CephCluster/%s/rook-ceph" % NAMESPACE] = {"message": ERROR}
         config.STANDINS.write_text(yaml.safe_dump(data))
         # Rook reports the failed orchestration on the CephCluster (both pools share the namespace name).
         wait_truthy(lambda: rook_outputs("st-pool-b")[0]["status"].get("message") == ERROR, "Rook reports the failure")
@@ -82,11 +81,6 @@ def test_a_failing_ceph_cluster_fails_the_play_naming_pool_and_rooks_message(reg
         assert ERROR in failed[0][2] and "rook-ceph" in failed[0][2], failed[0][2]
         status = rook_outputs("st-pool-b")[0]["status"]
         assert (status["phase"], status["state"]) == ("Progressing", "Error")
-    finally:
-        if saved is None:
-            config.STANDINS.unlink()
-        else:
-            config.STANDINS.write_text(saved)
     # Taken out again: Rook orchestrates once more and the phase converges, with the same fsid.
     fsid = rook_outputs("st-pool-b")[2]["fsid"]
     rc, out = run_playbook(STORAGE)

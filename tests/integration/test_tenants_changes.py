@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from conftest import (REGION_HOST, TENANT_Q, TENANT_R, TEST_CLAIMS, failures, lab_kubectl,
-                      remove_openstack_clusters, task_results, tenant_claim, wait_truthy, write_claims)
+                      remove_openstack_clusters, standins_restored, task_results, tenant_claim, wait_truthy,
+                      write_claims)
 from regionlab import config
 from test_tenants import (POOLS, REMOVE_PLAY, ROOK_KINDS, TENANTS_PLAY, assert_monitors_are_rooks,
                           control_plane_objects, copied_key, play, rook_key, spec_state, tenant_objects, tenant_state)
@@ -159,11 +160,10 @@ def test_a_new_claim_on_the_same_pools_leaves_the_others_untouched(claims):
 
 
 def test_a_failing_pool_fails_the_run_naming_tenant_pool_and_rooks_message(claims):
-    saved = config.STANDINS.read_text() if config.STANDINS.exists() else None
-    data = yaml.safe_load(saved or "{}") or {}
-    data.setdefault("failures", {})["CephBlockPool/rook-ceph/%s-images" % S] = {"message": ROOK_ERROR}
     every = (claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200), R_CLAIM, claim(S, pools=("st-pool-b", "st-pool-a")))
-    try:
+    with standins_restored() as saved:
+        data = yaml.safe_load(saved or "{}") or {}
+        data.setdefault("failures", {})["CephBlockPool/rook-ceph/%s-images" % S] = {"message": ROOK_ERROR}
         config.STANDINS.write_text(yaml.safe_dump(data))
         wait_truthy(lambda: tenant_objects("st-pool-b", S)[("cephblockpools", S + "-images")]["status"]["phase"]
                     == "Failure", "Rook reports the failure")
@@ -174,11 +174,6 @@ def test_a_failing_pool_fails_the_run_naming_tenant_pool_and_rooks_message(claim
         message = failed[0][2]
         assert "CephBlockPool rook-ceph/%s-images" % S in message, message
         assert ROOK_ERROR in message, message
-    finally:
-        if saved is None:
-            config.STANDINS.unlink()
-        else:
-            config.STANDINS.write_text(saved)
     rc, out = claims.run(*every)
     assert rc == 0, failures(out)
 
@@ -201,8 +196,15 @@ def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only
     release = by_step["release-data@st-pool-a"]
     assert sorted((r["kind"], r["result"]) for r in release["results"]) == [
         ("CephFilesystem", "configured"), ("CephObjectStore", "configured")]
-    order = list(by_step)
-    assert order.index("release-data@st-pool-a") < order.index("ceph-pools@st-pool-a")
+    # Reverse dependency order: K-ORC's objects, the ControlPlane with its Keystone, the key's copy, the client,
+    # then the data (released first), then the namespace. Q has a catalog (the region's build bootstrapped it).
+    # Q is on both storage pools since test_a_failing_pool_fails_the_run_naming_tenant_pool_and_rooks_message.
+    assert list(by_step) == [
+        "k-orc@" + REGION_HOST, "control-plane@" + REGION_HOST, "ceph-client-secrets@" + REGION_HOST,
+        "ceph-clients@st-pool-a", "ceph-clients@st-pool-b", "release-data@st-pool-a", "ceph-pools@st-pool-a",
+        "ceph-pools@st-pool-b", "namespace@" + REGION_HOST], list(by_step)
+    assert {"Endpoint", "Service", "User"} <= set(r["kind"] for r in by_step["k-orc@" + REGION_HOST]["results"])
+    assert sorted(r["kind"] for r in by_step["control-plane@" + REGION_HOST]["results"]) == ["ControlPlane", "Keystone"]
     assert tenant_state(Q) == {}
     assert copied_key("openstack-" + Q, "ceph-client-" + Q) is None
     assert dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R, S)) == others

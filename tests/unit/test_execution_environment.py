@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import yaml
+from packaging.specifiers import SpecifierSet
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -71,6 +72,10 @@ def test_ansible_builder_creates_the_context_with_the_pins(tmp_path):
     assert versions == {"kubernetes.core": _bundled("kubernetes.core"), "openstack.cloud": _bundled("openstack.cloud")}
     galaxy = yaml.safe_load(open(os.path.join(REPO, "galaxy.yml")))
     assert sorted(galaxy["dependencies"]) == sorted(versions)
+    # ansible-galaxy reads a range as comma-separated comparisons, as a version specifier set does.
+    outside = [(name, versions[name], wanted) for name, wanted in galaxy["dependencies"].items()
+               if versions[name] not in SpecifierSet(wanted)]
+    assert outside == [], outside
     # This collection, installed where the execution environment's ansible finds it.
     tarball = "c5c3-cobaltcore-%s.tar.gz" % galaxy["version"]
     assert (context / "_build" / "collection" / tarball).exists()
