@@ -13,7 +13,8 @@ import time
 
 import yaml
 
-from conftest import REPO, failures, lab_kubectl, objects, run_playbook, standins_restored, task_results, wait_truthy
+from conftest import (REPO, failures, finish_verbose, lab_kubectl, objects, run_playbook, standins_restored, start_verbose,
+                      task_results, wait_truthy)
 from regionlab import config
 
 STORAGE = REPO / "playbooks" / "storage.yml"
@@ -22,6 +23,8 @@ NAMESPACE = "rook-ceph"
 APPLY = "Apply the pool's CephCluster and wait until Rook reports it Ready"
 INFO = "Read the fsid and monitors Rook wrote"
 FACT = "The pool's Ceph for the tenants' phase (hostvars[<pool>].cobaltcore_ceph)"
+# What Ceph reports while a new cluster's placement groups are being created.
+WARN = {"health": "HEALTH_WARN", "checks": {"PG_AVAILABILITY": "Reduced data availability: 32 pgs inactive"}}
 ERROR = "failed to create cluster: failed to start ceph monitors: failed to assign pods to mons: lab failure"
 
 
@@ -86,3 +89,31 @@ def test_a_failing_ceph_cluster_fails_the_play_naming_pool_and_rooks_message(reg
     rc, out = run_playbook(STORAGE)
     assert rc == 0, failures(out)
     assert task_results(out, FACT)["st-pool-b"]["ansible_facts"]["cobaltcore_ceph"]["fsid"] == fsid
+
+
+def test_phase6_waits_for_health_ok_and_names_the_checks_of_a_health_that_stays_warn(region):
+    """A Ready CephCluster whose Ceph reports HEALTH_WARN (as a new one does while its placement groups are created):
+    phase 6 reads again until HEALTH_OK; one that stays HEALTH_WARN fails at ceph_cluster_health_wait_timeout naming
+    the health and Ceph's check."""
+    with standins_restored() as saved:
+        data = yaml.safe_load(saved or "{}") or {}
+        data.setdefault("failures", {})["CephCluster/%s/rook-ceph" % NAMESPACE] = WARN
+        config.STANDINS.write_text(yaml.safe_dump(data))
+        wait_truthy(lambda: rook_outputs("st-pool-b")[0]["status"]["ceph"]["health"] == "HEALTH_WARN", "HEALTH_WARN")
+        started = time.monotonic()
+        rc, out = run_playbook(STORAGE, "--limit", "st-pool-b", "-e", json.dumps({"ceph_cluster_health_wait_timeout": 2}))
+        assert rc != 0 and time.monotonic() - started >= 2
+        failed = failures(out)
+        assert [(task.split(" : ", 1)[-1], host) for task, host, dummy in failed] == [(INFO, "st-pool-b")], failed
+        assert failed[0][2] == ("storage pool st-pool-b: Ceph health is HEALTH_WARN, want HEALTH_OK (%s: %s)"
+                                % next(iter(WARN["checks"].items()))), failed[0][2]
+        # The health clears while a run reads: that run goes on and converges.
+        run = start_verbose(STORAGE, "--limit", "st-pool-b")
+        time.sleep(4)
+        assert run.poll() is None, "phase 6 did not wait for HEALTH_OK"
+        config.STANDINS.write_bytes(saved)
+        rc, out, dummy = finish_verbose(run)
+    assert rc == 0, failures(out)
+    read = task_results(out, INFO)["st-pool-b"]
+    assert read["health"] == "HEALTH_OK" and read["attempts"] > 1, read
+    assert all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
