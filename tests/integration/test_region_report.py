@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, failures, kubeconfig_secrets, run_playbook, secrets_of,
-                      wait_truthy)
+                      standins_restored, wait_truthy)
 from regionlab import config
 from test_control_plane_health import FAILURE, _mariadb_condition, _standins
 
@@ -125,15 +125,10 @@ def test_the_report_renders_in_chromium_and_marks_a_failing_phase(region, browse
     leaked = [v[:6] + "..." for v in secret_values() if v in page or v in markdown]
     assert leaked == [], "Secret values in the report: %s" % leaked
 
-    saved = _standins(lambda d: d.setdefault("failures", {}).update({"MariaDB/%s" % REGION_NAMESPACE: FAILURE}))
-    try:
+    with standins_restored():
+        _standins(lambda d: d.setdefault("failures", {}).update({"MariaDB/%s" % REGION_NAMESPACE: FAILURE}))
         wait_truthy(lambda: (_mariadb_condition() or {}).get("reason") == FAILURE["reason"], "MariaDB failing", 30)
         report(failing)
-    finally:
-        if saved is None:
-            config.STANDINS.unlink()
-        else:
-            config.STANDINS.write_text(saved)
     browser.get((failing / "lab.html").as_uri())
     (row,) = _css(browser, "article[data-namespace='%s'] tr.failing" % REGION_NAMESPACE)
     assert row.get_attribute("data-phase") == "infrastructure"

@@ -95,9 +95,10 @@ def test_phase6_waits_for_health_ok_and_names_the_checks_of_a_health_that_stays_
     """A Ready CephCluster whose Ceph reports HEALTH_WARN (as a new one does while its placement groups are created):
     phase 6 reads again until HEALTH_OK; one that stays HEALTH_WARN fails at ceph_cluster_health_wait_timeout naming
     the health and Ceph's check."""
+    key = "CephCluster/%s/rook-ceph" % NAMESPACE
     with standins_restored() as saved:
         data = yaml.safe_load(saved or "{}") or {}
-        data.setdefault("failures", {})["CephCluster/%s/rook-ceph" % NAMESPACE] = WARN
+        data.setdefault("failures", {})[key] = WARN
         config.STANDINS.write_text(yaml.safe_dump(data))
         wait_truthy(lambda: rook_outputs("st-pool-b")[0]["status"]["ceph"]["health"] == "HEALTH_WARN", "HEALTH_WARN")
         started = time.monotonic()
@@ -111,7 +112,8 @@ def test_phase6_waits_for_health_ok_and_names_the_checks_of_a_health_that_stays_
         run = start_verbose(STORAGE, "--limit", "st-pool-b")
         time.sleep(4)
         assert run.poll() is None, "phase 6 did not wait for HEALTH_OK"
-        config.STANDINS.write_bytes(saved)
+        del data["failures"][key]
+        config.STANDINS.write_text(yaml.safe_dump(data))
         rc, out, dummy = finish_verbose(run)
     assert rc == 0, failures(out)
     read = task_results(out, INFO)["st-pool-b"]
