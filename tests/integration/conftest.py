@@ -706,3 +706,7 @@ def region(lab, tmp_path_factory):
         if built:
             Path(built).touch()
         yield Region(check, first, second, tenants_dir)
+        # Every test that changed standins.yaml put it back (standins_restored): the region's quick delays are there.
+        left = yaml.safe_load(config.STANDINS.read_text()) if config.STANDINS.exists() else None
+        assert isinstance(left, dict) and dict(left.get("delays") or {}, **QUICK_DELAYS) == left.get("delays"), \
+            "a test left standins.yaml without the region's delays: %r" % (left,)
