@@ -57,7 +57,7 @@ def pytest_configure(config):
 def _writes_standins(path):
     """Whether a test file touches the stand-ins' settings file (by its name in the lab's config or on disk)."""
     text = Path(path).read_text()
-    return "STANDINS" in text or "standins.yaml" in text
+    return any(sign in text for sign in ("STANDINS", "standins.yaml", "standins_restored", "update_standins"))
 
 
 def pytest_collection_modifyitems(items):
@@ -398,6 +398,14 @@ def standins_restored():
             config.STANDINS.write_bytes(saved)
 
 
+def update_standins(update):
+    """update(data) applied to the lab's standins.yaml as it is now ({} when absent), written back."""
+    data = yaml.safe_load(config.STANDINS.read_text()) if config.STANDINS.exists() else None
+    data = data if isinstance(data, dict) else {}
+    update(data)
+    config.STANDINS.write_text(yaml.safe_dump(data))
+
+
 def wait_truthy(check, what, timeout=60.0, interval=0.25):
     """check()'s first truthy result; fails after timeout seconds naming what and the last result."""
     deadline = time.monotonic() + timeout
@@ -658,10 +666,8 @@ def region(lab, tmp_path_factory):
     write_claims(tenants_dir, TEST_CLAIMS.values())
     tenants = ("-e", "cobaltcore_tenants_dir=%s" % tenants_dir)
     # The short delays end with the session, or with a build that failed.
-    with standins_restored() as saved:
-        data = yaml.safe_load(saved or "{}") or {}
-        data["delays"] = dict(data.get("delays") or {}, **QUICK_DELAYS)
-        config.STANDINS.write_text(yaml.safe_dump(data))
+    with standins_restored():
+        update_standins(lambda data: data.update(delays=dict(data.get("delays") or {}, **QUICK_DELAYS)))
         time.sleep(1)  # the stand-ins re-read the file when it changes
         empty_region()
         before = writes()

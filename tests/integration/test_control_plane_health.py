@@ -9,22 +9,14 @@ test waits until the MariaDB is Ready again, so the region stays as the session 
 import json
 import time
 
-import yaml
-
 from conftest import (REGION_NAMESPACE, REPO, failures, lab_kubectl, run_playbook, standins_restored, task_results,
-                      wait_truthy)
+                      update_standins, wait_truthy)
 from regionlab import config
 
 HEALTH = REPO / "playbooks" / "health.yml"
 PHASE4 = REPO / "playbooks" / "control_plane.yml"
 FAILURE = {"reason": "GaleraNotReady", "message": "Galera not ready: 1 of 3 members synced (injected)"}
 PHASES = ["infrastructure", "identity", "service-catalog", "core", "compute", "scheduler", "testing"]
-
-
-def _standins(update):
-    data = yaml.safe_load(config.STANDINS.read_text() if config.STANDINS.exists() else "{}") or {}
-    update(data)
-    config.STANDINS.write_text(yaml.safe_dump(data))
 
 
 def _mariadb_condition():
@@ -56,7 +48,7 @@ def test_phase4_fails_at_its_timeout_naming_the_failing_mariadb(region):
     """A MariaDB that stays not ready fails phase 4 when its wait times out (the lab's inventory: 45 s; 3 s here,
     the message is the same), naming the MariaDB, mariadb-operator's reason and message and the phases behind it."""
     with standins_restored():
-        _standins(lambda d: d.setdefault("failures", {}).update({"MariaDB/%s" % REGION_NAMESPACE: FAILURE}))
+        update_standins(lambda d: d.setdefault("failures", {}).update({"MariaDB/%s" % REGION_NAMESPACE: FAILURE}))
         wait_truthy(lambda: (_mariadb_condition() or {}).get("reason") == FAILURE["reason"], "MariaDB failing", 30)
         started = time.monotonic()
         rc, out = run_playbook(PHASE4, "-e", "control_plane_wait_timeout=3", COBALTCORE_LAB_DIR=str(config.STATE))

@@ -21,7 +21,7 @@ import yaml
 from conftest import (KORC_KINDS, KORC_RESOURCES, REGION_HOST as HOST, REGION_NAMESPACE as NAMESPACE, REPO,
                       delete_namespace as _delete_namespace, keystone_admin as _admin, keystone_endpoint as _endpoint, kubectl,
                       read_json, remove_openstack_cluster as _remove_cluster, run_playbook, run_tasks,
-                      secret_data as _secret, token_status)
+                      secret_data as _secret, standins_restored, token_status, update_standins)
 from regionlab import config
 from regionlab import keystone as lab_keystone
 
@@ -325,32 +325,26 @@ def test_a_cluster_without_controlplane_fails_naming_it_and_check_mode_writes_no
 
 def test_a_failed_bootstrap_fails_the_play_at_once_with_the_operators_message(lab, cp_kubeconfig):
     namespace = "openstack-badboot"
-    settings = config.STATE / "standins.yaml"
-    saved = settings.read_text() if settings.exists() else None
-    data = yaml.safe_load(saved or "{}") or {}
-    # Its five attempts 0.25 s apart, doubling (the lab's default 1 s would only make the test wait 11 s longer).
-    data.setdefault("keystones", {})["%s/keystone" % namespace] = {"fail_bootstrap": True, "bootstrap_backoff": 0.25}
-    settings.write_text(yaml.safe_dump(data))
     control_plane = {"apiVersion": "c5c3.io/v1alpha1", "kind": "ControlPlane",
                      "metadata": {"name": "badboot", "namespace": namespace},
                      "spec": {"services": {"keystone": {"enabled": True, "replicas": 1}}}}
     try:
-        kubectl(cp_kubeconfig, "create", "namespace", namespace)
-        kubectl(cp_kubeconfig, "apply", "-f", "-", stdin=json.dumps(control_plane))
-        started = time.time()
-        rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_namespace=namespace,
-                                                keystone_bootstrap_keystone_timeout=240))
-        elapsed = time.time() - started
-        assert rc != 0
-        name, result = _failed_task(out)
-        assert name == "Wait for the Keystone bootstraps (BootstrapReady and Ready for the current generation)"
-        assert "BootstrapFailed" in result["msg"] and "job has permanently failed" in result["msg"], result["msg"]
-        assert elapsed < 200, elapsed  # at the operator's verdict, not at the timeout
+        with standins_restored():
+            # Its five attempts 0.25 s apart, doubling (the lab's default 1 s would only make the test wait 11 s longer).
+            update_standins(lambda d: d.setdefault("keystones", {}).update({
+                "%s/keystone" % namespace: {"fail_bootstrap": True, "bootstrap_backoff": 0.25}}))
+            kubectl(cp_kubeconfig, "create", "namespace", namespace)
+            kubectl(cp_kubeconfig, "apply", "-f", "-", stdin=json.dumps(control_plane))
+            started = time.time()
+            rc, out = run_playbook(PLAYBOOK, *_vars(cp_kubeconfig, keystone_bootstrap_namespace=namespace,
+                                                    keystone_bootstrap_keystone_timeout=240))
+            elapsed = time.time() - started
+            assert rc != 0
+            name, result = _failed_task(out)
+            assert name == "Wait for the Keystone bootstraps (BootstrapReady and Ready for the current generation)"
+            assert "BootstrapFailed" in result["msg"] and "job has permanently failed" in result["msg"], result["msg"]
+            assert elapsed < 200, elapsed  # at the operator's verdict, not at the timeout
     finally:
-        if saved is None:
-            settings.unlink()
-        else:
-            settings.write_text(saved)
         _remove_cluster(cp_kubeconfig, namespace)
 
 

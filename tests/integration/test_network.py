@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from conftest import (REPO, SITE, failures, lab_kubectl, objects, run_playbook, standins_restored, task_results,
-                      wait_truthy, writes)
+                      update_standins, wait_truthy, writes)
 from regionlab import config
 
 NETWORK = REPO / "playbooks" / "network.yml"
@@ -131,10 +131,9 @@ def test_a_node_that_stops_being_a_hypervisor_loses_its_chassis_until_phase_5_la
 
 
 def test_a_missing_southbound_raft_member_fails_the_play_naming_it(hypervisor_nodes):
-    with standins_restored() as saved:
-        data = yaml.safe_load(saved or "{}") or {}
-        data["failures"] = dict(data.get("failures") or {}, OVNCluster={"missing_members": ["ovn-sb-2"]})
-        config.STANDINS.write_text(yaml.safe_dump(data))
+    with standins_restored():
+        update_standins(lambda d: d.update(failures=dict(d.get("failures") or {},
+                                                         OVNCluster={"missing_members": ["ovn-sb-2"]})))
         rc, out = run_playbook(NETWORK, "-e", json.dumps({"ovn_network_timeout": 8}),
                                COBALTCORE_LAB_DIR=str(config.STATE))
     assert rc != 0

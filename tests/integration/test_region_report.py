@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, failures, kubeconfig_secrets, run_playbook, secrets_of,
-                      standins_restored, wait_truthy)
+                      standins_restored, update_standins, wait_truthy)
 from regionlab import config
-from test_control_plane_health import FAILURE, _mariadb_condition, _standins
+from test_control_plane_health import FAILURE, _mariadb_condition
 
 REPORT = REPO / "playbooks" / "report.yml"
 INVENTORY = REPO / "inventories" / "lab"
@@ -126,7 +126,7 @@ def test_the_report_renders_in_chromium_and_marks_a_failing_phase(region, browse
     assert leaked == [], "Secret values in the report: %s" % leaked
 
     with standins_restored():
-        _standins(lambda d: d.setdefault("failures", {}).update({"MariaDB/%s" % REGION_NAMESPACE: FAILURE}))
+        update_standins(lambda d: d.setdefault("failures", {}).update({"MariaDB/%s" % REGION_NAMESPACE: FAILURE}))
         wait_truthy(lambda: (_mariadb_condition() or {}).get("reason") == FAILURE["reason"], "MariaDB failing", 30)
         report(failing)
     browser.get((failing / "lab.html").as_uri())

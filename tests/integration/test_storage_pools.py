@@ -11,11 +11,8 @@ import base64
 import json
 import time
 
-import yaml
-
 from conftest import (REPO, failures, finish_verbose, lab_kubectl, objects, run_playbook, standins_restored, start_verbose,
-                      task_results, wait_truthy)
-from regionlab import config
+                      task_results, update_standins, wait_truthy)
 
 STORAGE = REPO / "playbooks" / "storage.yml"
 POOLS = ("st-pool-a", "st-pool-b")
@@ -69,10 +66,9 @@ def test_the_rerun_changes_nothing(region):
 
 
 def test_a_failing_ceph_cluster_fails_the_play_naming_pool_and_rooks_message(region):
-    with standins_restored() as saved:
-        data = yaml.safe_load(saved or "{}") or {}
-        data.setdefault("failures", {})["CephCluster/%s/rook-ceph" % NAMESPACE] = {"message": ERROR}
-        config.STANDINS.write_text(yaml.safe_dump(data))
+    with standins_restored():
+        update_standins(lambda d: d.setdefault("failures", {}).update({"CephCluster/%s/rook-ceph" % NAMESPACE: {
+            "message": ERROR}}))
         # Rook reports the failed orchestration on the CephCluster (both pools share the namespace name).
         wait_truthy(lambda: rook_outputs("st-pool-b")[0]["status"].get("message") == ERROR, "Rook reports the failure")
         started = time.monotonic()
@@ -96,10 +92,8 @@ def test_phase6_waits_for_health_ok_and_names_the_checks_of_a_health_that_stays_
     phase 6 reads again until HEALTH_OK; one that stays HEALTH_WARN fails at ceph_cluster_health_wait_timeout naming
     the health and Ceph's check."""
     key = "CephCluster/%s/rook-ceph" % NAMESPACE
-    with standins_restored() as saved:
-        data = yaml.safe_load(saved or "{}") or {}
-        data.setdefault("failures", {})[key] = WARN
-        config.STANDINS.write_text(yaml.safe_dump(data))
+    with standins_restored():
+        update_standins(lambda d: d.setdefault("failures", {}).update({key: WARN}))
         wait_truthy(lambda: rook_outputs("st-pool-b")[0]["status"]["ceph"]["health"] == "HEALTH_WARN", "HEALTH_WARN")
         started = time.monotonic()
         rc, out = run_playbook(STORAGE, "--limit", "st-pool-b", "-e", json.dumps({"ceph_cluster_health_wait_timeout": 2}))
@@ -112,8 +106,7 @@ def test_phase6_waits_for_health_ok_and_names_the_checks_of_a_health_that_stays_
         run = start_verbose(STORAGE, "--limit", "st-pool-b")
         time.sleep(4)
         assert run.poll() is None, "phase 6 did not wait for HEALTH_OK"
-        del data["failures"][key]
-        config.STANDINS.write_text(yaml.safe_dump(data))
+        update_standins(lambda d: d["failures"].pop(key))
         rc, out, dummy = finish_verbose(run)
     assert rc == 0, failures(out)
     read = task_results(out, INFO)["st-pool-b"]

@@ -12,11 +12,10 @@ The Keystone step and the ControlPlane wait are left out: these runs are about w
 import json
 
 import pytest
-import yaml
 
 from conftest import (REGION_HOST, TENANT_Q, TENANT_R, TEST_CLAIMS, failures, lab_kubectl,
-                      remove_openstack_clusters, standins_restored, task_results, tenant_claim, wait_truthy,
-                      write_claims)
+                      remove_openstack_clusters, standins_restored, task_results, tenant_claim,
+                      update_standins, wait_truthy, write_claims)
 from regionlab import config
 from test_tenants import (POOLS, REMOVE_PLAY, ROOK_KINDS, TENANTS_PLAY, assert_monitors_are_rooks,
                           control_plane_objects, copied_key, play, rook_key, spec_state, tenant_objects, tenant_state)
@@ -161,10 +160,9 @@ def test_a_new_claim_on_the_same_pools_leaves_the_others_untouched(claims):
 
 def test_a_failing_pool_fails_the_run_naming_tenant_pool_and_rooks_message(claims):
     every = (claim(Q, pools=("st-pool-a", "st-pool-b"), quota=200), R_CLAIM, claim(S, pools=("st-pool-b", "st-pool-a")))
-    with standins_restored() as saved:
-        data = yaml.safe_load(saved or "{}") or {}
-        data.setdefault("failures", {})["CephBlockPool/rook-ceph/%s-images" % S] = {"message": ROOK_ERROR}
-        config.STANDINS.write_text(yaml.safe_dump(data))
+    with standins_restored():
+        update_standins(lambda d: d.setdefault("failures", {}).update({
+            "CephBlockPool/rook-ceph/%s-images" % S: {"message": ROOK_ERROR}}))
         wait_truthy(lambda: tenant_objects("st-pool-b", S)[("cephblockpools", S + "-images")]["status"]["phase"]
                     == "Failure", "Rook reports the failure")
         rc, out = claims.run(*every, tenants_ceph_wait_timeout=20)
