@@ -12,10 +12,14 @@ class ModuleDocFragment(object):
 options:
   kubeconfig:
     description:
-      - The kubeconfig, as a path to a file or as a dict. Without it and O(host), C(K8S_AUTH_KUBECONFIG),
+      - The kubeconfig, as a path to a file (several joined by C(:)), as a dict, or as its YAML text (for
+        example C(lookup('file', ...)) without C(from_yaml)). Without it and O(host), C(K8S_AUTH_KUBECONFIG),
         then C(~/.kube/config).
-      - Of a dict, only the credentials (tokens, passwords, client keys, C(exec) and C(auth-provider) sections)
-        are masked in the module's output; names, servers and certificates stay readable.
+      - A string is a path only when it names an existing file; any other string is read as a kubeconfig's
+        text, and no message ever quotes it.
+      - Of a dict or a text, only the credentials (tokens, passwords, client keys, C(exec) and C(auth-provider)
+        sections) are masked in the module's output, and a text as a whole; names, servers and certificates
+        of a dict stay readable, and so does a path.
     type: raw
   context:
     description: The kubeconfig context to use (C(K8S_AUTH_CONTEXT)); its current context when omitted.

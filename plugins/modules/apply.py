@@ -204,11 +204,12 @@ class ApplyModule(KubeModule):
     def argument_secrets(cls, params):
         """The Secret values of definition, masked before validation (which echoes the arguments when it fails)."""
         definition = params.get("definition")
+        found = super(ApplyModule, cls).argument_secrets(params)
         try:
-            return masking.secret_values(_documents(definition, "definition"))
+            return found | masking.secret_values(_documents(definition, "definition"))
         except (InputError, TypeError, AttributeError):
             # Text that cannot be searched for secrets is hidden as a whole.
-            return set([definition]) if isinstance(definition, str) and definition else set()
+            return found | (set([definition]) if isinstance(definition, str) and definition else set())
 
     def manifests(self):
         docs = _documents(self.params["definition"], "definition")

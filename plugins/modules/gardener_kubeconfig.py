@@ -83,10 +83,14 @@ EXAMPLES = r"""
   register: st_pool_a_access
   no_log: true
 
-- name: Use it in the next task
+- name: Use it in the next task (kubernetes.core takes it as a dict)
   kubernetes.core.k8s_info:
     kubeconfig: "{{ st_pool_a_access.kubeconfigs['st-pool-a'] | from_yaml }}"
     kind: Node
+
+- name: The collection's modules take the text itself too
+  c5c3.cobaltcore.cluster_info:
+    kubeconfig: "{{ st_pool_a_access.kubeconfigs['st-pool-a'] }}"
 """
 
 RETURN = r"""

@@ -142,6 +142,12 @@ class SecretCopyModule(KubeModule):
         target_secret, target_public = masking.kubeconfig_strings(params.get("target_kubeconfig"))
         return secret | target_secret, public | target_public
 
+    @classmethod
+    def argument_secrets(cls, params):
+        found = super(SecretCopyModule, cls).argument_secrets(params)
+        target = params.get("target_kubeconfig") if isinstance(params, dict) else None
+        return found | (masking.kubeconfig_strings(target)[0] if isinstance(target, str) else set())
+
     def run(self):
         copies = validate_copies(self.params["copies"])
         secrets = self.client.resource("v1", "Secret")

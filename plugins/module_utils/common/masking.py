@@ -14,12 +14,8 @@ __metaclass__ = type
 
 import base64
 import binascii
+import os
 import re
-
-try:
-    import yaml
-except ImportError:  # pragma: no cover - PyYAML comes with Ansible
-    yaml = None
 
 # Kinds whose data and stringData hold secrets (IronCore's BMCSecret is Secret-shaped).
 SECRET_KINDS = ("Secret", "BMCSecret")
@@ -104,31 +100,52 @@ def _credential_strings(node, inside, credentials, public):
         (credentials if inside else public).update(leaves(node))
 
 
+def kubeconfig_is_path(kubeconfig):
+    """Whether a kubeconfig option's string names a file (of several joined by os.pathsep, one).
+
+    Only then is it a path, public; any other string is a kubeconfig's text, which may hold credentials.
+    """
+    if not isinstance(kubeconfig, str) or not kubeconfig or "\n" in kubeconfig:
+        return False
+    return any(os.path.isfile(os.path.expanduser(part)) for part in kubeconfig.split(os.pathsep) if part)
+
+
+def kubeconfig_text(text):
+    """A kubeconfig's YAML or JSON text as a dict; None when it is no mapping or cannot be parsed."""
+    try:
+        import yaml  # here: the client's common case reads no YAML and imports none
+        parsed = yaml.safe_load(text)
+    except Exception:  # no PyYAML or no YAML: text that cannot be read is secret as a whole
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
 def kubeconfig_strings(kubeconfig):
     """(credentials, public strings) of a kubeconfig option; a string that is both counts as a credential.
 
-    Of an in-memory kubeconfig, credentials are tokens, passwords, client keys and the whole
-    exec and auth-provider sections; names, servers, certificates and apiVersion are public.
-    A string is the kubeconfig's path, public.
+    Of an in-memory kubeconfig (a dict, or its text), credentials are tokens, passwords, client keys
+    and the whole exec and auth-provider sections; names, servers, certificates and apiVersion are
+    public. A text is a credential as a whole too. Only a string that names a file is a path, public.
     """
     credentials, public = set(), set()
+    if isinstance(kubeconfig, str) and kubeconfig:
+        if kubeconfig_is_path(kubeconfig):
+            return credentials, set([kubeconfig])
+        credentials.add(kubeconfig)
+        kubeconfig = kubeconfig_text(kubeconfig)
     if isinstance(kubeconfig, dict):
         _credential_strings(kubeconfig, False, credentials, public)
-    elif isinstance(kubeconfig, str) and kubeconfig:
-        public.add(kubeconfig)
     return credentials, public - credentials
 
 
 def kubeconfig_credentials(kubeconfig):
-    """The credential strings of a kubeconfig, a dict or a YAML text (a text that is no mapping: all of it)."""
-    if isinstance(kubeconfig, str):
-        try:
-            parsed = yaml.safe_load(kubeconfig)
-        except Exception:  # no PyYAML or no YAML: text that cannot be searched is secret as a whole
-            parsed = None
-        if not isinstance(parsed, dict):
-            return set([kubeconfig]) if kubeconfig else set()
-        kubeconfig = parsed
+    """The credential strings in a kubeconfig, a dict or a YAML text (a text that is no mapping: all of it).
+
+    Unlike kubeconfig_strings, a text that parses is not a credential as a whole: a module may return it.
+    """
+    if isinstance(kubeconfig, str) and kubeconfig:
+        parsed = kubeconfig_text(kubeconfig)
+        return kubeconfig_strings(parsed)[0] if parsed is not None else set([kubeconfig])
     return kubeconfig_strings(kubeconfig)[0]
 
 

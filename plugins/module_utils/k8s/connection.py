@@ -153,8 +153,14 @@ class KubeConnection(object):
 
     @classmethod
     def argument_secrets(cls, params):
-        """Secrets of the raw arguments that no no_log option covers, masked before validation."""
-        return set()
+        """Secrets of the raw arguments that no no_log option covers, masked before validation.
+
+        A kubeconfig given as text is one no_log string to Ansible: its credentials are masked on their own
+        too, wherever a part of it could appear.
+        """
+        option = next((o for o, key in cls.kube_options.items() if key == "kubeconfig"), None)
+        value = params.get(option) if isinstance(params, dict) else None
+        return masking.kubeconfig_strings(value)[0] if isinstance(value, str) else set()
 
     def unmaskable(self, params, spec):
         """The public strings to unmask: never one that a secret or another no_log option holds."""

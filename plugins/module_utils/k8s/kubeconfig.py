@@ -27,6 +27,7 @@ import json
 import os
 import subprocess
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 # Environment variables kubernetes.core reads for the same options (its first name for each).
@@ -181,15 +182,24 @@ def parse_document(text, where):
         raise InputError(["%s is not valid YAML%s" % (where, place)])
 
 
+# The message for a kubeconfig string that names no file and holds no kubeconfig: never its value.
+NOT_A_KUBECONFIG = ("kubeconfig names no existing file and is no kubeconfig's text either (a YAML mapping with "
+                    "clusters, users and contexts); its value is not shown, as it may hold credentials")
+
+
 def load(kubeconfig=None, environ=None):
-    """The Kubeconfig of a dict, a path (several joined by os.pathsep), or else $KUBECONFIG or ~/.kube/config."""
+    """The Kubeconfig of a dict, a path (several joined by os.pathsep), a kubeconfig's text, or else
+    $KUBECONFIG or ~/.kube/config. A string is a path only when it names a file: any other is read as text."""
     environ = os.environ if environ is None else environ
     if isinstance(kubeconfig, dict):
         config = Kubeconfig("the kubeconfig given as a dict")
         config.add(kubeconfig, config.source)
         return config
     if kubeconfig is not None and not isinstance(kubeconfig, str):
-        raise InputError(["kubeconfig must be a path or a dict, not %s" % type(kubeconfig).__name__])
+        raise InputError(["kubeconfig must be a path, a dict or a kubeconfig's text, not %s"
+                          % type(kubeconfig).__name__])
+    if kubeconfig and not masking.kubeconfig_is_path(kubeconfig):
+        return _from_text(kubeconfig)
     if kubeconfig:
         origin, explicit = kubeconfig, True
     elif environ.get("KUBECONFIG"):
@@ -198,8 +208,6 @@ def load(kubeconfig=None, environ=None):
         origin, explicit = DEFAULT_KUBECONFIG, False
     paths = [os.path.expanduser(p) for p in origin.split(os.pathsep) if p]
     existing = [p for p in paths if os.path.exists(p)]
-    if explicit and len(paths) == 1 and not existing:
-        raise InputError(["kubeconfig %s does not exist" % paths[0]])
     if not existing:
         where = "KUBECONFIG=%s" % origin if environ.get("KUBECONFIG") and not explicit else origin
         raise InputError(["no kubeconfig found (%s): set kubeconfig, or host and credentials" % where])
@@ -212,6 +220,17 @@ def load(kubeconfig=None, environ=None):
         except (IOError, OSError) as exc:
             raise InputError(["cannot read %s: %s" % (where, exc.strerror or exc)])
         config.add(parse_document(text, where), where, os.path.dirname(os.path.abspath(path)))
+    return config
+
+
+def _from_text(text):
+    """The Kubeconfig of a kubeconfig's text; its errors name the field, never a value."""
+    where = "the kubeconfig given as text"
+    document = parse_document(text, where)
+    if not isinstance(document, dict):
+        raise InputError([NOT_A_KUBECONFIG])
+    config = Kubeconfig(where)
+    config.add(document, where)
     return config
 
 

@@ -181,7 +181,7 @@ class KeystoneModule(KubeConnection, OpenStackModule):
         """Values of the module's no_log options given per cluster (clusters[].params), masked before validation:
         params is a plain dict, so Ansible does not know which of its keys are secret."""
         secret = [key for key, spec in cls.argument_spec.items() if spec.get("no_log")]
-        found = set()
+        found = super(KeystoneModule, cls).argument_secrets(params)
         for entry in params.get("clusters") or []:
             values = entry.get("params") if isinstance(entry, dict) else None
             if isinstance(values, dict):
@@ -228,7 +228,7 @@ class KeystoneModule(KubeConnection, OpenStackModule):
         where = "Secret %s/%s" % (settings["secret_namespace"], settings["secret_name"])
         try:
             live = self.read_secret(settings["secret_namespace"], settings["secret_name"])
-        except KubeError as exc:
+        except (KubeError, InputError) as exc:  # InputError: an unusable Kubernetes connection (its kubeconfig)
             raise KeystoneError("secret_auth: reading %s failed: %s" % (where, exc))
         password = decoded(live).get(settings["secret_key"])
         if not password:

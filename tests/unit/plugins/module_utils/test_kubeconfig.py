@@ -181,9 +181,31 @@ def test_invalid_yaml_gives_the_place_not_the_line(tmp_path):
     assert SECRET not in message
 
 
+def test_a_kubeconfig_text_gives_the_same_endpoint_as_its_dict():
+    config = doc(user={"token": SECRET})
+    text = yaml.safe_dump(config)
+    by_text, by_dict = resolve({"kubeconfig": text}, environ={}), resolve({"kubeconfig": config}, environ={})
+    assert (by_text.host, by_text.token) == (by_dict.host, by_dict.token) == ("https://127.0.0.1:6443", SECRET)
+    assert by_text.source == "the kubeconfig given as text, context lab"
+
+
+@pytest.mark.parametrize("text", ["users: [{name: a, user: {token: %s}\n" % SECRET, "just-a-%s" % SECRET,
+                                  "- %s\n- list\n" % SECRET])
+def test_a_kubeconfig_text_that_is_unusable_is_never_echoed(text):
+    message = problems(resolve, {"kubeconfig": text}, environ={})
+    assert SECRET not in message
+    assert message.startswith(("the kubeconfig given as text is not valid YAML at line", "kubeconfig names no"))
+
+
+def test_a_kubeconfig_text_without_current_context_names_the_text_not_its_content():
+    message = problems(resolve, {"kubeconfig": yaml.safe_dump(doc(current=False, user={"token": SECRET}))}, environ={})
+    assert message == "the kubeconfig given as text sets no current-context and no context was given (contexts: lab)"
+
+
 def test_missing_files_are_named(tmp_path):
-    assert problems(resolve, {"kubeconfig": str(tmp_path / "nope")}, environ={}) == \
-        "kubeconfig %s does not exist" % (tmp_path / "nope")
+    # A string that names no file may be a kubeconfig's text (or a token pasted by mistake): never echoed.
+    message = problems(resolve, {"kubeconfig": str(tmp_path / "nope")}, environ={})
+    assert message.startswith("kubeconfig names no existing file") and str(tmp_path) not in message
     assert "no kubeconfig found (KUBECONFIG=" in problems(resolve, {}, environ={"KUBECONFIG": str(tmp_path / "x")})
     message = problems(resolve, {"kubeconfig": doc(cluster={"certificate-authority": str(tmp_path / "ca.crt")})},
                        environ={})
@@ -203,7 +225,7 @@ def test_malformed_documents_are_named(tmp_path):
         "kubeconfig %s is not a kubeconfig (a mapping with clusters, users and contexts)" % path
     assert "clusters must be a list" in problems(resolve, {"kubeconfig": {"clusters": "x"}}, environ={})
     assert "users[0] has no name" in problems(resolve, {"kubeconfig": {"users": [{"user": {}}]}}, environ={})
-    assert "must be a path or a dict" in problems(resolve, {"kubeconfig": 5}, environ={})
+    assert "must be a path, a dict or a kubeconfig's text" in problems(resolve, {"kubeconfig": 5}, environ={})
 
 
 # -- options and K8S_AUTH_* --------------------------------------------------------------------------------

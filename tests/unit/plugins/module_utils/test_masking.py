@@ -5,6 +5,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import base64
+import os
 
 import yaml
 
@@ -68,8 +69,28 @@ def test_a_string_both_public_and_a_credential_stays_masked():
 def test_a_kubeconfig_text_that_is_no_mapping_is_secret_as_a_whole():
     assert masking.kubeconfig_credentials("not: [yaml") == {"not: [yaml"}
     assert masking.kubeconfig_credentials("") == set()
-    # As an option, a string is the kubeconfig's path: public.
-    assert masking.kubeconfig_strings("/path/to/kubeconfig") == (set(), {"/path/to/kubeconfig"})
+
+
+
+def test_a_kubeconfig_string_is_a_path_only_when_it_names_a_file(tmp_path):
+    path = tmp_path / "admin.yaml"
+    path.write_text("apiVersion: v1\n")
+    assert masking.kubeconfig_strings(str(path)) == (set(), {str(path)})
+    # One existing file among several joined by os.pathsep (kubectl merges what exists).
+    joined = "%s%s%s" % (tmp_path / "absent.yaml", os.pathsep, path)
+    assert masking.kubeconfig_strings(joined) == (set(), {joined})
+    # Not a file: the string may be a kubeconfig's text, or a token pasted by mistake; secret as a whole.
+    assert masking.kubeconfig_strings("/no/such/kubeconfig") == ({"/no/such/kubeconfig"}, set())
+
+
+def test_a_kubeconfig_text_option_is_read_for_its_credentials_and_masked_as_a_whole():
+    text = yaml.safe_dump({"apiVersion": "v1", "clusters": [{"name": "c", "cluster": {"server": "https://s:6443"}}],
+                           "users": [{"name": "u", "user": {"token": "tok-123", "password": "pw-456"}}]})
+    credentials, public = masking.kubeconfig_strings(text)
+    assert {text, "tok-123", "pw-456"} <= credentials
+    assert {"c", "u", "https://s:6443", "v1"} <= public
+    # What a module returns (gardener_kubeconfig's kubeconfigs) is masked for its credentials, not as a whole.
+    assert masking.kubeconfig_credentials(text) == credentials - {text}
 
 
 def test_leaves_are_what_ansible_masks_of_a_no_log_option():

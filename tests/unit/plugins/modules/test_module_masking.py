@@ -237,6 +237,15 @@ def test_keystone_modules_name_the_api_version_when_secret_auth_cannot_read_its_
     assert_hidden(text, *secret_texts())
 
 
-def test_a_kubeconfig_path_stays_readable(kube):
-    result, _text = run_module(wait.main, {"kubeconfig": "/clusters/garden.yaml", "timeout": "x", "resources": []})
-    assert result["failed"] and result["invocation"]["module_args"]["kubeconfig"] == "/clusters/garden.yaml"
+def test_a_kubeconfig_path_stays_readable(kube, tmp_path):
+    path = tmp_path / "garden.yaml"
+    path.write_text("apiVersion: v1\n")
+    result, _text = run_module(wait.main, {"kubeconfig": str(path), "timeout": "x", "resources": []})
+    assert result["failed"] and result["invocation"]["module_args"]["kubeconfig"] == str(path)
+
+
+def test_a_kubeconfig_string_that_names_no_file_is_never_shown(kube):
+    """It may be a kubeconfig's text or a token pasted by mistake: masked as a whole, and no message quotes it."""
+    result, text = run_module(wait.main, {"kubeconfig": "/clusters/%s.yaml" % TOKEN, "timeout": "x", "resources": []})
+    assert result["failed"] and result["invocation"]["module_args"]["kubeconfig"] == "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
+    assert_hidden(text, TOKEN)
