@@ -66,10 +66,16 @@ def test_every_role_has_an_argument_spec():
         assert docs["c5c3.cobaltcore.%s" % role]["entry_points"]["main"]["short_description"], role
 
 
-def test_every_module_is_in_the_cobaltcore_action_group():
-    """module_defaults `group/c5c3.cobaltcore.cobaltcore` sets the Kubernetes connection of every module
-    once; a module missing from the group would silently miss it."""
+def test_every_module_is_in_exactly_one_connection_group():
+    """module_defaults of `group/c5c3.cobaltcore.cobaltcore` (Kubernetes) or `group/c5c3.cobaltcore.keystone`
+    (the Keystone modules) set a module's connection; a module missing from its group would silently miss it,
+    and a Keystone module in the Kubernetes group would take Kubernetes' TLS options for Keystone's."""
     import yaml
     with open(os.path.join(REPO, "meta", "runtime.yml")) as handle:
-        group = yaml.safe_load(handle)["action_groups"]["cobaltcore"]
-    assert sorted(m for m in group if isinstance(m, str)) == _names("plugins/modules/*.py")
+        groups = yaml.safe_load(handle)["action_groups"]
+    kube = sorted(m for m in groups["cobaltcore"] if isinstance(m, str))
+    keystone = sorted(m for m in groups["keystone"] if isinstance(m, str))
+    keystone_modules = sorted(name for name in _names("plugins/modules/*.py")
+                              if "KeystoneModule" in open(os.path.join(REPO, "plugins", "modules", name + ".py")).read())
+    assert keystone == keystone_modules
+    assert sorted(kube + keystone) == _names("plugins/modules/*.py") and not set(kube) & set(keystone)

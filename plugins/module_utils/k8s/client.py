@@ -128,7 +128,23 @@ def _private_file(directory, name, text):
 
 
 class TransportError(Exception):
-    """The request got no answer (connection refused or reset, timeout, TLS failure)."""
+    """The request got no answer (connection refused or reset, timeout, TLS failure).
+
+    permanent: a server certificate the client does not trust, which no retry changes.
+    """
+
+    def __init__(self, message, permanent=False):
+        super(TransportError, self).__init__(message)
+        self.permanent = permanent
+
+
+def _untrusted(exc):
+    """Whether a failure, or the failure it wraps, is a certificate verification failure."""
+    while exc is not None:
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return True
+        exc = getattr(exc, "reason", None) or exc.__cause__ or exc.__context__
+    return False
 
 
 class _HTTPSConnection(http.client.HTTPSConnection):
@@ -182,7 +198,8 @@ class ConnectionPool:
                 conn.close()
                 if reused and attempt == 0 and isinstance(exc, (ConnectionError, http.client.RemoteDisconnected)):
                     continue
-                raise TransportError("%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__)
+                raise TransportError("%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__,
+                                     permanent=_untrusted(exc))
             if response.will_close:
                 conn.close()
             else:
@@ -235,7 +252,7 @@ class ProxyPool:
             response = self.manager.request(method, self.host + path, body=body, headers=fields, timeout=timeout,
                                             retries=False, preload_content=True)
         except self.urllib3.exceptions.HTTPError as exc:
-            raise TransportError(str(exc))
+            raise TransportError(str(exc), permanent=_untrusted(exc))
         return response.status, response.headers, response.data
 
     def clear(self):
@@ -375,7 +392,7 @@ class KubeClient:
                 status, response_headers, raw = self.pool.request(method, target, payload, headers,
                                                                   self.request_timeout)
             except TransportError as exc:
-                if attempt <= self.retries and self._sleep(attempt, None, deadline):
+                if not exc.permanent and attempt <= self.retries and self._sleep(attempt, None, deadline):
                     continue
                 # Later requests of this call (other objects, other workers) fail at once.
                 self._unreachable = KubeError("cannot reach the API server at %s after %d attempts: %s"

@@ -8,72 +8,24 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import base64
-import datetime
 import json
 import os
 import socket
-import ssl
 import stat
 import sys
 import tempfile
 import textwrap
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import client as client_module
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeClient, KubeError
 
+from tls_servers import API, CA, https_api
+
 EXEC = "client.authentication.k8s.io/v1"
-
-
-# -- a test PKI ----------------------------------------------------------------------------------------------
-
-def _name(cn, org=None):
-    attributes = [x509.NameAttribute(NameOID.COMMON_NAME, cn)]
-    if org:
-        attributes.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, org))
-    return x509.Name(attributes)
-
-
-def _pem_key(key):
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption()).decode()
-
-
-class CA:
-    def __init__(self, cn):
-        self.key = ec.generate_private_key(ec.SECP256R1())
-        now = datetime.datetime.now(datetime.timezone.utc)
-        self.cert = (x509.CertificateBuilder().subject_name(_name(cn)).issuer_name(_name(cn))
-                     .public_key(self.key.public_key()).serial_number(x509.random_serial_number())
-                     .not_valid_before(now - datetime.timedelta(minutes=1))
-                     .not_valid_after(now + datetime.timedelta(days=1))
-                     .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-                     .sign(self.key, hashes.SHA256()))
-        self.pem = self.cert.public_bytes(serialization.Encoding.PEM).decode()
-
-    def issue(self, cn, org=None, dns=(), ips=(), usage=ExtendedKeyUsageOID.SERVER_AUTH):
-        """(certificate PEM, key PEM) signed by this CA."""
-        import ipaddress
-        key = ec.generate_private_key(ec.SECP256R1())
-        now = datetime.datetime.now(datetime.timezone.utc)
-        builder = (x509.CertificateBuilder().subject_name(_name(cn, org)).issuer_name(self.cert.subject)
-                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
-                   .not_valid_before(now - datetime.timedelta(minutes=1))
-                   .not_valid_after(now + datetime.timedelta(days=1))
-                   .add_extension(x509.ExtendedKeyUsage([usage]), critical=False))
-        names = [x509.DNSName(d) for d in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
-        if names:
-            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
-        cert = builder.sign(self.key, hashes.SHA256())
-        return cert.public_bytes(serialization.Encoding.PEM).decode(), _pem_key(key)
 
 
 @pytest.fixture(scope="module")
@@ -96,92 +48,11 @@ def pki(tmp_path_factory):
             "files": files, "dir": directory}
 
 
-# -- a scripted API server --------------------------------------------------------------------------------------
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def _serve(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        peer = None
-        if isinstance(self.connection, ssl.SSLSocket):
-            cert = self.connection.getpeercert()
-            if cert:
-                peer = dict(item[0] for item in cert["subject"])
-        seen = {"method": self.command, "path": self.path, "headers": self.headers, "body": body, "peer": peer,
-                "client_port": self.client_address[1]}
-        status, payload, headers = self.server.api.answer(seen)
-        raw = json.dumps(payload).encode() if payload is not None else b""
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(raw)
-
-    do_GET = do_PATCH = do_DELETE = do_POST = do_PUT = _serve
-
-
-class API:
-    """Answers by (method, path without query): a list of answers, the last one repeated; records requests."""
-
-    def __init__(self, tls=None):
-        self.routes = {}
-        self.seen = []
-        self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.api = self
-        if tls is not None:
-            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
-        scheme = "https" if tls is not None else "http"
-        self.url = "%s://127.0.0.1:%d" % (scheme, self.server.server_address[1])
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
-
-    def route(self, method, path, *answers):
-        self.routes[(method, path)] = list(answers)
-
-    def answer(self, seen):
-        with self.lock:
-            self.seen.append(seen)
-            answers = self.routes.get((seen["method"], seen["path"].split("?")[0]))
-            if not answers:
-                return 404, {"kind": "Status", "reason": "NotFound", "message": "not found"}, None
-            answer = answers.pop(0) if len(answers) > 1 else answers[0]
-        if callable(answer):
-            answer = answer(seen)
-        status, payload = answer[:2]
-        return status, payload, answer[2] if len(answer) > 2 else None
-
-    def count(self, method=None, path=None):
-        return len([s for s in self.seen if (method is None or s["method"] == method)
-                    and (path is None or s["path"].split("?")[0] == path)])
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def api():
     server = API()
     yield server
     server.stop()
-
-
-def https_api(pki, cert="server", client_ca=None):
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(*pki["files"][cert])
-    if client_ca:
-        context.verify_mode = ssl.CERT_OPTIONAL
-        context.load_verify_locations(cadata=client_ca)
-    return API(tls=context)
 
 
 @pytest.fixture
@@ -377,10 +248,13 @@ def test_the_servers_certificate_is_verified_against_the_kubeconfig_ca(pki, tls_
     tls_api.route("GET", PATH, OK)
     assert make_client(tls_api.url, cluster={"certificate-authority-data": b64(pki["ca"])}).request("GET", PATH)[0] == 200
     assert make_client(tls_api.url, cluster={"certificate-authority": pki["ca_file"]}).request("GET", PATH)[0] == 200
-    client = make_client(tls_api.url, cluster={"certificate-authority-data": b64(pki["other_ca"])}, retries=1)
+    client = make_client(tls_api.url, cluster={"certificate-authority-data": b64(pki["other_ca"])}, retries=8)
+    started = time.time()
     with pytest.raises(KubeError) as err:
         client.request("GET", PATH)
-    assert "CERTIFICATE_VERIFY_FAILED" in str(err.value)
+    # An untrusted certificate stays untrusted: one attempt, at once, and the server answered no request.
+    assert "after 1 attempts" in str(err.value) and "CERTIFICATE_VERIFY_FAILED" in str(err.value), str(err.value)
+    assert time.time() - started < 1.0 and tls_api.count() == 2
     assert tls_api.count("GET", PATH) == 2  # the refused handshakes never reached the handler
 
 
