@@ -97,6 +97,10 @@ def test_the_report_renders_in_chromium_and_marks_a_failing_phase(region, browse
     healthy, failing = tmp_path / "healthy", tmp_path / "failing"
     out, seconds = report(healthy)
     assert changed(out) == ["Create the report's directory: garden", "Write the report as HTML and Markdown: garden"]
+    # What AWX keeps of the job (its artifacts): the summary and where the files are, not the files.
+    stats = out["global_custom_stats"]["cobaltcore_report"]
+    assert stats["region"] == "lab" and stats["files"] == [str(healthy / "lab.html"), str(healthy / "lab.md")]
+    assert stats["summary"]["clusters"] == stats["summary"]["clusters_healthy"] > 0, stats
     again, again_seconds = report(healthy)
     assert changed(again) == []  # the same region, the same files: nothing written
     timing = "report.yml on the converged region: %.1fs (re-run %.1fs)" % (seconds, again_seconds)

@@ -137,6 +137,18 @@ def test_every_playbook_has_a_job_template_never_sliced():
     assert site["extra_vars"]["cobaltcore_tenants_dir"] == "{{ playbook_dir }}/../inventories/{{ cobaltcore_region }}/tenants"
 
 
+def test_the_report_is_written_where_a_job_keeps_it():
+    """AWX keeps a job's set_stats data as its artifacts, no file written inside the execution environment
+    (ansible-runner's artifacts directory included): the report's default directory is a path to mount."""
+    report = next(a for _n, m, a in CALLS if m == "job_template" and a["playbook"] == "playbooks/report.yml")
+    (question,) = [q for q in report["survey_spec"]["spec"] if q["variable"] == "cobaltcore_report_dir"]
+    assert not question["default"].startswith(("/runner", "/tmp")) and "mounted" in question["question_name"]
+    with open(os.path.join(REPO, "playbooks", "report.yml")) as handle:
+        tasks = yaml.safe_load(handle)[0]["tasks"]
+    stats = [t["ansible.builtin.set_stats"]["data"] for t in tasks if "ansible.builtin.set_stats" in t]
+    assert [sorted(s["cobaltcore_report"]) for s in stats] == [["files", "region", "summary"]]
+
+
 def test_tenant_removal_asks_twice_and_waits_for_approval():
     calls = [(module, args) for _n, module, args in CALLS]
     workflow = next(a for m, a in calls if m == "workflow_job_template" and a["name"] == "CobaltCore tenant remove")
