@@ -33,7 +33,9 @@ MODULES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "p
 MODULES = sorted(name[:-3] for name in os.listdir(MODULES_DIR) if name.endswith(".py") and name != "__init__.py")
 KEYSTONE_NAMES = set(m.__name__.rsplit(".", 1)[-1] for m in KEYSTONE_MODULES)
 
-ROOK, FLUX_SOURCE, FLUX_HELM = "ceph.rook.io/v1", "source.toolkit.fluxcd.io/v1", "helm.toolkit.fluxcd.io/v2"
+ROOK = "ceph.rook.io/v1"
+FLUX_SOURCE = "source.toolkit.fluxcd.io/v1"
+FLUX_HELM = "helm.toolkit.fluxcd.io/v2"
 # Each Kubernetes module with arguments that succeed against an empty API server (plus the kinds it reads).
 KUBE_ARGS = {
     "apply": {"definition": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n"}}},
