@@ -71,7 +71,6 @@ def test_a_kubeconfig_text_that_is_no_mapping_is_secret_as_a_whole():
     assert masking.kubeconfig_credentials("") == set()
 
 
-
 def test_a_kubeconfig_string_is_a_path_only_when_it_names_a_file(tmp_path):
     path = tmp_path / "admin.yaml"
     path.write_text("apiVersion: v1\n")
