@@ -59,7 +59,7 @@ def secret_values():
 def report(directory, *args):
     started = time.monotonic()
     rc, out = run_playbook(REPORT, "-e", "cobaltcore_report_dir=%s" % directory, *args,
-                           COBALTCORE_LAB_DIR=str(config.STATE))
+                           COBALTCORE_LAB_DIR=str(config.STATE), ANSIBLE_SHOW_CUSTOM_STATS="1")
     seconds = time.monotonic() - started
     assert rc == 0, failures(out)
     return out, seconds
