@@ -16,11 +16,16 @@ description:
   - The holder is the C(ansible-playbook) process the module runs under, found on the controller - so the module
     must run on the controller (C(delegate_to) C(localhost) or a host with C(ansible_connection=local)).
     C(spec.holderIdentity) reads C(<user>@<host> pid <pid>), with C((AWX job <id>)) when O(job) is set;
-    annotations C(cobaltcore.c5c3.io/lock-*) hold the same, with the process's start time.
+    annotations C(cobaltcore.c5c3.io/lock-*) hold the same, with the process's start time, the kernel's
+    C(boot_id) and the process's PID namespace (C(pid:[<inode>])).
   - O(state=acquired) creates or takes the Lease, or renews it when this run holds it already. A Lease held by another
     run is waited for up to O(wait) seconds, then the module fails naming the holder, since when, and when its lease
     expires. It is taken over at once when its holder's process no longer runs on this controller, when its lease
     expired (C(renewTime) + C(leaseDurationSeconds)), or with O(break_lock); the result says so and warns.
+  - A holder is on this controller only with the same host name, C(boot_id) and PID namespace as this run. Runs in
+    two containers or C(hostNetwork) pods with one host name have their own pids, so each waits for the other's lease
+    to expire; so does a run for a Lease whose annotations name no C(boot_id) or PID namespace (written by an
+    earlier build of the collection).
   - Writes use the Lease's C(resourceVersion) (and C(create) conflicts), so of two runs only one wins; the other
     reads again and waits.
   - On taking the Lease the module leaves a small watcher process on the controller, which renews the Lease while
@@ -167,7 +172,8 @@ def this_run(job):
         user = getpass.getuser()
     except Exception:  # no user name in a container without passwd entry
         user = str(os.getuid())
-    return run_lock.Holder(socket.gethostname(), pid, run_lock.proc_started(pid), user, job or None), found
+    return run_lock.Holder(socket.gethostname(), pid, run_lock.proc_started(pid), user, job or None,
+                           run_lock.proc_boot_id(), run_lock.proc_pid_namespace()), found
 
 
 def write(client, lease_before, body):

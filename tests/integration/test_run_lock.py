@@ -2,7 +2,8 @@
 
 Phase 5 alone (playbooks/keystone.yml) is the run that races: with K-ORC's credential revoked in Keystone, every run
 that reaches phase 5 mints a new one, as two runs of a fresh region do. Two runs at once, a run killed with SIGKILL,
-a lock left by another controller, check mode, and the credential module run twice at once without the lock.
+a lock left by another controller, two runs with one host name in PID namespaces of their own, check mode, and the
+credential module run twice at once without the lock.
 """
 
 import datetime
@@ -18,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, RUN_LOCK, ansible_env, failures, keystone_admin,
-                      keystone_endpoint, kubectl, lab_kubectl, run_lock_holder, run_tasks, secret_data,
+                      keystone_endpoint, kubectl, lab_kubectl, run_lock, run_lock_holder, run_tasks, secret_data,
                       task_results, token_status, wait_truthy)
 from regionlab import config
 from regionlab import keystone as lab_keystone
@@ -30,15 +31,21 @@ SHOW_HOLDER = "Show who holds the region's run lock while this run waits for it"
 WAIT_INCLUDE = "Wait for the region's run lock another run holds"  # includes SHOW_HOLDER and the wait
 TAKE = "Take the region's run lock, or renew it for this run"
 DESCRIPTION = "K-ORC credentials of namespace openstack (c5c3.cobaltcore)"
+# A PID namespace of its own, as a container has, with this host's name and network. Root may create one, anyone
+# else only in a user namespace of their own. --kill-child: the namespace ends with unshare.
+UNSHARE = (["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
+           + ([] if os.geteuid() == 0 else ["--map-root-user"]))
 
 
 def _control_plane():
     return config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
 
 
-def _start(*args, new_session=False, playbook=PHASE5):
+def _start(*args, new_session=False, playbook=PHASE5, pid_namespace=False):
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
            str(playbook)] + list(args)
+    if pid_namespace:
+        cmd = UNSHARE + cmd
     return subprocess.Popen(cmd, cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=new_session)
@@ -139,6 +146,40 @@ def test_runs_started_at_the_same_instant_never_hold_the_lock_together(lab):
         waited = [not next(iter(task_results(out, WAIT_INCLUDE).values())).get("skipped") for out in (out1, out2)]
         assert sorted(waited) == [False, True], (offset, waited)
         assert run_lock_holder() is None
+
+
+def test_a_run_with_the_same_host_name_in_another_pid_namespace_waits_and_never_takes_over(lab):
+    """Two runs on this host, each in a PID namespace of its own (as two containers with the host's network, or AWX
+    execution environments on one node): each ansible-playbook is pid 1 there, so the first's pid names another
+    process in the second's /proc. The second waits for the first, fails naming it when its wait ends, and the lock
+    stays the first's until the first releases it."""
+    first = _start("-e", "hold_seconds=60", playbook=HOLD, pid_namespace=True)  # far longer than the second runs
+    holder = wait_truthy(run_lock_holder, "the first run to take the lock", timeout=60, interval=0.2)
+    held = run_lock()
+    annotations = held["metadata"]["annotations"]
+    assert annotations["cobaltcore.c5c3.io/lock-pid"] == "1", annotations
+    assert annotations["cobaltcore.c5c3.io/lock-pid-namespace"].startswith("pid:["), annotations
+    started = time.monotonic()
+    rc, out = _finish(_start("-e", "cobaltcore_lock_wait=5", playbook=HOLD, pid_namespace=True))
+    (failed,) = failures(out)
+    assert rc != 0 and failed[0] == "Wait for the region's run lock"
+    assert ("is held by %s since %s" % (holder, held["spec"]["acquireTime"])) in failed[2]
+    assert "in another PID namespace or boot" in failed[2]
+    assert time.monotonic() - started >= 5
+    # The hold playbook's one host is the management cluster's.
+    shown = next(iter(task_results(out, SHOW_HOLDER).values()))
+    assert "the run lock is held by %s" % holder in shown["msg"]
+    taking = next(iter(task_results(out, TAKE).values()))  # its "action" is the JSON callback's: the module's name
+    assert taking["acquired"] is False and "in another PID namespace or boot" in taking["reason"]
+    # Never taken over: the same holder (its annotations), acquired at the same time, no transition.
+    now = run_lock()
+    assert now["metadata"]["annotations"] == annotations
+    assert now["spec"]["acquireTime"] == held["spec"]["acquireTime"]
+    assert now["spec"]["leaseTransitions"] == held["spec"]["leaseTransitions"]
+    rc, out = _finish(first)
+    assert rc == 0, failures(out)
+    assert next(iter(task_results(out, WAIT_INCLUDE).values())).get("skipped")
+    assert run_lock_holder() is None
 
 
 def test_the_credential_module_twice_at_once_without_the_lock_leaves_k_orc_a_working_credential(region, tmp_path):

@@ -5,8 +5,10 @@
 
 Pure: what a run decides about a Lease it read (free, its own, held by a live run, by a dead one,
 expired, broken on request), the Lease it writes, and who holds it in words. The run is the
-ansible-playbook process on its controller (host, pid and the pid's start time, so a reused pid is
-not the old run). Reading /proc is the only outside access, through functions the callers pass in.
+ansible-playbook process on its controller: host, pid and the pid's start time (a reused pid is not
+the old run), and the kernel's boot_id and PID namespace the pid belongs to (runs in two containers
+with one host name have their own pids). Reading /proc is the only outside access, through
+functions the callers pass in.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -25,7 +27,7 @@ KIND = "Lease"
 DEFAULT_NAMESPACE = "kube-system"
 NAME_PREFIX = "cobaltcore-run-"
 ANNOTATION_PREFIX = "cobaltcore.c5c3.io/lock-"
-FIELDS = ("host", "pid", "started", "user", "job")
+FIELDS = ("host", "pid", "started", "user", "job", "boot_id", "pid_namespace")
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "c5c3.cobaltcore"
 MIN_DURATION = 15
@@ -34,7 +36,7 @@ MIN_DURATION = 15
 CREATE = "create"        # no Lease yet
 TAKE = "take"            # a Lease nobody holds (released)
 RENEW = "renew"          # held by this very run (a phase playbook after another)
-TAKE_OVER = "take_over"  # held by a run that is gone (dead on this host, expired) or broken on request
+TAKE_OVER = "take_over"  # held by a run that is gone (dead on this controller, expired) or broken on request
 WAIT = "wait"            # held by a run that may still be running
 
 Holder = collections.namedtuple("Holder", FIELDS)
@@ -85,15 +87,20 @@ def parse_time(text):
 # -- who holds it --------------------------------------------------------------
 
 def identity(holder):
-    """spec.holderIdentity: readable, and unique per run (the pid's start time tells reused pids apart)."""
+    """spec.holderIdentity, for people: the annotations (start time, boot_id, PID namespace) tell runs apart."""
     text = "%s@%s pid %s" % (holder.user or "?", holder.host, holder.pid)
     if holder.job:
         text += " (AWX job %s)" % holder.job
     return text
 
 
+def annotation_key(field):
+    """cobaltcore.c5c3.io/lock-<field>, with dashes (lock-boot-id, lock-pid-namespace)."""
+    return ANNOTATION_PREFIX + field.replace("_", "-")
+
+
 def annotations(holder):
-    return dict((ANNOTATION_PREFIX + field, str(getattr(holder, field) or "")) for field in FIELDS)
+    return dict((annotation_key(field), str(getattr(holder, field) or "")) for field in FIELDS)
 
 
 def holder_of(lease):
@@ -102,7 +109,7 @@ def holder_of(lease):
     if not spec.get("holderIdentity"):
         return None
     found = ((lease.get("metadata") or {}).get("annotations") or {})
-    values = dict((field, found.get(ANNOTATION_PREFIX + field) or None) for field in FIELDS)
+    values = dict((field, found.get(annotation_key(field)) or None) for field in FIELDS)
     if not values["host"] or not values["pid"]:
         return None
     try:
@@ -113,8 +120,34 @@ def holder_of(lease):
 
 
 def same_run(one, other):
+    """The same process: also its boot and PID namespace, as two containers' pid 1 may start in one tick."""
     return (one is not None and other is not None and one.host == other.host and one.pid == other.pid
-            and str(one.started) == str(other.started))
+            and str(one.started) == str(other.started) and one.boot_id == other.boot_id
+            and one.pid_namespace == other.pid_namespace)
+
+
+def same_controller(holder, me):
+    """Whether the holder's pid names a process this run can look at in its /proc.
+
+    Only with the same host name, the same boot of the kernel (boot_id) and the same PID namespace:
+    runs in two containers, or two pods with hostNetwork, may share the host name but not their pids.
+    A holder without boot_id or PID namespace (a Lease an earlier build of the collection wrote), or
+    a run that does not know its own, is never on this controller.
+    """
+    return (holder.host == me.host and bool(me.boot_id) and bool(me.pid_namespace)
+            and holder.boot_id == me.boot_id and holder.pid_namespace == me.pid_namespace)
+
+
+def not_here(holder, me):
+    """Why a holder with this run's host name is not on this controller, in words (None when it is)."""
+    if holder.host != me.host or same_controller(holder, me):
+        return None
+    if not me.boot_id or not me.pid_namespace:
+        return "this run does not know its own boot_id or PID namespace: the holder's process is not looked at"
+    if not holder.boot_id or not holder.pid_namespace:
+        return ("its Lease names no boot_id or PID namespace, as an earlier build of the collection wrote it: "
+                "its process is not looked at")
+    return "a run with this host name in another PID namespace or boot: its process cannot be seen from here"
 
 
 def expires(lease):
@@ -143,7 +176,9 @@ def decide(lease, me, now, alive, break_lock=False):
     """What this run does with the Lease it read.
 
     alive(holder) is True or False for a holder on this controller (its process runs or not) and
-    None when it cannot tell; it is only asked about holders on this controller's host.
+    None when it cannot tell; it is only asked about holders on this controller (same_controller).
+    A holder elsewhere - also one with this host name in another PID namespace - is waited for until
+    its lease expires, or taken over with break_lock.
     """
     if lease is None:
         return Decision(CREATE, "no run lock yet")
@@ -154,7 +189,7 @@ def decide(lease, me, now, alive, break_lock=False):
     if same_run(holder, me):
         return Decision(RENEW, "this run holds the lock")
     who = spec["holderIdentity"]
-    if holder is not None and holder.host == me.host:
+    if holder is not None and same_controller(holder, me):
         state = alive(holder)
         if state is False:
             return Decision(TAKE_OVER, "the run lock's holder %s no longer runs on this controller" % who)
@@ -166,7 +201,8 @@ def decide(lease, me, now, alive, break_lock=False):
     if break_lock:
         return Decision(TAKE_OVER, "the run lock of %s was broken (cobaltcore_break_lock=true): %s"
                         % (who, describe(lease, now)))
-    return Decision(WAIT, describe(lease, now))
+    note = not_here(holder, me) if holder is not None else None
+    return Decision(WAIT, describe(lease, now) + (" (%s)" % note if note else ""))
 
 
 def acquired(lease, decision, me, now, name, namespace, duration):
@@ -212,12 +248,13 @@ def controller_process(pid, cmdline, parent):
     """The pid of the ansible-playbook (or ansible) process a module runs under, None when there is none.
 
     Ansible's workers are forks of the main process with its command line, so the run is the topmost
-    ancestor with the command line of the first ancestor that runs Ansible. cmdline(pid) -> list of
-    arguments (empty when unknown), parent(pid) -> the parent pid (0 at the top).
+    ancestor with the command line of the first ancestor that runs Ansible - pid 1 too, as in a
+    container or under unshare --pid --fork. cmdline(pid) -> list of arguments (empty when unknown),
+    parent(pid) -> the parent pid (0 at the top).
     """
     current = pid
     found = None
-    while current and current > 1:
+    while current > 0:
         args = cmdline(current)
         if found is None:
             if any(os.path.basename(a) in ("ansible-playbook", "ansible") for a in args[:3]):
@@ -257,6 +294,29 @@ def proc_started(pid, proc="/proc"):
     try:
         return _stat_fields(pid, proc)[19]
     except (IOError, OSError, ValueError, IndexError):
+        return None
+
+
+def proc_boot_id(proc="/proc"):
+    """The kernel's boot_id (random at every boot, the same in every container of the host), None when unknown."""
+    try:
+        with open(os.path.join(proc, "sys", "kernel", "random", "boot_id"), "r") as handle:
+            return handle.read().strip() or None
+    except (IOError, OSError):
+        return None
+
+
+def proc_pid_namespace(proc="/proc"):
+    """This process's PID namespace as the kernel names it ("pid:[4026531836]"), None when unknown.
+
+    None also when proc is the /proc of another PID namespace (its "self" is not this pid): its pids
+    are not the ones this process sees, so none of them can be looked at.
+    """
+    try:
+        if int(os.readlink(os.path.join(proc, "self"))) != os.getpid():
+            return None
+        return os.readlink(os.path.join(proc, "self", "ns", "pid")) or None
+    except (IOError, OSError, ValueError):
         return None
 
 

@@ -13,9 +13,14 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import run_lock
 
 NOW = datetime.datetime(2026, 11, 27, 1, 0, 0, tzinfo=datetime.timezone.utc)
-ME = run_lock.Holder("ctl-1", 4711, "1000", "alice", None)
-OTHER_HERE = run_lock.Holder("ctl-1", 815, "2000", "bob", None)
-ELSEWHERE = run_lock.Holder("awx-job-88-abcde", 12, "300", "runner", "88")
+BOOT = "5f6d246f-4841-47e8-8fae-bad472929002"
+HOST_PIDS = "pid:[4026531836]"
+ME = run_lock.Holder("ctl-1", 4711, "1000", "alice", None, BOOT, HOST_PIDS)
+OTHER_HERE = run_lock.Holder("ctl-1", 815, "2000", "bob", None, BOOT, HOST_PIDS)
+# Host-network podman, AWX execution environments on one node: the host name of the node, pids of their own.
+OTHER_CONTAINER = OTHER_HERE._replace(pid_namespace="pid:[4026532179]")
+ELSEWHERE = run_lock.Holder("awx-job-88-abcde", 12, "300", "runner", "88", "0c3e0b44-9d0e-4b8e-a3f3-4f1f0b6c0f7e",
+                            HOST_PIDS)
 
 
 def lease_of(holder, renewed=NOW - datetime.timedelta(seconds=10), duration=300, transitions=2):
@@ -61,6 +66,7 @@ def test_a_live_run_on_this_controller_is_waited_for_even_when_its_lease_expired
 
 
 def test_a_dead_run_on_this_controller_is_taken_over_at_once():
+    """This controller: the same host name, boot_id and PID namespace; the holder's pid is gone."""
     decision = run_lock.decide(lease_of(OTHER_HERE), ME, NOW, lambda h: False)
     assert decision.action == run_lock.TAKE_OVER
     assert "no longer runs on this controller" in decision.reason
@@ -68,7 +74,57 @@ def test_a_dead_run_on_this_controller_is_taken_over_at_once():
     assert body["spec"]["holderIdentity"] == "alice@ctl-1 pid 4711"
     assert body["spec"]["leaseTransitions"] == 3
     assert body["spec"]["acquireTime"] == body["spec"]["renewTime"] == run_lock.format_time(NOW)
-    assert body["metadata"]["annotations"]["cobaltcore.c5c3.io/lock-pid"] == "4711"
+    assert body["metadata"]["annotations"] == {
+        "cobaltcore.c5c3.io/lock-host": "ctl-1", "cobaltcore.c5c3.io/lock-pid": "4711",
+        "cobaltcore.c5c3.io/lock-started": "1000", "cobaltcore.c5c3.io/lock-user": "alice",
+        "cobaltcore.c5c3.io/lock-job": "", "cobaltcore.c5c3.io/lock-boot-id": BOOT,
+        "cobaltcore.c5c3.io/lock-pid-namespace": HOST_PIDS}
+
+
+def test_a_run_with_this_host_name_in_another_pid_namespace_is_waited_for_never_taken_over():
+    """Its pid means another process here (or none): whether it runs cannot be told, only its lease's expiry."""
+    decision = run_lock.decide(lease_of(OTHER_CONTAINER), ME, NOW, never)
+    assert decision.action == run_lock.WAIT
+    assert decision.reason.startswith("held by bob@ctl-1 pid 815 since ")
+    assert decision.reason.endswith(" (a run with this host name in another PID namespace or boot: its process "
+                                    "cannot be seen from here)")
+    other_boot = OTHER_HERE._replace(boot_id="0c3e0b44-9d0e-4b8e-a3f3-4f1f0b6c0f7e")  # another machine, or rebooted
+    assert run_lock.decide(lease_of(other_boot), ME, NOW, never).action == run_lock.WAIT
+    expired = lease_of(OTHER_CONTAINER, renewed=NOW - datetime.timedelta(seconds=301))
+    decision = run_lock.decide(expired, ME, NOW, never)
+    assert decision.action == run_lock.TAKE_OVER and "expired at" in decision.reason
+    decision = run_lock.decide(lease_of(OTHER_CONTAINER), ME, NOW, never, break_lock=True)
+    assert decision.action == run_lock.TAKE_OVER and "was broken" in decision.reason
+
+
+def test_the_same_pid_and_start_time_in_another_pid_namespace_is_another_run():
+    """Two containers' ansible-playbook, each pid 1, started in one clock tick."""
+    twin = ME._replace(pid_namespace="pid:[4026532179]")
+    assert not run_lock.same_run(twin, ME)
+    assert run_lock.decide(lease_of(twin), ME, NOW, never).action == run_lock.WAIT
+
+
+def test_a_lease_of_an_earlier_build_without_boot_id_and_pid_namespace_is_waited_for_until_it_expires():
+    """Conservative: without them the holder's pid may be of another container's, so its process is not looked at."""
+    lease = lease_of(OTHER_HERE)
+    for field in ("boot-id", "pid-namespace"):
+        del lease["metadata"]["annotations"]["cobaltcore.c5c3.io/lock-" + field]
+    assert run_lock.holder_of(lease) == OTHER_HERE._replace(boot_id=None, pid_namespace=None)
+    decision = run_lock.decide(lease, ME, NOW, never)
+    assert decision.action == run_lock.WAIT
+    assert decision.reason.endswith(" (its Lease names no boot_id or PID namespace, as an earlier build of the "
+                                    "collection wrote it: its process is not looked at)")
+    lease["spec"]["renewTime"] = run_lock.format_time(NOW - datetime.timedelta(seconds=301))
+    assert run_lock.decide(lease, ME, NOW, never).action == run_lock.TAKE_OVER
+
+
+def test_a_run_that_does_not_know_its_own_pid_namespace_looks_at_no_holder():
+    me = ME._replace(pid_namespace=None)
+    decision = run_lock.decide(lease_of(OTHER_HERE), me, NOW, never)
+    assert decision.action == run_lock.WAIT
+    assert decision.reason.endswith(" (this run does not know its own boot_id or PID namespace: the holder's "
+                                    "process is not looked at)")
+    assert run_lock.decide(lease_of(me), me, NOW, never).action == run_lock.RENEW
 
 
 def test_another_controller_waits_until_expiry_or_breaks_the_lock():
@@ -137,16 +193,36 @@ def test_validate_names_every_bad_setting():
 def test_controller_process_is_the_topmost_ansible_playbook():
     playbook = ["/venv/bin/python", "/venv/bin/ansible-playbook", "site.yml"]
     table = {900: (["sh", "-c", "python"], 800), 800: (playbook, 700), 700: (playbook, 600),
-             600: (["bash"], 1), 50: (["python", "module.py"], 900)}
+             600: (["bash"], 1), 1: (["/sbin/init"], 0), 50: (["python", "module.py"], 900)}
     found = run_lock.controller_process(50, lambda p: table[p][0], lambda p: table[p][1])
     assert found == 700
     assert run_lock.controller_process(600, lambda p: table[p][0], lambda p: table[p][1]) is None
 
 
+def test_controller_process_may_be_pid_1():
+    """A container's command, or unshare --pid --fork's: ansible-playbook is the PID namespace's init."""
+    playbook = ["/venv/bin/python", "/venv/bin/ansible-playbook", "site.yml"]
+    table = {900: (["sh", "-c", "python"], 800), 800: (playbook, 1), 1: (playbook, 0),
+             50: (["python", "module.py"], 900)}
+    assert run_lock.controller_process(50, lambda p: table[p][0], lambda p: table[p][1]) == 1
+
+
 def test_proc_readers_see_this_process(tmp_path):
-    me = run_lock.Holder("h", os.getpid(), run_lock.proc_started(os.getpid()), "u", None)
+    me = run_lock.Holder("h", os.getpid(), run_lock.proc_started(os.getpid()), "u", None, None, None)
     assert run_lock.proc_parent(os.getpid()) == os.getppid()
     assert run_lock.proc_alive(me) is True
     assert run_lock.proc_alive(me._replace(started="1")) is False
     assert run_lock.proc_alive(me._replace(pid=2 ** 22 + 7)) is False
     assert run_lock.proc_alive(me, proc=str(tmp_path)) is None
+
+
+def test_proc_readers_name_this_boot_and_pid_namespace(tmp_path):
+    with open("/proc/sys/kernel/random/boot_id") as handle:
+        assert run_lock.proc_boot_id() == handle.read().strip()
+    assert run_lock.proc_pid_namespace() == os.readlink("/proc/self/ns/pid")
+    assert run_lock.proc_pid_namespace().startswith("pid:[")
+    assert run_lock.proc_boot_id(proc=str(tmp_path)) is None
+    assert run_lock.proc_pid_namespace(proc=str(tmp_path)) is None
+    # A /proc of another PID namespace: its "self" is another pid, and its pids are not the ones this process sees.
+    (tmp_path / "self").symlink_to(str(os.getpid() + 1))
+    assert run_lock.proc_pid_namespace(proc=str(tmp_path)) is None

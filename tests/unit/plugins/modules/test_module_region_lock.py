@@ -5,6 +5,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import datetime
+import os
 import socket
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import run_lock
@@ -19,8 +20,8 @@ def lease(kube):
     return kube.find("coordination.k8s.io/v1", "Lease", "cobaltcore-run-lab", "kube-system")
 
 
-def held_elsewhere(kube, seconds_ago=10, duration=300):
-    other = run_lock.Holder("awx-job-7-xyz", 12, "300", "runner", "7")
+def held_elsewhere(kube, seconds_ago=10, duration=300,
+                   other=run_lock.Holder("awx-job-7-xyz", 12, "300", "runner", "7", "0c3e0b44", "pid:[4026531836]")):
     now = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=seconds_ago)
     body = run_lock.acquired(None, run_lock.Decision(run_lock.CREATE, ""), other, now, "cobaltcore-run-lab",
                              "kube-system", duration)
@@ -36,6 +37,9 @@ def test_a_run_creates_renews_and_releases_its_lock(kube):
     spec = lease(kube)["spec"]
     assert spec["holderIdentity"] == result["holder"] and result["holder"].endswith("(AWX job 88)")
     assert "@%s pid " % socket.gethostname() in result["holder"] and spec["leaseDurationSeconds"] == 300
+    annotations = lease(kube)["metadata"]["annotations"]
+    assert annotations["cobaltcore.c5c3.io/lock-boot-id"] == run_lock.proc_boot_id()
+    assert annotations["cobaltcore.c5c3.io/lock-pid-namespace"] == os.readlink("/proc/self/ns/pid")
     result, _text = run_module(region_lock.main, dict(ARGS, job="88"))
     assert result["action"] == "renew" and lease(kube)["spec"]["acquireTime"] == spec["acquireTime"]
     result, _text = run_module(region_lock.main, dict(ARGS, state="released"))
@@ -56,6 +60,19 @@ def test_a_lock_held_elsewhere_fails_naming_the_holder_and_is_left_alone(kube):
     assert result["action"] == "none" and lease(kube) == before
     result, _text = run_module(region_lock.main, ARGS, check_mode=True)
     assert result["failed"] and result["waited"] == 0.0 and lease(kube) == before
+
+
+def test_a_lock_of_a_run_with_this_host_name_in_another_pid_namespace_is_waited_for(kube):
+    """Its pid 1 is not this namespace's pid 1: not gone, only not visible from here."""
+    started = str(int(run_lock.proc_started(1)) + 1)  # what this namespace's pid 1 is not: a run it would take over
+    other = run_lock.Holder(socket.gethostname(), 1, started, "runner", None, run_lock.proc_boot_id(), "pid:[1]")
+    held_elsewhere(kube, other=other)
+    before = lease(kube)
+    result, _text = run_module(region_lock.main, ARGS)
+    assert result["failed"] and not result["acquired"] and result["action"] == "wait"
+    assert ("is held by runner@%s pid 1 since " % socket.gethostname()) in result["msg"]
+    assert "in another PID namespace or boot" in result["msg"]
+    assert lease(kube) == before
 
 
 def test_break_lock_and_an_expired_lease_take_over_with_a_warning(kube):
