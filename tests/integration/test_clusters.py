@@ -7,6 +7,7 @@ it do so through copies of the lab inventory or objects of their own, and restor
 
 import base64
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 import yaml
 
 from conftest import (CLAIMS_NAMESPACE as CLAIMS, PRIVATE, PROJECT_NAMESPACE, REPO, ansible_env,
-                      failures, get_object, kubeconfig_secrets, kubectl, objects, run_playbook,
+                      failures, get_object, kubeconfig_secrets, kubectl, lab_kubectl, objects, run_playbook,
                       task_results, writes)
 from regionlab import config
 
@@ -149,11 +150,26 @@ def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(region):
     old = kubeconfig_secrets()
     # renew_before just under the lifetime: every kubeconfig is fetched again during this run. Phases 1-2
     # on the built region: the BMCs (with their password) and the Shoots; phases 4-5 handle neither.
+    # A non-default Ignition holding a marker secret goes the way of the inventory's own (phase 1, its claims).
+    marker = "ignition-marker-%s" % os.urandom(8).hex()
+    ignition = json.dumps({"ignition": {"version": "3.4.0"}, "passwd": {"users": [{"name": "core",
+                                                                                 "passwordHash": marker}]}})
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-vvv", "-i", str(REPO / "inventories" / "lab"), str(SITE),
-           "--limit", PHASES_1_2, "-e", "gardener_clusters_kubeconfig_renew_before=21599"]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
-                          env=ansible_env(ANSIBLE_STDOUT_CALLBACK="default", COBALTCORE_LAB_DIR=str(config.STATE)))
-    assert proc.returncode == 0, proc.stdout[-3000:]
+           "--limit", PHASES_1_2, "-e", "gardener_clusters_kubeconfig_renew_before=21599",
+           "-e", json.dumps({"baremetal_bootstrap_ignition": {"hv-pool-a": ignition}})]
+    env = ansible_env(ANSIBLE_STDOUT_CALLBACK="default", COBALTCORE_LAB_DIR=str(config.STATE))
+    try:
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600, check=False, env=env)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        stored = [base64.b64decode(s["data"]["ignition"]).decode() for s in json.loads(lab_kubectl(
+            "baremetal", "get", "secrets", "-A", "-o", "json").stdout)["items"] if "ignition" in (s.get("data") or {})]
+        assert any(marker in text for text in stored), "the marker Ignition was not stored"
+    finally:
+        # The region's own Ignition again, for the tests after this one.
+        restore = subprocess.run(cmd[:-6] + ["--limit", "ironcore"], cwd=REPO, capture_output=True, text=True,
+                                 timeout=600, check=False, env=env)
+        assert restore.returncode == 0, restore.stdout[-3000:]
+    assert marker not in proc.stdout + proc.stderr
     new = kubeconfig_secrets()
     assert set(new) != set(old), "the kubeconfigs were not renewed"
     output = proc.stdout + proc.stderr
