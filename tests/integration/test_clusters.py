@@ -152,8 +152,8 @@ def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(region):
     # on the built region: the BMCs (with their password) and the Shoots; phases 4-5 handle neither.
     # A non-default Ignition holding a marker secret goes the way of the inventory's own (phase 1, its claims).
     marker = "ignition-marker-%s" % os.urandom(8).hex()
-    ignition = json.dumps({"ignition": {"version": "3.4.0"}, "passwd": {"users": [{"name": "core",
-                                                                                 "passwordHash": marker}]}})
+    users = [{"name": "core", "passwordHash": marker}]
+    ignition = json.dumps({"ignition": {"version": "3.4.0"}, "passwd": {"users": users}})
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-vvv", "-i", str(REPO / "inventories" / "lab"), str(SITE),
            "--limit", PHASES_1_2, "-e", "gardener_clusters_kubeconfig_renew_before=21599",
            "-e", json.dumps({"baremetal_bootstrap_ignition": {"hv-pool-a": ignition}})]
