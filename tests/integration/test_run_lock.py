@@ -154,29 +154,31 @@ def test_a_run_with_the_same_host_name_in_another_pid_namespace_waits_and_never_
     process in the second's /proc. The second waits for the first, fails naming it when its wait ends, and the lock
     stays the first's until the first releases it."""
     first = _start("-e", "hold_seconds=60", playbook=HOLD, pid_namespace=True)  # far longer than the second runs
-    holder = wait_truthy(run_lock_holder, "the first run to take the lock", timeout=60, interval=0.2)
-    held = run_lock()
-    annotations = held["metadata"]["annotations"]
-    assert annotations["cobaltcore.c5c3.io/lock-pid"] == "1", annotations
-    assert annotations["cobaltcore.c5c3.io/lock-pid-namespace"].startswith("pid:["), annotations
-    started = time.monotonic()
-    rc, out = _finish(_start("-e", "cobaltcore_lock_wait=5", playbook=HOLD, pid_namespace=True))
-    (failed,) = failures(out)
-    assert rc != 0 and failed[0] == "Wait for the region's run lock"
-    assert ("is held by %s since %s" % (holder, held["spec"]["acquireTime"])) in failed[2]
-    assert "in another PID namespace or boot" in failed[2]
-    assert time.monotonic() - started >= 5
-    # The hold playbook's one host is the management cluster's.
-    shown = next(iter(task_results(out, SHOW_HOLDER).values()))
-    assert "the run lock is held by %s" % holder in shown["msg"]
-    taking = next(iter(task_results(out, TAKE).values()))  # its "action" is the JSON callback's: the module's name
-    assert taking["acquired"] is False and "in another PID namespace or boot" in taking["reason"]
-    # Never taken over: the same holder (its annotations), acquired at the same time, no transition.
-    now = run_lock()
-    assert now["metadata"]["annotations"] == annotations
-    assert now["spec"]["acquireTime"] == held["spec"]["acquireTime"]
-    assert now["spec"]["leaseTransitions"] == held["spec"]["leaseTransitions"]
-    rc, out = _finish(first)
+    try:
+        holder = wait_truthy(run_lock_holder, "the first run to take the lock", timeout=60, interval=0.2)
+        held = run_lock()
+        annotations = held["metadata"]["annotations"]
+        assert annotations["cobaltcore.c5c3.io/lock-pid"] == "1", annotations
+        assert annotations["cobaltcore.c5c3.io/lock-pid-namespace"].startswith("pid:["), annotations
+        started = time.monotonic()
+        rc, out = _finish(_start("-e", "cobaltcore_lock_wait=5", playbook=HOLD, pid_namespace=True))
+        (failed,) = failures(out)
+        assert rc != 0 and failed[0] == "Wait for the region's run lock"
+        assert ("is held by %s since %s" % (holder, held["spec"]["acquireTime"])) in failed[2]
+        assert "in another PID namespace or boot" in failed[2]
+        assert time.monotonic() - started >= 5
+        # The hold playbook's one host is the management cluster's.
+        shown = next(iter(task_results(out, SHOW_HOLDER).values()))
+        assert "the run lock is held by %s" % holder in shown["msg"]
+        taking = next(iter(task_results(out, TAKE).values()))  # its "action" is the JSON callback's: the module's name
+        assert taking["acquired"] is False and "in another PID namespace or boot" in taking["reason"]
+        # Never taken over: the same holder (its annotations), acquired at the same time, no transition.
+        now = run_lock()
+        assert now["metadata"]["annotations"] == annotations
+        assert now["spec"]["acquireTime"] == held["spec"]["acquireTime"]
+        assert now["spec"]["leaseTransitions"] == held["spec"]["leaseTransitions"]
+    finally:
+        rc, out = _finish(first)  # also after a failed check: the next test finds the lock free
     assert rc == 0, failures(out)
     assert next(iter(task_results(out, WAIT_INCLUDE).values())).get("skipped")
     assert run_lock_holder() is None
