@@ -19,8 +19,13 @@ def preflight_problems_filter(checks):
 
 
 @fails_on_input_error("invalid region check")
-def region_problems_filter(inventory, bmcs=None):
-    return preflight.region_problems(inventory, bmcs)
+def region_problems_filter(inventory):
+    return preflight.region_problems(inventory)
+
+
+@fails_on_input_error("invalid preflight reads")
+def preflight_reads_filter(group_names, gardener_settings=None):
+    return preflight.reads(group_names, gardener_settings)
 
 
 class FilterModule(object):
@@ -30,4 +35,5 @@ class FilterModule(object):
         return {
             "preflight_problems": preflight_problems_filter,
             "region_problems": region_problems_filter,
+            "preflight_reads": preflight_reads_filter,
         }

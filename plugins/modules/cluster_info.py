@@ -16,13 +16,43 @@ description:
     Kubernetes version and serves the API groups its phases need.
   - An unreachable API server fails after three attempts within about ten seconds (the preflight
     retries the task itself), not after the minute of retries other modules allow.
+  - With O(objects) also reads the objects the preflight needs to see before any phase writes (a Project,
+    the BMCs), in the same call; a kind the server does not serve or a read it refuses is reported in that
+    read's C(error), not as a failure. It never reads Secrets.
   - Never writes; check mode behaves the same.
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - c5c3.cobaltcore.read_only
   - c5c3.cobaltcore.kube_connection
-options: {}
+options:
+  objects:
+    description:
+      - Objects to read, each by name or as a list (optionally by namespace and selectors).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      api_version:
+        description: The object's C(apiVersion).
+        type: str
+        required: true
+      kind:
+        description: The object's kind; C(Secret) is refused.
+        type: str
+        required: true
+      name:
+        description: Read this one object; without it, list them.
+        type: str
+      namespace:
+        description: The namespace to read in; without it, a list covers every namespace.
+        type: str
+      label_selector:
+        description: Only objects with these labels (a list only).
+        type: str
+      field_selector:
+        description: Only objects with these fields (a list only).
+        type: str
 """
 
 EXAMPLES = r"""
@@ -30,6 +60,14 @@ EXAMPLES = r"""
   c5c3.cobaltcore.cluster_info:
     kubeconfig: "{{ cobaltcore_kubeconfig }}"
   register: cluster
+
+- name: Read the Project and every Seed of a garden
+  c5c3.cobaltcore.cluster_info:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    objects:
+      - {api_version: core.gardener.cloud/v1beta1, kind: Project, name: cobaltcore}
+      - {api_version: core.gardener.cloud/v1beta1, kind: Seed}
+  register: garden
 
 - name: Show the server's version
   ansible.builtin.debug:
@@ -54,6 +92,31 @@ api_versions:
   type: list
   elements: str
   sample: ["apps/v1", "core.gardener.cloud/v1beta1", "v1"]
+objects:
+  description: One entry per read of O(objects), in their order.
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    api_version:
+      description: The read's C(apiVersion).
+      type: str
+    kind:
+      description: The read's kind.
+      type: str
+    name:
+      description: The object read by name, or null for a list.
+      type: str
+    items:
+      description: The objects found, without C(metadata.managedFields); empty when a named object does not exist.
+      type: list
+      elements: dict
+    error:
+      description: Why the read found nothing to go by (kind not served, forbidden), or null.
+      type: str
+    status:
+      description: The HTTP status of a failed read, or null.
+      type: int
 requests:
   description: API requests sent, by verb.
   returned: always
@@ -61,15 +124,32 @@ requests:
   sample: {"GET": 3}
 """
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+
+READ_SPEC = dict(
+    api_version=dict(type="str", required=True),
+    kind=dict(type="str", required=True),
+    name=dict(type="str"),
+    namespace=dict(type="str"),
+    label_selector=dict(type="str"),
+    field_selector=dict(type="str"),
+)
+
+
+def _without_managed_fields(obj):
+    (obj.get("metadata") or {}).pop("managedFields", None)
+    return obj
 
 
 class ClusterInfoModule(KubeModule):
-    argument_spec = dict()
+    argument_spec = dict(objects=dict(type="list", elements="dict", default=[], options=READ_SPEC))
     # It answers "is the server reachable": a dead server is reported, not waited for.
     client_options = dict(retries=2, retry_budget=10)
 
     def run(self):
+        self.validate()
         dummy, version = self.client.request("GET", "/version")
         dummy, core = self.client.request("GET", "/api")
         dummy, groups = self.client.request("GET", "/apis")
@@ -78,7 +158,37 @@ class ClusterInfoModule(KubeModule):
         for group in groups.get("groups") or []:
             api_groups.add(group["name"])
             api_versions.update(item["groupVersion"] for item in group.get("versions") or [])
-        self.results.update(version=version, api_groups=sorted(api_groups), api_versions=sorted(api_versions))
+        self.results.update(version=version, api_groups=sorted(api_groups), api_versions=sorted(api_versions),
+                            objects=[self.read(item) for item in self.params["objects"]])
+
+    def validate(self):
+        problems = [problem("objects[%d].kind" % index, "cluster_info never reads Secrets")
+                    for index, item in enumerate(self.params["objects"])
+                    if item["kind"] == "Secret" and item["api_version"] == "v1"]
+        problems += [problem("objects[%d]" % index, "a read by name takes no label_selector or field_selector")
+                     for index, item in enumerate(self.params["objects"])
+                     if item["name"] and (item["label_selector"] or item["field_selector"])]
+        if problems:
+            raise InputError(problems)
+
+    def read(self, item):
+        found = {"api_version": item["api_version"], "kind": item["kind"], "name": item["name"],
+                 "items": [], "error": None, "status": None}
+        try:
+            rtype = self.client.resource(item["api_version"], item["kind"])
+            namespace = item["namespace"] if rtype.namespaced else None
+            if item["name"]:
+                obj = self.client.get(rtype, item["name"], namespace)
+                found["items"] = [_without_managed_fields(obj)] if obj else []
+            else:
+                found["items"] = [_without_managed_fields(obj) for obj in self.client.list(
+                    rtype, namespace, label_selector=item["label_selector"], field_selector=item["field_selector"])]
+        except KubeError as exc:
+            # A kind not served and a forbidden read are answers; a server that fails is a failure.
+            if exc.status not in (403, 404):
+                raise
+            found.update(error=str(exc), status=exc.status)
+        return found
 
 
 def main():

@@ -11,8 +11,12 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
+# The operators of a LabelSelector's matchExpressions.
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -49,3 +53,27 @@ def is_label_value(value):
     if not isinstance(value, str):
         return False
     return value == "" or (len(value) <= 63 and _LABEL_NAME.match(value) is not None)
+
+
+def _expression_matches(expression, labels):
+    key, operator = expression.get("key"), expression.get("operator")
+    values = expression.get("values") or []
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    raise InputError([problem("selector.matchExpressions.operator",
+                              "%r is not one of %s" % (operator, ", ".join(SELECTOR_OPERATORS)))])
+
+
+def selector_matches(selector, labels):
+    """Whether a Kubernetes LabelSelector ({matchLabels, matchExpressions}) selects labels."""
+    labels = labels or {}
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    return all(_expression_matches(e, labels) for e in selector.get("matchExpressions") or [])

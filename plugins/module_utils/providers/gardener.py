@@ -337,3 +337,174 @@ def renewal_reason(facts, shoot, renew_before, at=None):
     if servers and facts["server"] not in servers:
         return "it points at %s, the Shoot advertises %s" % (facts["server"], ", ".join(servers))
     return None
+
+
+# ---------------------------------------------------------------------------
+# Before the first write (the preflight): what the garden must hold for the Shoots
+
+GARDENLET_READY = "GardenletReady"
+BACKUP_BUCKETS_READY = "SeedBackupBucketsReady"
+# gardener-scheduler's candidate determination (its config; SameRegion is upstream's default).
+SEED_STRATEGIES = ("SameRegion", "MinimalDistance")
+
+
+def preflight_reads(settings):
+    """What the preflight reads on the garden (c5c3.cobaltcore.cluster_info's objects): the Project, the
+    cloud profile and every Seed. A NamespacedCloudProfile lives in the project's namespace, which only the
+    Project names, so it is looked up by name in every namespace."""
+    profile = _cloud_profile(settings.get("cloud_profile") or "")
+    reads = [{"api_version": API_VERSION, "kind": "Project", "name": settings.get("project") or ""}]
+    if profile["kind"] == "NamespacedCloudProfile":
+        reads.append({"api_version": API_VERSION, "kind": profile["kind"], "field_selector": "metadata.name=%s" % profile["name"]})
+    else:
+        reads.append({"api_version": API_VERSION, "kind": profile["kind"], "name": profile["name"]})
+    reads.append({"api_version": API_VERSION, "kind": "Seed"})
+    return reads
+
+
+def _condition_true(obj, ctype):
+    return any(c.get("type") == ctype and c.get("status") == "True"
+               for c in ((obj.get("status") or {}).get("conditions") or []))
+
+
+def seed_is_usable(seed):
+    """gardener-scheduler's isUsableSeed: not deleting, visible, reconciled once, gardenlet ready (and its
+    backup buckets, when it backs up)."""
+    spec = seed.get("spec") or {}
+    # gardener-apiserver defaults spec.settings.scheduling.visible to true.
+    visible = ((spec.get("settings") or {}).get("scheduling") or {}).get("visible", True)
+    return (not (seed.get("metadata") or {}).get("deletionTimestamp") and visible is True
+            and bool((seed.get("status") or {}).get("lastOperation")) and _condition_true(seed, GARDENLET_READY)
+            and (not spec.get("backup") or _condition_true(seed, BACKUP_BUCKETS_READY)))
+
+
+def _version_offered(wanted, versions):
+    """Whether the cloud profile offers a Kubernetes or image version (a <major>.<minor> takes any patch)."""
+    wanted = str(wanted)
+    return any(v == wanted or v.startswith(wanted + ".") for v in versions)
+
+
+def _names(items):
+    return [item.get("name") for item in items or [] if isinstance(item, dict) and item.get("name")]
+
+
+def profile_spec(profile):
+    """A cloud profile's spec; a NamespacedCloudProfile's is the one merged with its parent (status.cloudProfileSpec)."""
+    if profile.get("kind") == "NamespacedCloudProfile":
+        return (profile.get("status") or {}).get("cloudProfileSpec") or {}
+    return profile.get("spec") or {}
+
+
+def _profile_problems(profile, shoots, region, settings):
+    spec = profile_spec(profile)
+    where = "%s %s" % (profile.get("kind") or "CloudProfile", (profile.get("metadata") or {}).get("name"))
+    problems = []
+    if spec.get("type") and spec["type"] != settings.get("provider_type"):
+        problems.append(problem("gardener.provider_type", "%s is not the provider type of %s (%s): Gardener refuses "
+                                "Shoots of another type" % (settings.get("provider_type"), where, spec["type"])))
+    regions = _names(spec.get("regions"))
+    if region not in regions:
+        problems.append(problem("gardener.region", "%s offers no region %s (it offers %s)"
+                                % (where, region, ", ".join(regions) or "none")))
+    # Admission refuses a machine type the profile does not list, or lists as not usable.
+    offered = [t["name"] for t in spec.get("machineTypes") or [] if isinstance(t, dict) and t.get("name")
+               and t.get("usable") is not False]
+    for shoot in shoots:
+        for worker in shoot["spec"]["provider"]["workers"]:
+            machine = worker["machine"]
+            if machine.get("type") not in offered:
+                problems.append(problem("%s.ironcore.machine_class" % shoot["cluster"], "%s offers no usable machine "
+                                        "type %s (it offers %s)" % (where, machine.get("type"), ", ".join(offered) or "none")))
+    versions = [v.get("version") for v in ((spec.get("kubernetes") or {}).get("versions") or []) if v.get("version")]
+    wanted = sorted(set(str(s["spec"]["kubernetes"]["version"]) for s in shoots if s["spec"].get("kubernetes")))
+    for version in wanted:
+        if not _version_offered(version, versions):
+            problems.append(problem("gardener.kubernetes_version", "%s offers no Kubernetes %s (it offers %s)"
+                                    % (where, version, ", ".join(versions) or "none")))
+    images = dict((i.get("name"), [v.get("version") for v in i.get("versions") or []])
+                  for i in spec.get("machineImages") or [] if isinstance(i, dict))
+    image = settings.get("machine_image") or {}
+    if image.get("name") and image["name"] not in images:
+        problems.append(problem("gardener.machine_image.name", "%s offers no machine image %s (it offers %s)"
+                                % (where, image["name"], ", ".join(sorted(images)) or "none")))
+    elif image.get("version") and not _version_offered(image["version"], images.get(image["name"]) or []):
+        problems.append(problem("gardener.machine_image.version", "%s offers no %s %s"
+                                % (where, image["name"], image["version"])))
+    return problems
+
+
+def _seed_provider(seed):
+    return (seed.get("spec") or {}).get("provider") or {}
+
+
+def _seed_problems(seeds, profile, shoots, region, settings, strategy):
+    """Whether gardener-scheduler finds a seed for the Shoots: usable, matching the cloud profile's seed
+    selector and provider types, and (SameRegion, unless the purpose is testing) in the Shoots' region."""
+    usable = [seed for seed in seeds if seed_is_usable(seed)]
+    selector = profile_spec(profile).get("seedSelector") or {}
+    label_selector = dict((k, v) for k, v in selector.items() if k in ("matchLabels", "matchExpressions"))
+    if label_selector:
+        usable = [s for s in usable if kube_names.selector_matches(label_selector, (s.get("metadata") or {}).get("labels"))]
+    providers = selector.get("providerTypes") or []
+    provider = settings.get("provider_type")
+    if providers:  # the cloud profile's seedSelector.providerTypes, "*" for any
+        usable = [s for s in usable if _seed_provider(s).get("type") in providers or "*" in providers]
+    else:
+        usable = [s for s in usable if _seed_provider(s).get("type") == provider]
+    purposes = set(s["spec"].get("purpose") or "evaluation" for s in shoots)
+    if strategy == "SameRegion" and purposes != set(["testing"]):
+        usable = [s for s in usable if _seed_provider(s).get("region") == region and _seed_provider(s).get("type") == provider]
+    if usable:
+        return []
+    return [problem("gardener.region", "no Seed can host the Shoots: none of the %d Seeds is usable (not deleting, "
+                    "visible, gardenlet ready) for provider %s%s" % (
+                        len(seeds), provider, " in region %s" % region if strategy == "SameRegion" else ""))]
+
+
+def garden_problems(region, settings, found, strategy="SameRegion"):
+    """What phase 2 needs from the garden and does not find there, one problem each.
+
+    found: the preflight_reads objects as cluster_info returned them ({kind, items, error}). The Project
+    must exist and be Ready (its namespace created); the cloud profile must exist and offer the
+    Shoots' provider type, region, machine types, Kubernetes version and machine image; a Seed must be
+    usable for them. A read the garden forbids (403) for Seeds is not checked.
+    """
+    if strategy not in SEED_STRATEGIES:
+        raise InputError([problem("strategy", "%r is not one of %s" % (strategy, ", ".join(SEED_STRATEGIES)))])
+    shoot_list = shoots(region, settings)
+    by_kind = dict((read.get("kind"), read) for read in found or [])
+    project_name = settings.get("project")
+    project_read = by_kind.get("Project") or {}
+    project = (project_read.get("items") or [None])[0]
+    problems = []
+    if project_read.get("error"):
+        problems.append(problem("gardener.project", "cannot read Project %s: %s" % (project_name, project_read["error"])))
+    elif project is None:
+        problems.append(problem("gardener.project", "Gardener project %s does not exist in the garden" % project_name))
+    else:
+        namespace = (project.get("spec") or {}).get("namespace")
+        phase = (project.get("status") or {}).get("phase") or "not reconciled"
+        if phase != "Ready":
+            problems.append(problem("gardener.project", "Gardener project %s is %s, not Ready: its namespace %s "
+                                    "cannot take Shoots yet" % (project_name, phase, namespace or "(none yet)")))
+    kind = _cloud_profile(settings["cloud_profile"])
+    profile_read = by_kind.get(kind["kind"]) or {}
+    profiles = profile_read.get("items") or []
+    if kind["kind"] == "NamespacedCloudProfile" and project is not None:
+        namespace = (project.get("spec") or {}).get("namespace")
+        profiles = [p for p in profiles if (p.get("metadata") or {}).get("namespace") == namespace]
+    profile = profiles[0] if profiles else None
+    region_name = shoot_list[0]["spec"]["region"] if shoot_list else settings.get("region") or region["name"]
+    if profile_read.get("error"):
+        problems.append(problem("gardener.cloud_profile", "cannot read %s %s: %s"
+                                % (kind["kind"], kind["name"], profile_read["error"])))
+    elif profile is None:
+        problems.append(problem("gardener.cloud_profile", "%s %s does not exist in the garden" % (kind["kind"], kind["name"])))
+    else:
+        problems += _profile_problems(profile, shoot_list, region_name, settings)
+    seed_read = by_kind.get("Seed") or {}
+    if seed_read.get("error") and seed_read.get("status") != 403:
+        problems.append(problem("gardener.region", "cannot read the Seeds: %s" % seed_read["error"]))
+    elif not seed_read.get("error") and shoot_list:
+        problems += _seed_problems(seed_read.get("items") or [], profile or {}, shoot_list, region_name, settings, strategy)
+    return problems

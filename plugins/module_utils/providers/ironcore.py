@@ -17,7 +17,10 @@ import ipaddress
 import re
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.kube_names import (
+    SELECTOR_OPERATORS as OPERATORS, selector_matches)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import pool_path
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 
 API_VERSION = "metal.ironcore.dev/v1alpha1"
@@ -30,7 +33,6 @@ IGNITION_KEY = "ignition"
 # (metal-operator re-reconciles the BMCs of a changed secret at once; this covers its queue).
 CREDENTIALS_SETTLE = 20
 
-OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _MAC = re.compile(r"^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$")
 
 
@@ -140,29 +142,6 @@ def server_summary(server):
         "maintenance": bool(spec.get("serverMaintenanceRef")) or status.get("state") == "Maintenance",
         "taints": [t for t in spec.get("taints") or [] if isinstance(t, dict)],
     }
-
-
-def _expression_matches(expression, labels):
-    key, operator = expression.get("key"), expression.get("operator")
-    values = expression.get("values") or []
-    if operator == "In":
-        return key in labels and labels[key] in values
-    if operator == "NotIn":
-        return key not in labels or labels[key] not in values
-    if operator == "Exists":
-        return key in labels
-    if operator == "DoesNotExist":
-        return key not in labels
-    raise InputError([problem("selector.matchExpressions.operator", "%r is not one of %s" % (operator, ", ".join(OPERATORS)))])
-
-
-def selector_matches(selector, labels):
-    """Whether a Kubernetes LabelSelector ({matchLabels, matchExpressions}) selects labels."""
-    labels = labels or {}
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    return all(_expression_matches(e, labels) for e in selector.get("matchExpressions") or [])
 
 
 def selector_text(selector):
@@ -502,6 +481,12 @@ def machine_labels(entry):
     return dict((label, entry[key]) for key, label in keys if entry.get(key))
 
 
+def pool_selector(pool):
+    """The Server selector of a region pool: its IronCore machine pool and class (None when it names neither)."""
+    labels = machine_labels(pool.get("ironcore") or {})
+    return {"matchLabels": labels} if labels else None
+
+
 def bmcs_from_inventory(entries):
     """ironcore_bmc's bmcs option from the IronCore host's cobaltcore_bmcs.
 
@@ -542,8 +527,8 @@ def claim_pools(region, settings):
     for key in ("control_planes", "hypervisor_pools", "storage_pools"):
         for pool in region.get(key) or []:
             own = pool.get("ironcore") or {}
-            labels = machine_labels(own)
-            if not labels:
+            selector = pool_selector(pool)
+            if not selector:
                 problems.append(problem("%s.ironcore" % pool["name"], "names no machine_pool or machine_class, so no "
                                         "server can be selected for it"))
                 continue
@@ -552,8 +537,45 @@ def claim_pools(region, settings):
                 problems.append(problem("%s.ironcore.image" % pool["name"], "no server image (and no default image)"))
                 continue
             result.append({"name": pool["name"], "count": pool.get("workers", 1),
-                           "selector": {"matchLabels": labels}, "image": image,
+                           "selector": selector, "image": image,
                            "ignition": ignitions.get(pool["name"]) or default_ignition(pool["name"], region["name"])})
     if problems:
         raise InputError(problems)
     return result
+
+
+# ---------------------------------------------------------------------------
+# Before the first write (the preflight)
+
+# What the preflight reads on the IronCore cluster (c5c3.cobaltcore.cluster_info's objects).
+PREFLIGHT_READS = ({"api_version": API_VERSION, "kind": "BMC"}, {"api_version": API_VERSION, "kind": "Server"})
+
+
+def _machine_text(labels):
+    return "%s/%s" % (labels.get(naming.MACHINE_POOL_LABEL) or "-", labels.get(naming.MACHINE_CLASS_LABEL) or "-")
+
+
+def uncarried_pool_problems(region, inventory_bmcs, bmcs, servers):
+    """Every pool of the region whose servers nothing can carry, one problem each.
+
+    A pool is carried when a BMC the inventory registers (cobaltcore_bmcs), a registered BMC or a
+    discovered Server has labels its selector matches: the metal-operator copies a BMC's labels to
+    its Servers, and a claim binds only a Server its selector matches. bmcs, servers: the objects read.
+    """
+    carriers = [bmc["labels"] for bmc in bmcs_from_inventory(inventory_bmcs or [])]
+    carriers += [(item.get("metadata") or {}).get("labels") or {} for item in list(bmcs or []) + list(servers or [])]
+    offered = ", ".join(sorted(set(_machine_text(labels) for labels in carriers))) or "nothing"
+    problems = []
+    for key in ("control_planes", "hypervisor_pools", "storage_pools"):
+        for index, pool in enumerate(region.get(key) or []):
+            selector = pool_selector(pool)
+            if not selector or any(selector_matches(selector, labels) for labels in carriers):
+                continue
+            own = pool.get("ironcore") or {}
+            wanted = " and ".join("%s %s" % (name.replace("_", " "), own[name])
+                                  for name in ("machine_pool", "machine_class") if own.get(name))
+            problems.append(problem(pool_path(key, index, pool["name"]) + ".ironcore",
+                                    "no BMC or Server carries %s, so no server can be claimed for %s (IronCore and "
+                                    "the inventory's BMCs carry machine pool/class %s)"
+                                    % (wanted, pool["name"], offered), "region"))
+    return problems

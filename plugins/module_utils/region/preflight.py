@@ -5,8 +5,9 @@
 
 The preflight role asks (stat of the kubeconfig, c5c3.cobaltcore.cluster_info,
 openstack.cloud.auth); this turns their registered results into the list of problems, one line
-each, in a fixed order: kubeconfig, reachability, version, API groups, Keystone. Pure Python:
-it reads results, it asks nothing itself.
+each, in a fixed order: kubeconfig, reachability, version, API groups, what the region needs from
+this cluster (the garden's Project, cloud profile and Seeds; the machines IronCore can give every
+pool), Keystone. Pure Python: it reads results, it asks nothing itself.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -15,8 +16,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region, pool_path
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener, ironcore
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 
 REQUIRED = ("kubeconfig", "kubeconfig_exists", "min_version", "max_version")
 OPTIONAL = {
@@ -28,6 +29,10 @@ OPTIONAL = {
     "keystone": None,
     "keystone_cloud": "",
     "keystone_clouds_yaml": "",
+    "region": None,
+    "gardener": None,
+    "seed_strategy": "SameRegion",
+    "bmcs": None,
 }
 _MINOR = re.compile(r"^v?(\d+\.\d+).*$")
 
@@ -49,7 +54,7 @@ def _validate(checks):
     for key in ("min_version", "max_version"):
         if key in checks and (not isinstance(checks[key], str) or not _numbers(checks[key])):
             problems.append(problem(key, "must be a version like 1.31, got %r" % (checks[key],)))
-    for key in ("cluster_info", "keystone", "api_groups_by_group"):
+    for key in ("cluster_info", "keystone", "api_groups_by_group", "region", "gardener"):
         if checks.get(key) is not None and not isinstance(checks[key], dict):
             problems.append(problem(key, "must be a mapping, got %s" % type(checks[key]).__name__))
     groups = checks.get("api_groups_by_group") or {}
@@ -58,6 +63,11 @@ def _validate(checks):
             if not isinstance(needed, (list, str)) or any(not isinstance(item, str) for item in (
                     needed if isinstance(needed, list) else [needed])):
                 problems.append(problem("api_groups_by_group.%s" % group, "must be a list of API group names"))
+    if checks.get("bmcs") is not None and not isinstance(checks["bmcs"], list):
+        problems.append(problem("bmcs", "must be a list of the inventory's BMCs"))
+    if checks.get("seed_strategy", "SameRegion") not in gardener.SEED_STRATEGIES:
+        problems.append(problem("seed_strategy", "%r is not one of %s"
+                                % (checks["seed_strategy"], ", ".join(gardener.SEED_STRATEGIES))))
     names = checks.get("group_names")
     if names is not None and (not isinstance(names, list) or any(not isinstance(n, str) for n in names)):
         problems.append(problem("group_names", "must be a list of inventory group names"))
@@ -85,6 +95,44 @@ def needed_api_groups(api_groups_by_group, group_names):
 def served_api_groups(cluster_info):
     """The API groups of a cluster_info result (the core group is 'core')."""
     return list((cluster_info or {}).get("api_groups") or [])
+
+
+def reads(group_names, gardener_settings=None):
+    """What cluster_info reads on a cluster for the preflight, by the inventory groups it is in."""
+    found = []
+    if "ironcore" in (group_names or []):
+        found += [dict(read) for read in ironcore.PREFLIGHT_READS]
+    if "gardener" in (group_names or []) and gardener_settings:
+        found += gardener.preflight_reads(gardener_settings)
+    return found
+
+
+def _reads_of(cluster, kinds):
+    return [read for read in cluster.get("objects") or [] if isinstance(read, dict) and read.get("kind") in kinds]
+
+
+def _region_needs(values, cluster):
+    """What the region needs from this cluster and it lacks: the garden's objects, IronCore's machines."""
+    if values["region"] is None:
+        return []
+    found = []
+    try:
+        region = build_region(values["region"]).to_dict()
+    except InputError:
+        return []  # the region model's own problems are reported once, by region_problems
+    if values["gardener"]:
+        try:
+            found += gardener.garden_problems(region, values["gardener"], cluster.get("objects") or [],
+                                              values["seed_strategy"])
+        except InputError as exc:  # the garden's settings: phase 2 would refuse them
+            found += exc.problems
+    if values["bmcs"] is not None:
+        machines = dict((read["kind"], read) for read in _reads_of(cluster, ("BMC", "Server")))
+        # A kind not served is the API group's problem, reported above.
+        if len(machines) == 2 and not any(read.get("error") for read in machines.values()):
+            found += ironcore.uncarried_pool_problems(region, values["bmcs"], machines["BMC"]["items"],
+                                                      machines["Server"]["items"])
+    return found
 
 
 def problems(checks):
@@ -117,6 +165,7 @@ def problems(checks):
         found.extend("API group %s is not served, and the phases of this cluster need it" % group
                      for group in needed_api_groups(values["api_groups_by_group"], values["group_names"])
                      if group not in served)
+        found.extend(_region_needs(values, cluster))
     keystone = values["keystone"] or {}
     if values["check_keystone"] and not keystone.get("auth_token"):
         found.append("Keystone: no token for cloud %s from %s: %s" % (
@@ -127,35 +176,13 @@ def problems(checks):
 # ---------------------------------------------------------------------------
 # The region model, once for the whole region
 
-POOL_KEYS = ("control_planes", "hypervisor_pools", "storage_pools")
 
-
-def region_problems(inventory, bmcs=None):
-    """Every problem of the region model (pools named by their inventory hosts) and, given the IronCore
-    host's BMCs (cobaltcore_bmcs), every pool whose machine pool and class no BMC carries: its claims
-    could never be bound. One line each; empty when the region can be built."""
+def region_problems(inventory):
+    """Every problem of the region model, pools named by their inventory hosts; one line each, empty
+    when the region can be built. What the region needs from IronCore and the garden is checked on
+    those clusters (problems with region, gardener, bmcs)."""
     try:
-        region = build_region(inventory).to_dict()
+        build_region(inventory)
     except InputError as exc:
         return list(exc.problems)
-    if not bmcs:
-        return []
-    carried = []
-    for bmc in bmcs:
-        labels = (bmc or {}).get("labels") or {}
-        carried.append({"machine_pool": (bmc or {}).get("machine_pool") or labels.get(naming.MACHINE_POOL_LABEL),
-                        "machine_class": (bmc or {}).get("machine_class") or labels.get(naming.MACHINE_CLASS_LABEL)})
-    problems = []
-    for key in POOL_KEYS:
-        for index, pool in enumerate(region.get(key) or []):
-            wanted = dict((k, v) for k, v in (pool.get("ironcore") or {}).items()
-                          if k in ("machine_pool", "machine_class") and v)
-            if not wanted or any(all(c.get(k) == v for k, v in wanted.items()) for c in carried):
-                continue
-            offered = sorted(set("%s/%s" % (c.get("machine_pool", "-"), c.get("machine_class", "-")) for c in carried))
-            problems.append(problem(
-                pool_path(key, index, pool["name"]) + ".ironcore",
-                "no registered BMC carries %s, so no server can be claimed for %s (the BMCs carry machine "
-                "pool/class %s)" % (" and ".join("%s %s" % (k.replace("_", " "), v) for k, v in sorted(wanted.items())),
-                                    pool["name"], ", ".join(offered) or "nothing"), "region"))
-    return problems
+    return []

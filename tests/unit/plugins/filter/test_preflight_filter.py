@@ -21,7 +21,8 @@ CHECKS = {"kubeconfig": "/k.yaml", "kubeconfig_exists": True, "min_version": "1.
 
 
 def test_the_filters():
-    assert sorted(FILTERS) == ["preflight_problems", "region_problems"]
+    assert sorted(FILTERS) == ["preflight_problems", "preflight_reads", "region_problems"]
+    assert FILTERS["preflight_reads"](["ironcore"]) == preflight.reads(["ironcore"])
 
 
 def test_region_problems_filter_names_pools_by_their_inventory_host():

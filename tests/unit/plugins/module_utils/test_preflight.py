@@ -187,22 +187,8 @@ def lab_like_inventory(hv_a_workers=2, hv_b_workers=1, st_class="lab-storage"):
                                                            "machine_class": st_class}}}}}
 
 
-BMCS = [{"name": "b1", "machine_pool": "lab-rack-1", "machine_class": "lab-kvm"},
-        {"name": "b2", "labels": {"c5c3.io/machine-pool": "lab-rack-1", "c5c3.io/machine-class": "lab-storage"}}]
-
-
 def test_region_problems_name_every_bad_pool_by_its_inventory_host():
-    assert preflight.region_problems(lab_like_inventory(), BMCS) == []
-    assert preflight.region_problems(lab_like_inventory(hv_a_workers=-1, hv_b_workers="one"), BMCS) == [
+    assert preflight.region_problems(lab_like_inventory()) == []
+    assert preflight.region_problems(lab_like_inventory(hv_a_workers=-1, hv_b_workers="one")) == [
         "region hypervisor_pools[hv-pool-a].workers: must be at least 1, got -1",
         "region hypervisor_pools[hv-pool-b].workers: must be an integer, got string"]
-
-
-def test_region_problems_report_a_machine_class_no_bmc_carries():
-    problems = preflight.region_problems(lab_like_inventory(st_class="lab-gpu"), BMCS)
-    assert problems == [
-        "region storage_pools[st-pool-a].ironcore: no registered BMC carries machine class lab-gpu and machine "
-        "pool lab-rack-1, so no server can be claimed for st-pool-a (the BMCs carry machine pool/class "
-        "lab-rack-1/lab-kvm, lab-rack-1/lab-storage)"]
-    # Without BMCs (a region whose IronCore host registers none) only the model is checked.
-    assert preflight.region_problems(lab_like_inventory(st_class="lab-gpu"), []) == []
