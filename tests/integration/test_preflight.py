@@ -92,7 +92,7 @@ def test_keystone_is_checked_only_when_the_inventory_names_an_admin_cloud(lab):
     assert rc == 0 and not asked.get("skipped") and "censored" in asked  # asked, and no_log kept the token out
 
 
-def test_a_bad_region_model_is_refused_in_preflight_naming_its_pools(lab, tmp_path):
+def test_a_bad_region_model_is_refused_in_preflight_naming_its_pools(lab, tmp_path, kubeconfigs):
     """A copy of the lab inventory with bad workers and a machine class no BMC carries: preflight refuses it,
     before any phase writes, naming the pools by their inventory hosts."""
     inventory = tmp_path / "lab"
@@ -111,13 +111,38 @@ def test_a_bad_region_model_is_refused_in_preflight_naming_its_pools(lab, tmp_pa
     assert result["msg"][1:] == [
         "region hypervisor_pools[hv-pool-a].workers: must be at least 1, got -1",
         "region hypervisor_pools[hv-pool-b].workers: must be an integer, got string"]
-    # With the workers fixed, the machine class no registered BMC carries is the problem.
+    # With the workers fixed, the machine class nothing carries is the IronCore cluster's problem.
     for host, old in (("hv-pool-a", "workers: -1"), ("hv-pool-b", 'workers: "one"')):
         path = inventory / "host_vars" / host / "pool.yml"
         path.write_text(path.read_text().replace(old, "workers: 1", 1))
-    rc, out = run_playbook(PREFLIGHT, "--limit", "lab-control-plane", inventory=inventory)
+    rc, out = run_playbook(PREFLIGHT, "--limit", "baremetal", "-e", "cobaltcore_kubeconfig=%s" % kubeconfigs["baremetal"],
+                           inventory=inventory)
     assert rc != 0
-    (result,) = task_results(out, "Report the problems of the region model").values()
-    (problem,) = result["msg"][1:]
-    assert problem.startswith("region storage_pools[st-pool-b].ironcore: no registered BMC carries machine class "
-                              "lab-gpu and machine pool lab-rack-1"), problem
+    (problem,) = _problems(out, "baremetal")
+    assert problem.startswith("region storage_pools[st-pool-b].ironcore: no BMC or Server carries machine pool "
+                              "lab-rack-1 and machine class lab-gpu, so no server can be claimed for st-pool-b"), problem
+
+
+def test_the_ironcore_check_counts_what_ironcore_has_without_the_inventorys_bmcs(lab, region):
+    """eu-de-1 lists no BMC: the pools are checked against the BMCs and Servers IronCore already has."""
+    rc, out = run_playbook(PREFLIGHT, "--limit", "baremetal", "-e", json.dumps({"cobaltcore_bmcs": []}))
+    assert rc == 0, _problems(out, "baremetal")
+    rc, out = run_playbook(PREFLIGHT, "--limit", "baremetal", "-e", json.dumps({"cobaltcore_bmcs": [],
+                           "preflight_reads": []}))
+    assert rc == 0  # nothing read, nothing judged
+
+
+def test_the_garden_is_checked_for_what_phase_2_needs(lab):
+    """A copy of eu-de-1's garden settings on the lab garden: its project does not exist, and more."""
+    settings = {"project": "cc", "cloud_profile": {"kind": "CloudProfile", "name": "ironcore-metal"},
+                "credentials_binding": "ironcore-metal", "provider_type": "ironcore-metal",
+                "kubernetes_version": "1.34", "machine_image": {"name": "gardenlinux", "version": "1877.3.0"},
+                "region": "eu-de-1", "purpose": "production"}
+    rc, out = run_playbook(PREFLIGHT, "--limit", "garden", "-e", json.dumps({"cobaltcore_gardener": settings}))
+    assert rc != 0
+    assert _problems(out, "garden") == [
+        "gardener.project: Gardener project cc does not exist in the garden",
+        "gardener.region: CloudProfile ironcore-metal offers no region eu-de-1 (it offers lab)",
+        "gardener.kubernetes_version: CloudProfile ironcore-metal offers no Kubernetes 1.34 (it offers 1.33.4, 1.32.8)",
+        "gardener.region: no Seed can host the Shoots: none of the 1 Seeds is usable (not deleting, visible, "
+        "gardenlet ready) for provider ironcore-metal in region eu-de-1"]
