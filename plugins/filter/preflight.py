@@ -9,13 +9,14 @@ Its documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import region_needs
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import preflight
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
 
 
 @fails_on_input_error("invalid preflight checks")
 def preflight_problems_filter(checks):
-    return preflight.problems(checks)
+    return preflight.problems(checks, region_needs.problems)
 
 
 @fails_on_input_error("invalid region check")
@@ -25,7 +26,7 @@ def region_problems_filter(inventory):
 
 @fails_on_input_error("invalid preflight reads")
 def preflight_reads_filter(group_names, gardener_settings=None):
-    return preflight.reads(group_names, gardener_settings)
+    return region_needs.reads(group_names, gardener_settings)
 
 
 class FilterModule(object):

@@ -16,7 +16,6 @@ __metaclass__ = type
 import re
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener, ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 
 REQUIRED = ("kubeconfig", "kubeconfig_exists", "min_version", "max_version")
@@ -65,9 +64,8 @@ def _validate(checks):
                 problems.append(problem("api_groups_by_group.%s" % group, "must be a list of API group names"))
     if checks.get("bmcs") is not None and not isinstance(checks["bmcs"], list):
         problems.append(problem("bmcs", "must be a list of the inventory's BMCs"))
-    if checks.get("seed_strategy", "SameRegion") not in gardener.SEED_STRATEGIES:
-        problems.append(problem("seed_strategy", "%r is not one of %s"
-                                % (checks["seed_strategy"], ", ".join(gardener.SEED_STRATEGIES))))
+    if not isinstance(checks.get("seed_strategy", ""), str):
+        problems.append(problem("seed_strategy", "must be a string"))
     names = checks.get("group_names")
     if names is not None and (not isinstance(names, list) or any(not isinstance(n, str) for n in names)):
         problems.append(problem("group_names", "must be a list of inventory group names"))
@@ -97,45 +95,7 @@ def served_api_groups(cluster_info):
     return list((cluster_info or {}).get("api_groups") or [])
 
 
-def reads(group_names, gardener_settings=None):
-    """What cluster_info reads on a cluster for the preflight, by the inventory groups it is in."""
-    found = []
-    if "ironcore" in (group_names or []):
-        found += [dict(read) for read in ironcore.PREFLIGHT_READS]
-    if "gardener" in (group_names or []) and gardener_settings:
-        found += gardener.preflight_reads(gardener_settings)
-    return found
-
-
-def _reads_of(cluster, kinds):
-    return [read for read in cluster.get("objects") or [] if isinstance(read, dict) and read.get("kind") in kinds]
-
-
-def _region_needs(values, cluster):
-    """What the region needs from this cluster and it lacks: the garden's objects, IronCore's machines."""
-    if values["region"] is None:
-        return []
-    found = []
-    try:
-        region = build_region(values["region"]).to_dict()
-    except InputError:
-        return []  # the region model's own problems are reported once, by region_problems
-    if values["gardener"]:
-        try:
-            found += gardener.garden_problems(region, values["gardener"], cluster.get("objects") or [],
-                                              values["seed_strategy"])
-        except InputError as exc:  # the garden's settings: phase 2 would refuse them
-            found += exc.problems
-    if values["bmcs"] is not None:
-        machines = dict((read["kind"], read) for read in _reads_of(cluster, ("BMC", "Server")))
-        # A kind not served is the API group's problem, reported above.
-        if len(machines) == 2 and not any(read.get("error") for read in machines.values()):
-            found += ironcore.uncarried_pool_problems(region, values["bmcs"], machines["BMC"]["items"],
-                                                      machines["Server"]["items"])
-    return found
-
-
-def problems(checks):
+def problems(checks, region_needs=None):
     """The problems of one cluster, [] when it is ready to be driven.
 
     checks: kubeconfig (its path), kubeconfig_exists, kubeconfig_fetched_later (phase 2 fetches
@@ -143,7 +103,8 @@ def problems(checks):
     `version` once the API server answered), min_version and max_version (major.minor,
     inclusive), api_groups_by_group and group_names (the host's inventory groups), check_keystone,
     keystone (the openstack.cloud.auth result), keystone_cloud, keystone_clouds_yaml.
-    InputError lists every malformed key.
+    region_needs(values, cluster_info) judges those reads (providers.region_needs.problems: the vendors'
+    knowledge lives there, above this package). InputError lists every malformed key.
     """
     _validate(checks)
     values = dict(OPTIONAL, **checks)
@@ -165,7 +126,8 @@ def problems(checks):
         found.extend("API group %s is not served, and the phases of this cluster need it" % group
                      for group in needed_api_groups(values["api_groups_by_group"], values["group_names"])
                      if group not in served)
-        found.extend(_region_needs(values, cluster))
+        if region_needs is not None and values["region"] is not None:
+            found.extend(region_needs(values, cluster))
     keystone = values["keystone"] or {}
     if values["check_keystone"] and not keystone.get("auth_token"):
         found.append("Keystone: no token for cloud %s from %s: %s" % (

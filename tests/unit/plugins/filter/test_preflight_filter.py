@@ -12,6 +12,7 @@ from ansible.errors import AnsibleFilterError
 
 from conftest import REPO
 from ansible_collections.c5c3.cobaltcore.plugins.filter import preflight as preflight_filter
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import region_needs
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import preflight
 
 FILTERS = preflight_filter.FilterModule().filters()
@@ -22,7 +23,7 @@ CHECKS = {"kubeconfig": "/k.yaml", "kubeconfig_exists": True, "min_version": "1.
 
 def test_the_filters():
     assert sorted(FILTERS) == ["preflight_problems", "preflight_reads", "region_problems"]
-    assert FILTERS["preflight_reads"](["ironcore"]) == preflight.reads(["ironcore"])
+    assert FILTERS["preflight_reads"](["ironcore"]) == region_needs.reads(["ironcore"])
 
 
 def test_region_problems_filter_names_pools_by_their_inventory_host():

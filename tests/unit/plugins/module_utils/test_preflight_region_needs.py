@@ -9,10 +9,15 @@ import copy
 import pytest
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener, ironcore
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener, ironcore, region_needs
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import preflight
 
 GV = "core.gardener.cloud/v1beta1"
+
+
+def judged(checks):
+    """The preflight's problems as the preflight_problems filter finds them."""
+    return preflight.problems(checks, region_needs.problems)
 POOL_LABEL, CLASS_LABEL = "c5c3.io/machine-pool", "c5c3.io/machine-class"
 SETTINGS = {"project": "cc", "cloud_profile": {"kind": "CloudProfile", "name": "metal"},
             "credentials_binding": "metal", "provider_type": "ironcore-metal", "kubernetes_version": "1.33",
@@ -56,7 +61,7 @@ def ironcore_checks(bmcs=(), servers=(), inventory_bmcs=()):
 
 def test_a_region_without_any_machine_names_every_pool_with_its_machine_pool_and_class():
     """eu-de-1 as shipped: no BMC in the inventory, none registered."""
-    assert preflight.problems(ironcore_checks()) == [
+    assert judged(ironcore_checks()) == [
         "region %s[%s].ironcore: no BMC or Server carries machine pool %s and machine class %s, so no server can be "
         "claimed for %s (IronCore and the inventory's BMCs carry machine pool/class nothing)" % (key, name, pool, cls, name)
         for key, name, pool, cls in (("control_planes", "cp", "rack-1", "general"),
@@ -68,8 +73,8 @@ def test_each_kind_of_carrier_counts():
     inventory_bmc = {"name": "b1", "credentials": "rack-1", "machine_pool": "rack-1", "machine_class": "general"}
     registered_bmc = machine("BMC", "b2", "rack-1", "kvm")
     server = machine("Server", "s3", "rack-2", "storage")
-    assert preflight.problems(ironcore_checks([registered_bmc], [server], [inventory_bmc])) == []
-    (problem,) = preflight.problems(ironcore_checks([registered_bmc], [], [inventory_bmc]))
+    assert judged(ironcore_checks([registered_bmc], [server], [inventory_bmc])) == []
+    (problem,) = judged(ironcore_checks([registered_bmc], [], [inventory_bmc]))
     assert problem.startswith("region storage_pools[st-a].ironcore: no BMC or Server carries machine pool rack-2 and "
                               "machine class storage, so no server can be claimed for st-a")
     assert problem.endswith("(IronCore and the inventory's BMCs carry machine pool/class rack-1/general, rack-1/kvm)")
@@ -77,15 +82,15 @@ def test_each_kind_of_carrier_counts():
 
 def test_a_machine_of_another_class_does_not_carry_a_pool():
     wrong = [machine("Server", "s%d" % n, "rack-1", "kvm") for n in range(3)]
-    assert len(preflight.problems(ironcore_checks(servers=wrong))) == 2  # cp and st-a
+    assert len(judged(ironcore_checks(servers=wrong))) == 2  # cp and st-a
 
 
 def test_machines_are_not_judged_when_ironcore_does_not_serve_them():
     objects = [read("BMC", [], error="the API server does not serve kind BMC", status=404),
                read("Server", [], error="the API server does not serve kind Server", status=404)]
-    assert preflight.problems(checks(objects, bmcs=[])) == []
+    assert judged(checks(objects, bmcs=[])) == []
     # Nor on a cluster that is no IronCore host (bmcs not given).
-    assert preflight.problems(checks([])) == []
+    assert judged(checks([])) == []
 
 
 # --- the garden: Project, cloud profile, Seed ----------------------------------------------------
@@ -116,7 +121,7 @@ def garden(project_items=None, profiles=None, seeds=None, settings=None, **extra
     objects = [read("Project", [project()] if project_items is None else project_items, name="cc"),
                read("CloudProfile", [profile()] if profiles is None else profiles, name="metal"),
                read("Seed", [seed()] if seeds is None else seeds)]
-    return preflight.problems(checks(objects, gardener=settings or SETTINGS, **extra))
+    return judged(checks(objects, gardener=settings or SETTINGS, **extra))
 
 
 def test_a_garden_with_everything_the_shoots_need_has_no_problem():
@@ -159,9 +164,9 @@ def test_a_namespaced_cloud_profile_is_judged_by_its_merged_spec_in_the_project_
     theirs = dict(copy.deepcopy(mine), metadata={"name": "metal", "namespace": "garden-other"})
     objects = [read("Project", [project()], name="cc"), read("NamespacedCloudProfile", [theirs, mine]),
                read("Seed", [seed()])]
-    assert preflight.problems(checks(objects, gardener=settings)) == []
+    assert judged(checks(objects, gardener=settings)) == []
     objects[1] = read("NamespacedCloudProfile", [theirs])
-    assert preflight.problems(checks(objects, gardener=settings)) == [
+    assert judged(checks(objects, gardener=settings)) == [
         "gardener.cloud_profile: NamespacedCloudProfile metal does not exist in the garden"]
 
 
@@ -199,7 +204,7 @@ def test_seeds_a_user_may_not_list_are_not_judged_but_a_forbidden_project_is_a_p
     objects = [read("Project", [], name="cc", error="projects is forbidden", status=403),
                read("CloudProfile", [profile()], name="metal"),
                read("Seed", [], error="seeds is forbidden", status=403)]
-    assert preflight.problems(checks(objects, gardener=SETTINGS)) == [
+    assert judged(checks(objects, gardener=SETTINGS)) == [
         "gardener.project: cannot read Project cc: projects is forbidden"]
 
 
@@ -215,13 +220,13 @@ def test_a_bad_strategy_is_bad_input():
 
 
 def test_what_the_preflight_reads_by_inventory_group():
-    assert preflight.reads(["management"], SETTINGS) == []
-    assert [r["kind"] for r in preflight.reads(["ironcore"], SETTINGS)] == ["BMC", "Server"]
-    assert preflight.reads(["gardener"], SETTINGS) == [
+    assert region_needs.reads(["management"], SETTINGS) == []
+    assert [r["kind"] for r in region_needs.reads(["ironcore"], SETTINGS)] == ["BMC", "Server"]
+    assert region_needs.reads(["gardener"], SETTINGS) == [
         {"api_version": GV, "kind": "Project", "name": "cc"},
         {"api_version": GV, "kind": "CloudProfile", "name": "metal"},
         {"api_version": GV, "kind": "Seed"}]
-    assert preflight.reads(["gardener"], {}) == []
+    assert region_needs.reads(["gardener"], {}) == []
     # The constant is never handed out to be changed.
-    preflight.reads(["ironcore"])[0]["name"] = "x"
+    region_needs.reads(["ironcore"])[0]["name"] = "x"
     assert "name" not in ironcore.PREFLIGHT_READS[0]
