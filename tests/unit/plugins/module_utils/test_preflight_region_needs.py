@@ -18,6 +18,8 @@ GV = "core.gardener.cloud/v1beta1"
 def judged(checks):
     """The preflight's problems as the preflight_problems filter finds them."""
     return preflight.problems(checks, region_needs.problems)
+
+
 POOL_LABEL, CLASS_LABEL = "c5c3.io/machine-pool", "c5c3.io/machine-class"
 SETTINGS = {"project": "cc", "cloud_profile": {"kind": "CloudProfile", "name": "metal"},
             "credentials_binding": "metal", "provider_type": "ironcore-metal", "kubernetes_version": "1.33",
