@@ -524,6 +524,12 @@ def claim_pools(region, settings):
     """
     problems, result = [], []
     ignitions = settings.get("ignition") or {}
+    # Ignition is secret: a problem names the option and the type, never the value.
+    if not isinstance(ignitions, dict):
+        raise InputError([problem("ignition", "must be a mapping of pool name to Ignition text, got %s"
+                                  % type(ignitions).__name__)])
+    problems += [problem("ignition.%s" % name, "must be Ignition text (a string), got %s" % type(value).__name__)
+                 for name, value in sorted(ignitions.items()) if not isinstance(value, str)]
     for key in ("control_planes", "hypervisor_pools", "storage_pools"):
         for pool in region.get(key) or []:
             own = pool.get("ironcore") or {}

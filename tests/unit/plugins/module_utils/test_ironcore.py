@@ -186,6 +186,17 @@ def test_claim_pools_reports_pools_without_machines_or_image():
         "hv-b.ironcore.image: no server image (and no default image)"]
 
 
+def test_claim_pools_refuse_an_ignition_that_is_no_mapping_of_texts_without_quoting_it():
+    region = build_region({"name": "r", "control_planes": [{"name": "cp", "ironcore": {"machine_class": "k"}}]}).to_dict()
+    with pytest.raises(InputError) as error:
+        ironcore.claim_pools(region, {"image": "gl", "ignition": "marker-ignition-secret"})
+    assert error.value.problems == ["ignition: must be a mapping of pool name to Ignition text, got str"]
+    with pytest.raises(InputError) as error:
+        ironcore.claim_pools(region, {"image": "gl", "ignition": {"cp": {"ignition": {"version": "3.4.0"}}}})
+    assert error.value.problems == ["ignition.cp: must be Ignition text (a string), got dict"]
+    assert "marker" not in str(error.value)
+
+
 def test_lab_bmcs_are_valid_and_cover_the_pools(inventory_of):
     hostvars = inventory_of("lab")["hostvars"]["baremetal"]
     bmcs = ironcore.bmcs_from_inventory(hostvars["cobaltcore_bmcs"])
