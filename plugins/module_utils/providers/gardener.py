@@ -461,17 +461,26 @@ def _seed_problems(seeds, profile, shoots, region, settings, strategy):
                         len(seeds), provider, " in region %s" % region if strategy == "SameRegion" else ""))]
 
 
+def check_seed_strategy(strategy):
+    """InputError unless strategy is one of gardener-scheduler's SEED_STRATEGIES."""
+    if strategy not in SEED_STRATEGIES:
+        raise InputError([problem("seed_strategy", "%r is not one of %s" % (strategy, ", ".join(SEED_STRATEGIES)))])
+
+
 def garden_problems(region, settings, found, strategy="SameRegion"):
     """What phase 2 needs from the garden and does not find there, one problem each.
 
     found: the preflight_reads objects as cluster_info returned them ({kind, items, error}). The Project
     must exist and be Ready (its namespace created); the cloud profile must exist and offer the
     Shoots' provider type, region, machine types, Kubernetes version and machine image; a Seed must be
-    usable for them. A read the garden forbids (403) for Seeds is not checked.
+    usable for them. A read the garden forbids (403) for Seeds is not checked. Settings phase 2 would
+    refuse are the problems then; a strategy that is none of SEED_STRATEGIES is an InputError.
     """
-    if strategy not in SEED_STRATEGIES:
-        raise InputError([problem("strategy", "%r is not one of %s" % (strategy, ", ".join(SEED_STRATEGIES)))])
-    shoot_list = shoots(region, settings)
+    check_seed_strategy(strategy)
+    try:
+        shoot_list = shoots(region, settings)
+    except InputError as exc:
+        return list(exc.problems)
     by_kind = dict((read.get("kind"), read) for read in found or [])
     project_name = settings.get("project")
     project_read = by_kind.get("Project") or {}

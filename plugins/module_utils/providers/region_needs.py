@@ -10,7 +10,7 @@ providers.ironcore), which region/ may not import. Pure Python.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener, ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 
@@ -31,20 +31,15 @@ def _reads_of(cluster, kinds):
 
 def problems(values, cluster):
     """What the region needs from this cluster and it lacks: the garden's objects, IronCore's machines."""
-    if values["seed_strategy"] not in gardener.SEED_STRATEGIES:
-        raise InputError([problem("seed_strategy", "%r is not one of %s"
-                                  % (values["seed_strategy"], ", ".join(gardener.SEED_STRATEGIES)))])
+    gardener.check_seed_strategy(values["seed_strategy"])
     found = []
     try:
         region = build_region(values["region"]).to_dict()
     except InputError:
         return []  # the region model's own problems are reported once, by region_problems
     if values["gardener"]:
-        try:
-            found += gardener.garden_problems(region, values["gardener"], cluster.get("objects") or [],
-                                              values["seed_strategy"])
-        except InputError as exc:  # the garden's settings: phase 2 would refuse them
-            found += exc.problems
+        found += gardener.garden_problems(region, values["gardener"], cluster.get("objects") or [],
+                                          values["seed_strategy"])
     if values["bmcs"] is not None:
         machines = dict((read["kind"], read) for read in _reads_of(cluster, ("BMC", "Server")))
         # A kind not served is the API group's problem, reported above.

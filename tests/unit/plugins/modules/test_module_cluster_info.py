@@ -8,6 +8,7 @@ __metaclass__ = type
 import socket
 import time
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.modules import cluster_info
 
 from module_harness import kubeconfig, run_module
@@ -56,3 +57,54 @@ def test_an_unreachable_server_is_reported_within_seconds():
     result, dummy = run_module(cluster_info.main, {"kubeconfig": config})
     assert result["failed"] and "cannot reach the API server" in result["msg"] and "after 3 attempts" in result["msg"]
     assert time.time() - started < 10
+
+
+GARDENER = "core.gardener.cloud/v1beta1"
+
+
+def _answers():
+    return _server({"/version": (200, VERSION), "/api": (200, {"versions": ["v1"]}), "/apis": (200, APIS)})
+
+
+def test_objects_are_read_by_name_or_listed_in_the_same_call(kube):
+    kube.on_request = _answers()
+    kube.add({"apiVersion": GARDENER, "kind": "Project", "metadata": {"name": "cc", "managedFields": [{"manager": "x"}]},
+              "spec": {"namespace": "garden-cc"}})
+    kube.add({"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "BMC", "metadata": {"name": "b1", "labels": {"a": "1"}}})
+    kube.add({"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "BMC", "metadata": {"name": "b2", "labels": {"a": "2"}}})
+    objects = [{"api_version": GARDENER, "kind": "Project", "name": "cc"},
+               {"api_version": GARDENER, "kind": "Project", "name": "nope"},
+               {"api_version": "metal.ironcore.dev/v1alpha1", "kind": "BMC", "label_selector": "a=2"}]
+    result, dummy = run_module(cluster_info.main, {"kubeconfig": kubeconfig(), "objects": objects}, check_mode=True)
+    assert not result.get("failed") and not result["changed"]
+    found, missing, listed = result["objects"]
+    assert [o["metadata"]["name"] for o in found["items"]] == ["cc"] and found["error"] is None
+    assert "managedFields" not in found["items"][0]["metadata"]
+    assert missing["items"] == [] and missing["error"] is None
+    assert [o["metadata"]["name"] for o in listed["items"]] == ["b2"] and listed["name"] is None
+
+
+def test_a_kind_not_served_and_a_forbidden_read_are_answers_a_failing_server_is_a_failure(kube):
+    kube.on_request = _answers()
+    kube.failures[("GET", "Seed")] = KubeError("seeds is forbidden", status=403, reason="Forbidden")
+    kube.kinds[(GARDENER, "Seed")] = ("seeds", False)
+    objects = [{"api_version": GARDENER, "kind": "Seed"}, {"api_version": GARDENER, "kind": "CloudProfile", "name": "x"}]
+    result, dummy = run_module(cluster_info.main, {"kubeconfig": kubeconfig(), "objects": objects})
+    assert not result.get("failed")
+    seeds, profile = result["objects"]
+    assert (seeds["status"], seeds["error"]) == (403, "seeds is forbidden")
+    assert profile["status"] == 404 and "does not serve kind CloudProfile" in profile["error"]
+    kube.failures[("GET", "Seed")] = KubeError("etcdserver: request timed out", status=500, reason="InternalError")
+    result, dummy = run_module(cluster_info.main, {"kubeconfig": kubeconfig(), "objects": objects[:1]})
+    assert result["failed"] and "request timed out" in result["msg"]
+
+
+def test_secrets_and_selectors_on_a_named_read_are_refused_before_any_request(kube):
+    kube.on_request = _answers()
+    objects = [{"api_version": "v1", "kind": "Secret", "name": "admin"},
+               {"api_version": GARDENER, "kind": "Project", "name": "cc", "label_selector": "a=b"}]
+    result, dummy = run_module(cluster_info.main, {"kubeconfig": kubeconfig(), "objects": objects})
+    assert result["failed"] and result["problems"] == [
+        "objects[0].kind: cluster_info never reads Secrets",
+        "objects[1]: a read by name takes no label_selector or field_selector"]
+    assert kube.calls == []
