@@ -150,12 +150,27 @@ def kubeconfig_credentials(kubeconfig):
 
 
 def auth_strings(auth):
-    """(credentials, public strings) of an openstack.cloud auth dict: passwords, tokens and secrets are
-    credentials; the URL, user, project and domain names are public."""
+    """(credentials, public strings) of an openstack.cloud auth dict, or of a cloud's (its auth at any depth):
+    passwords, tokens, secrets and keys are credentials; the URL, user, project, domain and region names are public."""
     credentials, public = set(), set()
     for key, value in (auth.items() if isinstance(auth, dict) else []):
-        (credentials if AUTH_CREDENTIAL_KEY.search(str(key)) else public).update(leaves(value))
+        if AUTH_CREDENTIAL_KEY.search(str(key)):
+            credentials.update(leaves(value))
+        elif isinstance(value, dict):
+            inner_credentials, inner_public = auth_strings(value)
+            credentials.update(inner_credentials)
+            public.update(inner_public)
+        else:
+            public.update(leaves(value))
     return credentials, public - credentials
+
+
+def cloud_strings(cloud):
+    """(credentials, public strings) of an openstack.cloud cloud option: a cloud's name (public), or a cloud's
+    settings as a dict (its auth's credentials secret, the rest public)."""
+    if isinstance(cloud, dict):
+        return auth_strings(cloud)
+    return set(), leaves(cloud)
 
 
 def public_within(candidates, identifiers):

@@ -57,6 +57,10 @@ KEYSTONE_RETRY_SPEC = dict(
     connect_retries=dict(type="int", default=6),
     connect_retry_delay=dict(type="float", default=1.0),
 )
+# openstack.cloud's cloud (raw) is a cloud's name or its settings with their auth: no_log, narrowed to the auth's credentials.
+CLOUD_SPEC = dict(
+    cloud=dict(type="raw", no_log=True),
+)
 SECRET_AUTH_OPTIONS = dict(
     auth_url=dict(type="str", required=True),
     username=dict(type="str", default="admin"),
@@ -142,13 +146,15 @@ class KeystoneModule(KubeConnection, OpenStackModule):
 
     # The Kubernetes connection's options in a Keystone module: openstack.cloud owns the TLS options' names.
     kube_options = {"kubeconfig": "kubeconfig", "context": "context"}
-    # openstack.cloud's auth is a no_log dict too: of it only passwords, tokens and secrets stay masked.
-    narrowed_options = ("kubeconfig", "auth")
+    # openstack.cloud's auth is a no_log dict, and its cloud may be one (a cloud's settings with their auth):
+    # of them only passwords, tokens, secrets and keys stay masked, a cloud's name and the URLs stay readable.
+    narrowed_options = ("kubeconfig", "auth", "cloud")
 
     def narrowed_strings(self, params):
         secret, public = super(KeystoneModule, self).narrowed_strings(params)
-        auth_secret, auth_public = masking.auth_strings(params.get("auth"))
-        return secret | auth_secret, (public | auth_public) - auth_secret
+        for strings in (masking.auth_strings(params.get("auth")), masking.cloud_strings(params.get("cloud"))):
+            secret, public = secret | strings[0], public | strings[1]
+        return secret, public - secret
 
     # Options the module needs, given at the top or in every entry of clusters (checked after merging).
     cluster_required = ()
@@ -156,6 +162,7 @@ class KeystoneModule(KubeConnection, OpenStackModule):
     def __init__(self):
         self.own_spec = self.argument_spec
         spec = dict(KEYSTONE_RETRY_SPEC)
+        spec.update(CLOUD_SPEC)
         spec.update(self.kube_connection_spec())
         spec.update(SECRET_AUTH_SPEC)
         spec.update(CLUSTERS_SPEC)

@@ -22,6 +22,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.kube_names 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import pool_path
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import type_name
 
 API_VERSION = "metal.ironcore.dev/v1alpha1"
 PROTOCOLS = ("Redfish", "IPMI", "SSH")
@@ -527,24 +528,29 @@ def claim_pools(region, settings):
     # Ignition is secret: a problem names the option and the type, never the value.
     if not isinstance(ignitions, dict):
         raise InputError([problem("ignition", "must be a mapping of pool name to Ignition text, got %s"
-                                  % type(ignitions).__name__)])
-    problems += [problem("ignition.%s" % name, "must be Ignition text (a string), got %s" % type(value).__name__)
+                                  % type_name(ignitions))])
+    problems += [problem("ignition.%s" % name, "must be Ignition text (a string), got %s" % type_name(value))
                  for name, value in sorted(ignitions.items()) if not isinstance(value, str)]
-    for key in ("control_planes", "hypervisor_pools", "storage_pools"):
-        for pool in region.get(key) or []:
-            own = pool.get("ironcore") or {}
-            selector = pool_selector(pool)
-            if not selector:
-                problems.append(problem("%s.ironcore" % pool["name"], "names no machine_pool or machine_class, so no "
-                                        "server can be selected for it"))
-                continue
-            image = own.get("image") or settings.get("image")
-            if not image:
-                problems.append(problem("%s.ironcore.image" % pool["name"], "no server image (and no default image)"))
-                continue
-            result.append({"name": pool["name"], "count": pool.get("workers", 1),
-                           "selector": selector, "image": image,
-                           "ignition": ignitions.get(pool["name"]) or default_ignition(pool["name"], region["name"])})
+    pools = [pool for key in ("control_planes", "hypervisor_pools", "storage_pools") for pool in region.get(key) or []]
+    # A misspelt pool name would boot that pool with the default Ignition instead of the one given.
+    known = set(pool["name"] for pool in pools)
+    problems += [problem("ignition.%s" % name, "names no bare-metal pool of region %s (its pools: %s)"
+                         % (region["name"], ", ".join(sorted(known)) or "none"))
+                 for name in sorted(ignitions) if name not in known]
+    for pool in pools:
+        own = pool.get("ironcore") or {}
+        selector = pool_selector(pool)
+        if not selector:
+            problems.append(problem("%s.ironcore" % pool["name"], "names no machine_pool or machine_class, so no "
+                                    "server can be selected for it"))
+            continue
+        image = own.get("image") or settings.get("image")
+        if not image:
+            problems.append(problem("%s.ironcore.image" % pool["name"], "no server image (and no default image)"))
+            continue
+        result.append({"name": pool["name"], "count": pool.get("workers", 1),
+                       "selector": selector, "image": image,
+                       "ignition": ignitions.get(pool["name"]) or default_ignition(pool["name"], region["name"])})
     if problems:
         raise InputError(problems)
     return result

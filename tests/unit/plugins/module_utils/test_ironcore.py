@@ -190,10 +190,18 @@ def test_claim_pools_refuse_an_ignition_that_is_no_mapping_of_texts_without_quot
     region = build_region({"name": "r", "control_planes": [{"name": "cp", "ironcore": {"machine_class": "k"}}]}).to_dict()
     with pytest.raises(InputError) as error:
         ironcore.claim_pools(region, {"image": "gl", "ignition": "marker-ignition-secret"})
-    assert error.value.problems == ["ignition: must be a mapping of pool name to Ignition text, got str"]
+    assert error.value.problems == ["ignition: must be a mapping of pool name to Ignition text, got string"]
     with pytest.raises(InputError) as error:
         ironcore.claim_pools(region, {"image": "gl", "ignition": {"cp": {"ignition": {"version": "3.4.0"}}}})
-    assert error.value.problems == ["ignition.cp: must be Ignition text (a string), got dict"]
+    assert error.value.problems == ["ignition.cp: must be Ignition text (a string), got mapping"]
+    assert "marker" not in str(error.value)
+
+
+def test_claim_pools_refuse_an_ignition_for_a_pool_the_region_does_not_have():
+    region = build_region({"name": "r", "control_planes": [{"name": "cp", "ironcore": {"machine_class": "k"}}]}).to_dict()
+    with pytest.raises(InputError) as error:
+        ironcore.claim_pools(region, {"image": "gl", "ignition": {"cq": "marker-ignition-secret"}})
+    assert error.value.problems == ["ignition.cq: names no bare-metal pool of region r (its pools: cp)"]
     assert "marker" not in str(error.value)
 
 

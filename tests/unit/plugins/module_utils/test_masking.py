@@ -106,6 +106,17 @@ def test_auth_passwords_and_secrets_not_names():
     assert public == {"http://k:5000/v3", "admin", "Default", "id-1"}
 
 
+def test_a_cloud_is_a_public_name_or_settings_whose_auth_credentials_are_secret():
+    assert masking.cloud_strings("lab-admin") == (set(), {"lab-admin"})
+    assert masking.cloud_strings(None) == (set(), set())
+    credentials, public = masking.cloud_strings({
+        "auth": {"auth_url": "http://k:5000/v3", "username": "admin", "password": "pw-2",
+                 "project_name": "admin"},
+        "region_name": "RegionOne", "key": "/etc/ssl/client.key", "identity_api_version": 3})
+    assert credentials == {"pw-2", "/etc/ssl/client.key"}
+    assert public == {"http://k:5000/v3", "admin", "RegionOne", "3"}
+
+
 def test_no_log_strings_walk_suboptions_and_skip_the_narrowed():
     spec = {"kubeconfig": {"no_log": True}, "api_key": {"no_log": True},
             "secrets": {"type": "list", "options": {"password": {"no_log": True}, "name": {}}}}

@@ -212,6 +212,27 @@ def test_keystone_modules_hide_secrets_when_keystone_is_down(module, keystone, k
 
 
 @pytest.mark.parametrize("module", list(KEYSTONE_MODULES), ids=_ids)
+@pytest.mark.parametrize("case", ["bad-option", "keystone-down", "keystone-up"])
+def test_keystone_modules_hide_the_password_of_a_cloud_given_as_settings(module, case, keystone, kube):
+    """openstack.cloud's cloud may be a cloud's settings with their auth instead of a name in clouds.yaml."""
+    keystone.bootstrap()
+    keystone.state.down = case == "keystone-down"
+    cloud = {"auth": keystone.auth(), "region_name": "RegionOne", "identity_api_version": 3}
+    args = dict(KEYSTONE_MODULES[module], cloud=cloud, kubeconfig=kubeconfig(),
+                connect_retries="many" if case == "bad-option" else 1)
+    result, text = run_module(module.main, args)
+    assert_hidden(text, *secret_texts())
+    if case == "bad-option":
+        # A failed validation echoes the arguments: the cloud's URL and user stay readable, its password not.
+        assert result["failed"] and "connect_retries" in result["msg"], result
+        assert result["invocation"]["module_args"]["cloud"]["auth"]["username"] == "admin"
+        assert result["invocation"]["module_args"]["cloud"]["auth"]["auth_url"] == keystone.url
+    elif case == "keystone-down":
+        assert result["failed"] and "is not reachable" in result["msg"], result
+        assert keystone.url in result["msg"], result["msg"]
+
+
+@pytest.mark.parametrize("module", list(KEYSTONE_MODULES), ids=_ids)
 def test_keystone_modules_hide_the_secret_auth_password_when_its_secret_cannot_be_read(module, keystone, kube):
     kube.add({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "admin-pw", "namespace": "openstack"},
               "data": {"password": base64.b64encode(SECRET.encode()).decode()}})
