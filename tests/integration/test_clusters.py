@@ -137,12 +137,33 @@ def test_each_pool_kubeconfig_reaches_its_own_cluster(lab, region, shoot, cluste
     assert path.read_text() != (config.STATE / "kubeconfig" / ("%s.yaml" % cluster)).read_text()
 
 
+def inventory_secrets():
+    """The secrets the lab inventory hands the run, by what they are: the Keystone admin cloud's password (the
+    preflight's clouds.yaml) and the credentials of the kubeconfig files it names (every cluster's)."""
+    found = {}
+    clouds = yaml.safe_load((config.STATE / "clouds.yaml").read_text())["clouds"]
+    for name, cloud in clouds.items():
+        found["clouds.yaml %s password" % name] = cloud["auth"]["password"]
+    for path in sorted((config.STATE / "kubeconfig").glob("*.yaml")):
+        for user in yaml.safe_load(path.read_text())["users"]:
+            for key in ("client-key-data", "token", "password"):
+                if user["user"].get(key):
+                    found["kubeconfig %s %s" % (path.stem, key)] = user["user"][key]
+    return found
+
+
 def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(region):
     password = (config.STATE / "secrets" / "bmc-lab-rack-1").read_text().strip()
     # The build from an empty region (-vvv) registered the BMCs with it.
     assert "ESTABLISH LOCAL CONNECTION" in region.first.text
     assert password not in region.first.text
     assert base64.b64encode(password.encode()).decode() not in region.first.text
+    # And read the inventory's other secrets: the admin cloud (preflight) and every cluster's kubeconfig.
+    others = inventory_secrets()
+    assert any(what.startswith("clouds.yaml") for what in others) and any("client-key-data" in w for w in others)
+    for what, value in others.items():
+        assert len(value) >= 16, what
+        assert value not in region.first.text, "%s appears in the -vvv build" % what
     fetched = region.first.seen["kubeconfig_secrets"]
     assert len(fetched) > len(SHOOTS)
     for secret in fetched:

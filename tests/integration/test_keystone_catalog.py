@@ -18,9 +18,9 @@ import openstack
 import pytest
 import yaml
 
-from conftest import (KORC_KINDS, KORC_RESOURCES, REGION_HOST as HOST, REGION_NAMESPACE as NAMESPACE, REPO,
+from conftest import (KORC_KINDS, KORC_RESOURCES, REGION_HOST as HOST, REGION_NAMESPACE as NAMESPACE, REPO, failures,
                       delete_namespace as _delete_namespace, keystone_admin as _admin, keystone_endpoint as _endpoint, kubectl,
-                      read_json, remove_openstack_cluster as _remove_cluster, run_playbook, run_tasks,
+                      read_json, remove_openstack_cluster as _remove_cluster, run_playbook, run_tasks, run_verbose,
                       secret_data as _secret, standins_restored, token_status, update_standins)
 from regionlab import config
 from regionlab import keystone as lab_keystone
@@ -216,6 +216,29 @@ def test_verbose_output_contains_no_secret(first_run, region):
             for line in value.splitlines():
                 if "password" in line or "secret" in line:
                     assert line.strip() not in text, "a line of %s appears in the -vvv output" % what
+
+
+def test_an_admin_given_as_auth_and_a_kubeconfig_given_as_a_mapping_never_appear_at_vvv(first_run, cp_kubeconfig):
+    """Phase 5's other secret inputs from an inventory: the admin as keystone_bootstrap_auth (instead of the
+    bootstrap admin's Secret) and the control-plane cluster's kubeconfig as a mapping (its client key, not a path)."""
+    assert first_run["rc"] == 0
+    password = _secret(cp_kubeconfig, "keystone-admin-credentials")["password"]
+    auth = {"auth_url": _endpoint(cp_kubeconfig), "username": "admin", "password": password, "project_name": "admin",
+            "user_domain_name": "Default", "project_domain_name": "Default"}
+    with open(cp_kubeconfig) as handle:
+        kubeconfig = yaml.safe_load(handle)
+    credentials = [user["user"][key] for user in kubeconfig["users"] for key in ("client-key-data", "token")
+                   if user["user"].get(key)]
+    assert credentials, "the lab's kubeconfig holds no credential to look for"
+    rc, out, text = run_verbose(PLAYBOOK, "--check", "-e", json.dumps(
+        {"keystone_bootstrap_auth": auth, "keystone_bootstrap_kubeconfig": kubeconfig}))
+    assert rc == 0, failures(out)
+    assert out["stats"][HOST]["changed"] == 0
+    assert "ESTABLISH LOCAL CONNECTION" in text
+    key_lines = [line for value in credentials for line in base64.b64decode(value).decode(errors="replace").splitlines()
+                 if len(line) >= 16]
+    for value in [password, base64.b64encode(password.encode()).decode()] + credentials + key_lines:
+        assert value not in text, "a secret input of phase 5 appears in the -vvv output"
 
 
 def test_second_run_changes_nothing_and_keystone_ids_stay(first_run, region):
