@@ -62,8 +62,7 @@ def carries_a_secret(name, option):
 def _walk(spec, prefix=""):
     for name, option in sorted((spec or {}).items()):
         yield prefix + name, name, option
-        for found in _walk(option.get("options"), prefix + name + "."):
-            yield found
+        yield from _walk(option.get("options"), prefix + name + ".")
 
 
 def role_options():
