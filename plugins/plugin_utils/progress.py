@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) CobaltCore contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The action plugins of the modules that wait: the module runs as always, and its progress is relayed.
+"""The action plugins of the modules that wait: the module runs as every module does (in_process.py), and its
+progress is relayed.
 
 When progress is on, the module gets a file in an environment variable (common/progress.py); it
 appends a line there at most every cobaltcore_progress_interval seconds while it waits, and a
 thread of this action plugin shows each line with Ansible's Display on stderr (stdout stays the
-stdout callback's, e.g. pure JSON). The module's arguments and result are untouched: the task runs
-through ansible.builtin.normal's code either way.
+stdout callback's, e.g. pure JSON). The module's arguments and result are untouched.
 
 Progress is on when cobaltcore_progress is true; with it unset, when ansible-playbook's stdout is a
 terminal or -v is given; never when it is false. It needs the module to run on the controller
@@ -22,11 +22,11 @@ import tempfile
 import threading
 
 from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
-from ansible.plugins.action.normal import ActionModule as NormalAction
 from ansible.utils.display import Display
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import (
     DEFAULT_INTERVAL, PROGRESS_FILE_ENV, PROGRESS_INTERVAL_ENV)
+from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.in_process import InProcessAction
 
 SWITCH = "cobaltcore_progress"
 INTERVAL = "cobaltcore_progress_interval"
@@ -104,8 +104,8 @@ def relay(path, emit, stop, period=RELAY_PERIOD):
                 return
 
 
-class ProgressAction(NormalAction):
-    """ansible.builtin.normal, with the module's progress relayed while it runs."""
+class ProgressAction(InProcessAction):
+    """The module's action (plugin_utils/in_process.py), with its progress relayed while it runs."""
 
     def _template_var(self, task_vars, name):
         value = task_vars.get(name)

@@ -95,7 +95,7 @@ def run_action(plugin, task_vars, tty=False, verbosity=0):
     shown = []
     result = {"changed": False, "resources": [{"name": "w", "ready": True}]}
     run, seen = module_run(["10s: 0/1 ready, slowest Widget ns/w: Ready=False Provisioning"], result)
-    with mock.patch.object(progress.NormalAction, "run", run), \
+    with mock.patch.object(progress.InProcessAction, "run", run), \
             mock.patch.object(progress, "stdout_is_tty", lambda: tty), \
             mock.patch.object(progress.display, "verbosity", verbosity), \
             mock.patch.object(progress.display, "display", lambda msg, **kw: shown.append((msg, kw))):

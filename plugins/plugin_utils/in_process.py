@@ -1,0 +1,164 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) CobaltCore contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The collection's modules run on the controller without a new interpreter when the task runs there.
+
+Every host of a region is a Kubernetes cluster driven from the controller (connection local). Run as
+usual, each module task builds an AnsiballZ zip, writes it to a temporary directory and starts a new
+Python that imports ansible.module_utils.basic before the module does anything. Here, when the task runs
+on the controller with the controller's own interpreter, the action forks its worker process instead;
+the child runs the module's own code as AnsiballZ would run it (the arguments Ansible would send, the
+module's `main()` as `__main__`, its stdout and stderr and exit status collected), and the worker reads
+the result with Ansible's own parser. Arguments, check mode, diff, no_log, warnings and the task's
+environment reach the module exactly as they would reach a module process; the arguments travel in
+memory only.
+
+Anything else runs the module as usual (ansible.builtin.normal): another connection (a delegate_to a
+remote host), become, async, another Python interpreter than the controller's, or the variable
+``cobaltcore_in_process`` set to false (its default: the environment variable ``COBALTCORE_IN_PROCESS``, else true).
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import io
+import json
+import os
+import runpy
+import signal
+import sys
+import threading
+import traceback
+
+from ansible.module_utils.common.json import Direction, get_module_encoder
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins.action.normal import ActionModule as NormalAction
+from ansible.vars.clean import remove_internal_keys
+
+SWITCH = "cobaltcore_in_process"
+SWITCH_ENV = "COBALTCORE_IN_PROCESS"
+# The serialization profile AnsiballZ uses for a Python module that declares none.
+PROFILE = "legacy"
+
+
+def python_module_name(resolved_name):
+    """The Python module of a module plugin's FQCN (c5c3.cobaltcore.wait -> ansible_collections....modules.wait)."""
+    namespace, collection, name = resolved_name.split(".", 2)
+    return "ansible_collections.%s.%s.plugins.modules.%s" % (namespace, collection, name)
+
+
+def _read_all(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def _child(module_name, payload, environment, out_w, err_w):
+    """In the forked child: the module as its own process would run it. Never returns."""
+    code = 1
+    try:
+        # A module process starts with Python's own handlers, not the worker's (which signals its process group).
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        # The worker's sys.stdout is not its file descriptor 1: the module's print() goes to the pipes.
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="surrogateescape")
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace")
+        os.environ.update(environment)
+        from ansible.module_utils import _internal, basic
+        # The module's side of module_utils (results, warnings), as in a module process.
+        _internal.is_controller = False
+        basic._ANSIBLE_ARGS = payload
+        basic._ANSIBLE_PROFILE = PROFILE
+        runpy.run_module(mod_name=module_name, run_name="__main__", alter_sys=True)
+        # A module prints its result and exits; reaching here is a module error.
+        sys.stderr.write("module %s did not exit with a result\n" % module_name)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # everything a module process would print as its traceback
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def run_forked(module_name, payload, environment):
+    """{rc, stdout, stderr} of the module run in a forked child of this worker process."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(out_r)
+        os.close(err_r)
+        _child(module_name, payload, environment, out_w, err_w)
+    os.close(out_w)
+    os.close(err_w)
+    # stderr is read on a thread: a module that fills one pipe while the other is unread would block.
+    err = {}
+    reader = threading.Thread(target=lambda: err.update(data=_read_all(err_r)))
+    reader.start()
+    out = _read_all(out_r)
+    reader.join()
+    unused, status = os.waitpid(pid, 0)
+    rc = os.waitstatus_to_exitcode(status)
+    return {"rc": rc, "stdout": out.decode("utf-8", "surrogateescape"),
+            "stderr": err.get("data", b"").decode("utf-8", "surrogateescape")}
+
+
+class InProcessAction(NormalAction):
+    """ansible.builtin.normal, with the module run in a fork of the worker when the task runs on the controller."""
+
+    def _in_process(self, task_vars, wrap_async):
+        switch = task_vars.get(SWITCH, os.environ.get(SWITCH_ENV) or True)
+        if isinstance(switch, str) and "{{" in switch:
+            switch = self._templar.template(switch)
+        if not boolean(switch, strict=False):
+            return False
+        if wrap_async or self._task.async_val or self._play_context.become:
+            return False
+        if self._connection.transport not in ("local", "ansible.builtin.local"):
+            return False
+        interpreter = task_vars.get("ansible_python_interpreter")
+        if isinstance(interpreter, str) and ("{{" in interpreter or "{%" in interpreter):
+            interpreter = self._templar.template(interpreter)
+        # Only the controller's own Python: another one may have other packages (openstacksdk, PyYAML). Paths are
+        # compared unresolved: a venv's python links to the system's, whose packages are not the venv's.
+        return bool(interpreter) and os.path.abspath(os.path.expanduser(str(interpreter))) == os.path.abspath(sys.executable)
+
+    def _execute_module(self, module_name=None, module_args=None, tmp=None, task_vars=None, persist_files=False,
+                        delete_remote_tmp=None, wrap_async=False, ignore_unknown_opts=False):
+        task_vars = task_vars if task_vars is not None else {}
+        if not self._in_process(task_vars, wrap_async):
+            return super(InProcessAction, self)._execute_module(
+                module_name=module_name, module_args=module_args, task_vars=task_vars, wrap_async=wrap_async,
+                ignore_unknown_opts=ignore_unknown_opts)
+        module_name = module_name or self._task.action
+        module_args = dict(self._task.args if module_args is None else module_args)
+        self._update_module_args(module_name, module_args, task_vars, ignore_unknown_opts=ignore_unknown_opts)
+        resolved = self._shared_loader_obj.module_loader.find_plugin_with_context(
+            module_name, collection_list=self._task.collections)
+        environment = {}
+        self._compute_environment_string(environment)
+        encoder = get_module_encoder(PROFILE, Direction.CONTROLLER_TO_MODULE)
+        payload = json.dumps({"ANSIBLE_MODULE_ARGS": module_args}, cls=encoder).encode("utf-8")
+        environment = dict((str(key), str(value)) for key, value in environment.items())
+        res = run_forked(python_module_name(resolved.resolved_fqcn), payload, environment)
+        self._used_interpreter = sys.executable
+        data = self._parse_returned_data(res, PROFILE)
+        data.pop("_ansible_suppress_tmpdir_delete", None)
+        remove_internal_keys(data)
+        for stream in ("stdout", "stderr"):
+            if stream in data and stream + "_lines" not in data:
+                data[stream + "_lines"] = (data.get(stream) or "").splitlines()
+        return data
