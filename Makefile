@@ -26,18 +26,13 @@ $(VENV_STAMP): requirements.txt requirements-dev.txt
 	rm -f $(VENV)/.stamp-*
 	touch $@
 
-# The venv's Python keeps the bytecode of the AnsiballZ modules' and the collection loader's sources (lab/ansiballz_bytecode.py).
-BYTECODE_HOOK := $(VENV)/.bytecode-hook-$(shell cat lab/ansiballz_bytecode.py lab/module_zygote.py | sha256sum | cut -c1-16)
-$(BYTECODE_HOOK): $(VENV_STAMP)
-	$(VENV)/bin/python lab/ansiballz_bytecode.py install
-	rm -f $(VENV)/.bytecode-hook-*
-	touch $@
-
 $(COLLECTION_LINK):
 	mkdir -p $(dir $@)
 	ln -sfn $(CURDIR) $@
 
-setup: $(VENV_STAMP) $(BYTECODE_HOOK) $(COLLECTION_LINK) ## venv, Python packages, collection path
+# Ansible runs as released: a venv of an earlier checkout loses the hook that patched it.
+setup: $(VENV_STAMP) $(COLLECTION_LINK) ## venv, Python packages, collection path
+	@rm -f $(VENV)/lib/python3*/site-packages/cobaltcore_ansiballz_bytecode.* $(VENV)/lib/python3*/site-packages/cobaltcore_module_zygote.* $(VENV)/.bytecode-hook-*
 
 debian-packages: ## the Debian packages the tests need (tests/debian-packages.sh: apt-get only for what is missing)
 	@tests/debian-packages.sh

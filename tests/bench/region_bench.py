@@ -166,9 +166,7 @@ def main():
                 raise SystemExit("the no-op run changed %d task results: site.yml is not idempotent" % changed)
             runs.append((wall, cpu, tasks, durations, by_action))
             with tempfile.TemporaryDirectory() as tmp:
-                # The job's modules start as the plain run's do (with or without the lab venv's zygote).
-                job = awx_job.run(Path(tmp), "playbooks/site.yml",
-                                  module_zygote=os.environ.get("COBALTCORE_MODULE_ZYGOTE", "1") != "0")
+                job = awx_job.run(Path(tmp), "playbooks/site.yml")
             if job.status != "successful" or analyse(job.json_output())[3]:
                 raise SystemExit("the no-op run as an AWX job did not succeed unchanged (status %s)" % job.status)
             jobs.append(job.seconds)

@@ -83,7 +83,7 @@ def _credential_injection(worker_dir):
     return files, env
 
 
-def _private_data_dir(tmp_path, worker_dir, playbook, tenants_dir, module_zygote):
+def _private_data_dir(tmp_path, worker_dir, playbook, tenants_dir):
     data = tmp_path / "job"
     _project(data / "project", tenants_dir)
     # AWX's SCM inventory source: the import reads the project's inventories/<region>, the job gets a script.
@@ -106,9 +106,6 @@ def _private_data_dir(tmp_path, worker_dir, playbook, tenants_dir, module_zygote
         "ANSIBLE_COLLECTIONS_PATH": str(REPO / ".cache" / "collections"),
         "ANSIBLE_NOCOLOR": "1",
         "PATH": "%s:%s" % (BIN, os.environ.get("PATH", "")),
-        # The worker's ansible-playbook is the lab venv's: its modules start from the venv's zygote as a plain
-        # run's do (docs/lab.md), unless a benchmark compares with a plain run without it.
-        "COBALTCORE_MODULE_ZYGOTE": "1" if module_zygote else "0",
     })
     if os.environ.get("COBALTCORE_LAB_PORT_BASE"):
         env["COBALTCORE_LAB_PORT_BASE"] = os.environ["COBALTCORE_LAB_PORT_BASE"]
@@ -135,12 +132,11 @@ class Job(object):
         return json_output(self.events)
 
 
-def run(tmp_path, playbook, tenants_dir=None, module_zygote=True):
+def run(tmp_path, playbook, tenants_dir=None):
     """Run a playbook of the project (e.g. playbooks/site.yml) as an AWX job; returns its Job.
-    tenants_dir: the claims directory of the project (default: this checkout's); module_zygote: start its modules
-    through the lab venv's zygote, as a plain run here does (False: each as its own interpreter)."""
+    tenants_dir: the claims directory of the project (default: this checkout's)."""
     worker_dir = tmp_path / "worker"
-    data = _private_data_dir(tmp_path, worker_dir, playbook, tenants_dir, module_zygote)
+    data = _private_data_dir(tmp_path, worker_dir, playbook, tenants_dir)
     started = time.monotonic()
     transmit = subprocess.Popen([str(BIN / "ansible-runner"), "transmit", str(data), "-p", playbook,
                                  "--ident", IDENT], stdout=subprocess.PIPE)
