@@ -7,7 +7,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.progress import ProgressAction
+from ansible_collections.c5c3.cobaltcore.plugins.modules import flux_releases as flux_releases_module
 
 
 class ActionModule(ProgressAction):
-    pass
+    module = flux_releases_module

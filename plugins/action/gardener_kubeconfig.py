@@ -7,7 +7,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.in_process import InProcessAction
+from ansible_collections.c5c3.cobaltcore.plugins.modules import gardener_kubeconfig as gardener_kubeconfig_module
 
 
 class ActionModule(InProcessAction):
-    pass
+    module = gardener_kubeconfig_module

@@ -24,7 +24,6 @@ __metaclass__ = type
 import io
 import json
 import os
-import runpy
 import signal
 import sys
 import threading
@@ -58,7 +57,7 @@ def _read_all(fd):
     return b"".join(chunks)
 
 
-def _child(module_name, payload, environment, out_w, err_w):
+def _child(module, payload, environment, out_w, err_w):
     """In the forked child: the module as its own process would run it. Never returns."""
     code = 1
     try:
@@ -76,9 +75,9 @@ def _child(module_name, payload, environment, out_w, err_w):
         _internal.is_controller = False
         basic._ANSIBLE_ARGS = payload
         basic._ANSIBLE_PROFILE = PROFILE
-        runpy.run_module(mod_name=module_name, run_name="__main__", alter_sys=True)
+        module.main()
         # A module prints its result and exits; reaching here is a module error.
-        sys.stderr.write("module %s did not exit with a result\n" % module_name)
+        sys.stderr.write("module %s did not exit with a result\n" % module.__name__)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:  # everything a module process would print as its traceback
@@ -91,7 +90,7 @@ def _child(module_name, payload, environment, out_w, err_w):
             os._exit(code)
 
 
-def run_forked(module_name, payload, environment):
+def run_forked(module, payload, environment):
     """{rc, stdout, stderr} of the module run in a forked child of this worker process."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -101,7 +100,7 @@ def run_forked(module_name, payload, environment):
     if pid == 0:
         os.close(out_r)
         os.close(err_r)
-        _child(module_name, payload, environment, out_w, err_w)
+        _child(module, payload, environment, out_w, err_w)
     os.close(out_w)
     os.close(err_w)
     # stderr is read on a thread: a module that fills one pipe while the other is unread would block.
@@ -117,7 +116,14 @@ def run_forked(module_name, payload, environment):
 
 
 class InProcessAction(NormalAction):
-    """ansible.builtin.normal, with the module run in a fork of the worker when the task runs on the controller."""
+    """ansible.builtin.normal, with the module run in a fork of the worker when the task runs on the controller.
+
+    A subclass names its module's Python module in ``module``, imported where the action plugin is: Ansible's
+    strategy loads each task's action plugin in ansible-playbook's own process, so the module and its
+    module_utils are imported once per run and every worker forked after that finds them imported.
+    """
+
+    module = None
 
     def _in_process(self, task_vars, wrap_async):
         switch = task_vars.get(SWITCH, os.environ.get(SWITCH_ENV) or True)
@@ -136,24 +142,29 @@ class InProcessAction(NormalAction):
         # compared unresolved: a venv's python links to the system's, whose packages are not the venv's.
         return bool(interpreter) and os.path.abspath(os.path.expanduser(str(interpreter))) == os.path.abspath(sys.executable)
 
+    def _runs_in_process(self, module_name, task_vars, wrap_async):
+        if self.module is None or not self._in_process(task_vars, wrap_async):
+            return False
+        resolved = self._shared_loader_obj.module_loader.find_plugin_with_context(
+            module_name, collection_list=self._task.collections)
+        return resolved.resolved and python_module_name(resolved.resolved_fqcn) == self.module.__name__
+
     def _execute_module(self, module_name=None, module_args=None, tmp=None, task_vars=None, persist_files=False,
                         delete_remote_tmp=None, wrap_async=False, ignore_unknown_opts=False):
         task_vars = task_vars if task_vars is not None else {}
-        if not self._in_process(task_vars, wrap_async):
+        module_name = module_name or self._task.action
+        if not self._runs_in_process(module_name, task_vars, wrap_async):
             return super(InProcessAction, self)._execute_module(
                 module_name=module_name, module_args=module_args, task_vars=task_vars, wrap_async=wrap_async,
                 ignore_unknown_opts=ignore_unknown_opts)
-        module_name = module_name or self._task.action
         module_args = dict(self._task.args if module_args is None else module_args)
         self._update_module_args(module_name, module_args, task_vars, ignore_unknown_opts=ignore_unknown_opts)
-        resolved = self._shared_loader_obj.module_loader.find_plugin_with_context(
-            module_name, collection_list=self._task.collections)
         environment = {}
         self._compute_environment_string(environment)
         encoder = get_module_encoder(PROFILE, Direction.CONTROLLER_TO_MODULE)
         payload = json.dumps({"ANSIBLE_MODULE_ARGS": module_args}, cls=encoder).encode("utf-8")
         environment = dict((str(key), str(value)) for key, value in environment.items())
-        res = run_forked(python_module_name(resolved.resolved_fqcn), payload, environment)
+        res = run_forked(self.module, payload, environment)
         self._used_interpreter = sys.executable
         data = self._parse_returned_data(res, PROFILE)
         data.pop("_ansible_suppress_tmpdir_delete", None)
