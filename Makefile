@@ -107,7 +107,7 @@ ee: setup ## the execution environment's build context in .cache/ee/context (ans
 	ansible-galaxy collection build --output-path $(CACHE)/ee/dist .
 	ansible-builder create -f meta/execution-environment.yml --context $(CACHE)/ee/context
 
-bench: lab-build ## benchmarks, ratios measured side by side; a no-op site.yml, the cost of a task, phase 7 with 10 tenants vs 1
+bench: lab-build ## benchmarks on stock ansible-core, as ratios to a ping task measured in the same run; the region first and no-op, the AWX job, phase 7 with 50 tenants vs 1
 	python tests/bench/apply_bench.py
 	python tests/bench/region_bench.py
 	BENCH_CONVERGED=1 python tests/bench/tenants_bench.py

@@ -146,6 +146,10 @@ requests:
   returned: always
   type: dict
   sample: {"GET": 201}
+waited_seconds:
+  description: Seconds the call waited for objects that were not ready when it first looked (the operators' time).
+  returned: when the call waited
+  type: float
 """
 
 try:

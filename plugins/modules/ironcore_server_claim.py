@@ -168,6 +168,10 @@ requests:
   description: API requests this call made, by HTTP verb.
   returned: always
   type: dict
+waited_seconds:
+  description: Seconds the call waited for objects that were not ready when it first looked (the operators' time).
+  returned: when the call waited
+  type: float
 """
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError

@@ -1,27 +1,26 @@
-"""Benchmark: a no-op run of playbooks/site.yml on the lab region, and what one task costs.
+"""Benchmark: the region on stock ansible-core, as ratios to this machine's own floor, measured in the same run.
 
-Converges the region once (skipped with BENCH_NOOP_ONLY=1 when it is converged already), then
-runs site.yml again ROUNDS times and prints the median of:
+The floor (`ping_floor_s`) is one ansible.builtin.ping task over the lab inventory's 8 local hosts (the
+project's forks, the same interpreter): a whole ansible-playbook run of it, its median over the rounds,
+each round right before the run it is compared with. Prints `name=value` lines:
 
-  region_noop_s      wall time of the whole ansible-playbook run
-  region_noop_tasks  tasks that ran on at least one host (tasks skipped everywhere excluded)
-  region_noop_cpu_s  CPU time of that run (ansible-playbook and every process it starts): on a shared
-                     machine the steadier figure
-  per_task_ms        median wall time of such a task (all its hosts together, as the JSON callback times it)
-  region_noop_awx_s  the same no-op run as an AWX job (ansible-runner transmit | worker | process,
-                     tests/integration/awx_job.py), each round right after the plain one
-  awx_vs_plain       the ratio of the two medians
+  region_first_s             site.yml on an empty region (phases 1-7; BENCH_FIRST=0 leaves it out)
+  region_first_waiting_s     of it, the seconds spent in waits whose objects were not ready (per task the
+                             longest waited_seconds of its hosts, which wait side by side): the operators' time
+  region_first_pings         (region_first_s - region_first_waiting_s) / ping_floor_s   (target <= 60)
+  region_first_module_tasks  module runs of that run (a task on n hosts counts n)
+  region_noop_s              median of ROUNDS no-op site.yml runs on the converged region
+  region_noop_pings          region_noop_s / ping_floor_s                               (target <= 15)
+  region_noop_module_tasks   module runs of a no-op run
+  region_noop_tasks          tasks that ran on at least one host
+  region_noop_cpu_s          CPU time of a no-op run (ansible-playbook and every process it starts)
+  region_noop_awx_s          the same no-op run as an AWX job (ansible-runner transmit | worker | process)
+  awx_vs_plain               the ratio of the two medians                               (target <= 1.1)
 
-and where the seconds go: the sum of task times by action, and the run's time outside tasks
-(ansible-playbook start-up, inventory, play set-up, facts). A run that changes anything fails the bench.
-Phase 3 alone (playbooks/operators.yml):
-
-  operators_first_s  every release of every cluster uninstalled by the real helm-controller first
-                     (their HelmReleases deleted), then installed again by one run
-  operators_noop_s   median of ROUNDS no-op runs right after
-
-Then, per module, what one more task costs in a play on localhost (wall and CPU time; BENCH_TASKS=0
-leaves it out).
+and where a no-op run's seconds go, by action. A no-op run that changes anything fails the bench. Phase 3
+alone (playbooks/operators.yml): operators_first_s (every release uninstalled by the real helm-controller
+first, then installed again) and operators_noop_s. Then, per module, what one more task costs in a play on
+localhost (BENCH_TASKS=0 leaves it out).
 """
 
 import json
@@ -40,7 +39,7 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 import regionlab  # noqa: E402
 from regionlab import config, processes  # noqa: E402
-from conftest import run_playbook  # noqa: E402
+from conftest import empty_region, run_playbook  # noqa: E402
 import awx_job  # noqa: E402
 from apply_bench import _timestamp  # noqa: E402
 
@@ -50,6 +49,42 @@ OPERATORS = REPO / "playbooks" / "operators.yml"
 # The collection's label on what phase 3 applies (providers/flux.py).
 MANAGED = "app.kubernetes.io/managed-by=c5c3.cobaltcore"
 TASKS_PER_MODULE = int(os.environ.get("BENCH_TASKS", "10"))
+# Actions Ansible runs in its own process: every other action runs a module.
+CONTROLLER_ACTIONS = ("set_fact", "set_stats", "debug", "assert", "fail", "validate_argument_spec", "meta",
+                      "include_tasks", "import_tasks", "include_role", "import_role", "include_vars", "add_host",
+                      "group_by", "pause", "wait_for_connection")
+PING = [{"name": "the floor: one ping task", "hosts": "all", "gather_facts": False,
+         "tasks": [{"name": "ping", "ansible.builtin.ping": {}}]}]
+
+
+def module_runs(out):
+    """Module runs of a JSON-callback run: host results, not skipped, of actions that run a module."""
+    count = 0
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            for result in task["hosts"].values():
+                action = (result.get("action") or "").rsplit(".", 1)[-1]
+                if not result.get("skipped") and action and action not in CONTROLLER_ACTIONS:
+                    count += 1
+    return count
+
+
+def waiting_seconds(out):
+    """Per task the longest waited_seconds of its hosts (they wait side by side), summed over the run."""
+    total = 0.0
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            waits = [r.get("waited_seconds") or 0.0 for r in task["hosts"].values()]
+            waits += [item.get("waited_seconds") or 0.0 for r in task["hosts"].values() for item in r.get("results") or []
+                      if isinstance(item, dict)]
+            total += max(waits or [0.0])
+    return total
+
+
+def ping_floor(workdir):
+    path = Path(workdir) / "ping.yml"
+    path.write_text(json.dumps(PING))
+    return timed_playbook(path)[0]
 
 
 def analyse(out):
@@ -154,46 +189,61 @@ def main():
     owned = not processes.running()
     if not regionlab.is_up():
         regionlab.up()
-    runs, jobs = [], []
+    runs, jobs, floors = [], [], []
+    first = None
     try:
-        if os.environ.get("BENCH_NOOP_ONLY") != "1":
-            wall = site_run()[0]
-            print("converge %.1fs" % wall, flush=True)
-        for round_ in range(ROUNDS):
-            wall, cpu, out = site_run()
-            tasks, durations, by_action, changed = analyse(out)
-            if changed:
-                raise SystemExit("the no-op run changed %d task results: site.yml is not idempotent" % changed)
-            runs.append((wall, cpu, tasks, durations, by_action))
-            with tempfile.TemporaryDirectory() as tmp:
-                job = awx_job.run(Path(tmp), "playbooks/site.yml")
-            if job.status != "successful" or analyse(job.json_output())[3]:
-                raise SystemExit("the no-op run as an AWX job did not succeed unchanged (status %s)" % job.status)
-            jobs.append(job.seconds)
-            print("round %d region_noop %.1fs cpu %.1fs tasks %d per_task %.0fms, as an AWX job %.1fs" % (
-                round_ + 1, wall, cpu, tasks, 1000 * statistics.median(durations), job.seconds), flush=True)
+        with tempfile.TemporaryDirectory() as workdir:
+            if os.environ.get("BENCH_FIRST", "1") != "0":
+                empty_region()
+                floors.append(ping_floor(workdir))
+                wall, cpu, out = site_run()
+                first = (wall, waiting_seconds(out), module_runs(out))
+                print("region_first %.1fs, waiting %.1fs, module runs %d" % first, flush=True)
+            elif os.environ.get("BENCH_NOOP_ONLY") != "1":
+                print("converge %.1fs" % site_run()[0], flush=True)
+            for round_ in range(ROUNDS):
+                floors.append(ping_floor(workdir))
+                wall, cpu, out = site_run()
+                tasks, durations, by_action, changed = analyse(out)
+                if changed:
+                    raise SystemExit("the no-op run changed %d task results: site.yml is not idempotent" % changed)
+                runs.append((wall, cpu, tasks, durations, by_action, module_runs(out)))
+                with tempfile.TemporaryDirectory() as tmp:
+                    job = awx_job.run(Path(tmp), "playbooks/site.yml")
+                if job.status != "successful" or analyse(job.json_output())[3]:
+                    raise SystemExit("the no-op run as an AWX job did not succeed unchanged (status %s)" % job.status)
+                jobs.append(job.seconds)
+                print("round %d ping floor %.1fs, region_noop %.1fs cpu %.1fs tasks %d, as an AWX job %.1fs" % (
+                    round_ + 1, floors[-1], wall, cpu, tasks, job.seconds), flush=True)
         operators_first, operators_noop = operators_runs()
         per_module = localhost_tasks() if TASKS_PER_MODULE else {}
     finally:
         if owned:
             regionlab.down()
-    wall, cpu, tasks, durations, by_action = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
+    floor = statistics.median(floors)
+    wall, cpu, tasks, durations, by_action, modules = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
+    print("ping_floor_s=%.2f" % floor)
+    if first:
+        print("region_first_s=%.1f" % first[0])
+        print("region_first_waiting_s=%.1f" % first[1])
+        print("region_first_pings=%.1f" % ((first[0] - first[1]) / floor))
+        print("region_first_module_tasks=%d" % first[2])
     print("region_noop_s=%.1f" % wall)
+    print("region_noop_pings=%.1f" % (wall / floor))
+    print("region_noop_module_tasks=%d" % modules)
+    print("region_noop_tasks=%d" % tasks)
+    print("region_noop_cpu_s=%.1f" % cpu)
     print("region_noop_awx_s=%.1f" % statistics.median(jobs))
     print("awx_vs_plain=%.2f" % (statistics.median(jobs) / statistics.median(run[0] for run in runs)))
-    print("region_noop_cpu_s=%.1f" % cpu)
-    print("region_noop_tasks=%d" % tasks)
-    print("per_task_ms=%.0f" % (1000 * statistics.median(durations)))
     print("region_noop_outside_tasks_s=%.1f" % (wall - sum(by_action.values())))
     print("operators_first_s=%.1f" % operators_first)
     print("operators_noop_s=%.1f" % operators_noop)
-    print("operators_first_vs_noop=%.1f" % (operators_first / operators_noop))
     for action, seconds in sorted(by_action.items(), key=lambda item: -item[1]):
         print("region_noop_by_action %-45s %5.1fs" % (action, seconds))
-    floor = per_module.get("ansible.builtin.ping")
+    ping = per_module.get("ansible.builtin.ping")
     for module, (wall_ms, cpu_ms) in per_module.items():
         print("localhost_task_ms %-26s wall %4.0f cpu %4.0f (above ping: wall %4.0f cpu %4.0f)" % (
-            module, wall_ms, cpu_ms, wall_ms - floor[0], cpu_ms - floor[1]))
+            module, wall_ms, cpu_ms, wall_ms - ping[0], cpu_ms - ping[1]))
 
 
 if __name__ == "__main__":

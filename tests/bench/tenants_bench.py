@@ -1,16 +1,19 @@
-"""Benchmark: phase 7 (playbooks/tenants.yml) with 10 tenants against 1, side by side on the lab.
+"""Benchmark: phase 7 (playbooks/tenants.yml) with N tenants (BENCH_TENANTS, default 50) against 1, side by side.
 
-Converges the region once (skipped with BENCH_CONVERGED=1 when it is converged already), writes 10
-claims (bench-t01 .. bench-t10, lab-tenant-a's claim renamed: shared pools st-pool-a and hv-pool-a)
-into one temporary tenants directory and the first of them into another, then prints:
+Converges the region once (skipped with BENCH_CONVERGED=1 when it is converged already), writes N claims
+(bench-t01 ..., lab-tenant-a's claim renamed: shared pools st-pool-a and hv-pool-a) into one temporary tenants
+directory and one more claim (bench-one) into another, then prints `name=value` lines:
 
-  tenants_first_10_s    the first tenants.yml with the 10 fresh tenants (namespaces, ControlPlanes, Ceph pools
-                        and clients, keys, and every tenant's Keystone bootstrap and K-ORC catalog)
-  tenants_noop_10_s     median of ROUNDS no-op tenants.yml runs with the 10 claims
-  tenants_noop_1_s      the same with the 1 claim, each round right after the 10 (same machine load)
-  tenants_noop_10_vs_1  the ratio of the two (target <= 1.5)
+  tenants_first_1_s      the first tenants.yml with the 1 fresh tenant (namespace, ControlPlane, Ceph pool and
+                         client, keys, its Keystone bootstrap and K-ORC catalog)
+  tenants_first_N_s      the same with the N fresh tenants
+  tenants_first_N_vs_1   their ratio (target <= 10: the cost grows with the work, not with tasks x tenants)
+  tenants_noop_N_s       median of ROUNDS no-op tenants.yml runs with the N claims
+  tenants_noop_1_s       the same with the 1 claim, each round right after the N (same machine load)
+  tenants_noop_N_vs_1    their ratio (target <= 1.5)
+  tenants_noop_module_tasks_N, tenants_noop_module_tasks_1   module runs of a no-op run
 
-and, per task, where the no-op seconds go with 10 and with 1 (median over the rounds). A no-op run that
+and, per task, where the no-op seconds go with N and with 1 (median over the rounds). A no-op run that
 changes anything fails the bench. The bench tenants are deleted afterwards (their namespaces on the
 control plane, their Rook objects on st-pool-a), so the lab is as before.
 """
@@ -32,17 +35,18 @@ sys.path.insert(0, str(REPO / "tests" / "bench"))
 import regionlab  # noqa: E402
 from regionlab import config, processes  # noqa: E402
 from conftest import ansible_env, remove_openstack_cluster  # noqa: E402
-from region_bench import analyse  # noqa: E402
+from region_bench import analyse, module_runs  # noqa: E402
 from apply_bench import _timestamp  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-TENANTS = int(os.environ.get("BENCH_TENANTS", "10"))
+TENANTS = int(os.environ.get("BENCH_TENANTS", "50"))
 SITE = REPO / "playbooks" / "site.yml"
 PLAYBOOK = REPO / "playbooks" / "tenants.yml"
 CLAIM = REPO / "inventories" / "lab" / "tenants" / "lab-tenant-a.yaml"
 CONTROL_PLANE = "lab-control-plane"
 POOL = "st-pool-a"
 NAMES = ["bench-t%02d" % (index + 1) for index in range(TENANTS)]
+ONE = "bench-one"
 
 
 def playbook(path, *args):
@@ -86,7 +90,7 @@ def noop(directory):
     changed = analyse(out)[3]
     if changed:
         raise SystemExit("the no-op tenants.yml changed %d task results" % changed)
-    return wall, per_task(out)
+    return wall, per_task(out), module_runs(out)
 
 
 def kubectl(cluster, *args):
@@ -97,11 +101,11 @@ def kubectl(cluster, *args):
 
 def remove_bench_tenants():
     """Their namespaces (ControlPlane, Keystone, K-ORC objects, Secrets) and their Rook objects."""
-    selector = "c5c3.io/openstack-cluster-name in (%s)" % ",".join(NAMES)
+    selector = "c5c3.io/openstack-cluster-name in (%s)" % ",".join(NAMES + [ONE])
     kubectl(POOL, "-n", "rook-ceph", "delete", "cephclients.ceph.rook.io,cephblockpools.ceph.rook.io", "-l", selector,
             "--wait=true", "--timeout=300s")
     kubeconfig = config.STATE / "kubeconfig" / ("%s.yaml" % CONTROL_PLANE)
-    left = [name for name in NAMES if not remove_openstack_cluster(kubeconfig, "openstack-" + name)]
+    left = [name for name in NAMES + [ONE] if not remove_openstack_cluster(kubeconfig, "openstack-" + name)]
     if left:
         print("bench tenants not removed: %s" % ", ".join(left), file=sys.stderr)
 
@@ -120,15 +124,16 @@ def main():
             print("converge %.1fs" % playbook(SITE)[0], flush=True)
         with tempfile.TemporaryDirectory() as many, tempfile.TemporaryDirectory() as one:
             write_claims(Path(many), NAMES)
-            write_claims(Path(one), NAMES[:1])
+            write_claims(Path(one), [ONE])
             try:
-                first, _out = playbook(PLAYBOOK, "-e", "cobaltcore_tenants_dir=%s" % many)
-                print("first run with %d tenants %.1fs" % (len(NAMES), first), flush=True)
-                walls = {"many": [], "one": []}
-                tasks = {"many": [], "one": []}
+                first_one = playbook(PLAYBOOK, "-e", "cobaltcore_tenants_dir=%s" % one)[0]
+                print("first run with 1 tenant %.1fs" % first_one, flush=True)
+                first_many = playbook(PLAYBOOK, "-e", "cobaltcore_tenants_dir=%s" % many)[0]
+                print("first run with %d tenants %.1fs" % (len(NAMES), first_many), flush=True)
+                walls, tasks, modules = {"many": [], "one": []}, {"many": [], "one": []}, {}
                 for round_ in range(ROUNDS):
                     for key, directory in (("many", many), ("one", one)):
-                        wall, by_task = noop(directory)
+                        wall, by_task, modules[key] = noop(directory)
                         walls[key].append(wall)
                         tasks[key].append(by_task)
                     print("round %d noop %d tenants %.1fs, 1 tenant %.1fs" % (
@@ -138,11 +143,16 @@ def main():
     finally:
         if owned:
             regionlab.down()
+    count = len(NAMES)
     many, one = statistics.median(walls["many"]), statistics.median(walls["one"])
-    print("tenants_first_%d_s %.1f" % (len(NAMES), first))
-    print("tenants_noop_%d_s %.1f" % (len(NAMES), many))
-    print("tenants_noop_1_s %.1f" % one)
-    print("tenants_noop_%d_vs_1 %.2f" % (len(NAMES), many / one))
+    print("tenants_first_1_s=%.1f" % first_one)
+    print("tenants_first_%d_s=%.1f" % (count, first_many))
+    print("tenants_first_%d_vs_1=%.2f" % (count, first_many / first_one))
+    print("tenants_noop_%d_s=%.1f" % (count, many))
+    print("tenants_noop_1_s=%.1f" % one)
+    print("tenants_noop_%d_vs_1=%.2f" % (count, many / one))
+    print("tenants_noop_module_tasks_%d=%d" % (count, modules["many"]))
+    print("tenants_noop_module_tasks_1=%d" % modules["one"])
     by_many, by_one = median_tasks(tasks["many"]), median_tasks(tasks["one"])
     for name in sorted(by_many, key=lambda n: -by_many[n]):
         print("tenants_noop_by_task %6.1fs %6.1fs  %s" % (by_many[name], by_one.get(name, 0.0), name))

@@ -17,6 +17,7 @@ __metaclass__ = type
 import copy
 
 from ansible.module_utils.common.parameters import remove_values
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import waited_seconds
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import reporter_from_env
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
@@ -130,6 +131,9 @@ class KubeConnection(object):
     def _with_requests(self, result):
         if self._client is not None:
             result["requests"] = dict(self._client.requests)
+        waited = waited_seconds()
+        if waited > 0:
+            result["waited_seconds"] = round(waited, 1)
         return result
 
     # -- masking ---------------------------------------------------------------

@@ -1,58 +1,30 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one poll loop behind every wait: back-off, timeout, and errors that end it."""
+"""poll(): rounds until done or timeout; the seconds waited for what was not ready count, a first-round success not."""
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import pytest
-
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import poll as poll_module
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import poll
 
 
-class Clock(object):
-    """time.time and time.sleep of a poll, without waiting."""
-
-    def __init__(self):
-        self.now = 1000.0
-        self.pauses = []
-
-    def time(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.pauses.append(seconds)
-        self.now += seconds
+def test_a_first_round_success_waits_nothing(monkeypatch):
+    monkeypatch.setitem(poll._WAITED, "seconds", 0.0)
+    assert poll.poll(lambda: (True, "v"), timeout=5) == (True, "v")
+    assert poll.waited_seconds() == 0.0
 
 
-@pytest.fixture
-def clock(monkeypatch):
-    fake = Clock()
-    monkeypatch.setattr(poll_module.time, "time", fake.time)
-    monkeypatch.setattr(poll_module.time, "sleep", fake.sleep)
-    return fake
-
-
-def test_poll_backs_off_to_sleep_and_returns_the_value_once_done(clock):
+def test_rounds_until_done_count_as_waited(monkeypatch):
+    monkeypatch.setitem(poll._WAITED, "seconds", 0.0)
     rounds = []
 
     def attempt():
-        rounds.append(clock.now)
-        return len(rounds) == 6, len(rounds)
-
-    assert poll_module.poll(attempt, timeout=60, sleep=2) == (True, 6)
-    assert clock.pauses == [0.2, 0.4, 0.8, 1.6, 2]
-
-
-def test_poll_gives_up_after_the_timeout_with_the_last_value(clock):
-    assert poll_module.poll(lambda: (False, clock.now), timeout=5, sleep=1) == (False, clock.now)
-    assert clock.now >= 1005.0 and max(clock.pauses) == 1
+        rounds.append(1)
+        return len(rounds) == 3, len(rounds)
+    assert poll.poll(attempt, timeout=5, sleep=0.05) == (True, 3)
+    assert 0.05 <= poll.waited_seconds() < 1.0
 
 
-def test_an_error_of_the_attempt_ends_the_poll(clock):
-    def attempt():
-        raise WaitError("failed", [])
-
-    with pytest.raises(WaitError):
-        poll_module.poll(attempt, timeout=60)
-    assert clock.pauses == []
+def test_a_timeout_returns_the_last_value_and_counts(monkeypatch):
+    monkeypatch.setitem(poll._WAITED, "seconds", 0.0)
+    assert poll.poll(lambda: (False, "left"), timeout=0.3, sleep=0.05) == (False, "left")
+    assert poll.waited_seconds() >= 0.3
