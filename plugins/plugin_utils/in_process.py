@@ -8,7 +8,7 @@ usual, each module task builds an AnsiballZ zip, writes it to a temporary direct
 Python that imports ansible.module_utils.basic before the module does anything. Here, when the task runs
 on the controller with the controller's own interpreter, the action forks its worker process instead;
 the child runs the module's own code as AnsiballZ would run it (the arguments Ansible would send, the
-module's `main()` as `__main__`, its stdout and stderr and exit status collected), and the worker reads
+module's `main()`, its stdout and stderr and exit status collected), and the worker reads
 the result with Ansible's own parser. Arguments, check mode, diff, no_log, warnings and the task's
 environment reach the module exactly as they would reach a module process; the arguments travel in
 memory only.
@@ -125,19 +125,23 @@ class InProcessAction(NormalAction):
 
     module = None
 
+    def _template_var(self, task_vars, name, default=None):
+        """A variable's value, templated when it is a template (task_vars hold them as written)."""
+        value = task_vars.get(name, default)
+        if isinstance(value, str) and ("{{" in value or "{%" in value):
+            value = self._templar.template(value)
+        return value
+
+    def _on_controller(self):
+        """Whether the module would run on the controller itself: the local connection, no become, not async."""
+        return self._connection.transport == "local" and not self._play_context.become and not self._task.async_val
+
     def _in_process(self, task_vars, wrap_async):
-        switch = task_vars.get(SWITCH, os.environ.get(SWITCH_ENV) or True)
-        if isinstance(switch, str) and "{{" in switch:
-            switch = self._templar.template(switch)
-        if not boolean(switch, strict=False):
+        if not boolean(self._template_var(task_vars, SWITCH, os.environ.get(SWITCH_ENV) or True), strict=False):
             return False
-        if wrap_async or self._task.async_val or self._play_context.become:
+        if wrap_async or not self._on_controller():
             return False
-        if self._connection.transport not in ("local", "ansible.builtin.local"):
-            return False
-        interpreter = task_vars.get("ansible_python_interpreter")
-        if isinstance(interpreter, str) and ("{{" in interpreter or "{%" in interpreter):
-            interpreter = self._templar.template(interpreter)
+        interpreter = self._template_var(task_vars, "ansible_python_interpreter")
         # Only the controller's own Python: another one may have other packages (openstacksdk, PyYAML). Paths are
         # compared unresolved: a venv's python links to the system's, whose packages are not the venv's.
         return bool(interpreter) and os.path.abspath(os.path.expanduser(str(interpreter))) == os.path.abspath(sys.executable)

@@ -107,15 +107,8 @@ def relay(path, emit, stop, period=RELAY_PERIOD):
 class ProgressAction(InProcessAction):
     """The module's action (plugin_utils/in_process.py), with its progress relayed while it runs."""
 
-    def _template_var(self, task_vars, name):
-        value = task_vars.get(name)
-        if isinstance(value, str) and ("{{" in value or "{%" in value):
-            value = self._templar.template(value)
-        return value
-
     def _can_relay(self):
-        return (self._connection.transport == "local" and not self._play_context.become
-                and not self._task.async_val and not self._task.no_log and not self._play_context.no_log)
+        return self._on_controller() and not self._task.no_log and not self._play_context.no_log
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
