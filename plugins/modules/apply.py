@@ -159,7 +159,7 @@ except ImportError:  # reported when a YAML string or file needs it
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize, ref_of, summary
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize, read_ref_of, summary
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule, WAIT_CONDITION_SPEC
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
 
@@ -241,7 +241,7 @@ class ApplyModule(KubeModule):
         if self.params["wait"] and not self.check_mode:
             waiter = Waiter(self.client, condition=self.params["wait_condition"], sleep=self.params["wait_sleep"],
                             progress=self.progress)
-            refs = [ref_of(obj) for obj in objects]
+            refs = [read_ref_of(obj) for obj in objects]
             self.results["ready"] = waiter.wait(refs, self.params["wait_timeout"], absent=absent)
 
 

@@ -169,6 +169,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.read import Reader
 
 
 WRITE_ATTEMPTS = 5
@@ -220,10 +221,13 @@ class GeneratedSecretModule(KubeModule):
 
     def write_all(self, specs, found, outcomes):
         """One read-and-write of every Secret; False when another writer came first (outcomes keep what was done)."""
-        rtype = self.client.resource("v1", "Secret")
         creates, updates, generated, problems = [], [], {}, []
+        # All of them read together (one LIST where they share labels), and not again by the applier below.
+        live_secrets = Reader(self.client).read([
+            {"apiVersion": "v1", "kind": "Secret", "name": spec["name"], "namespace": spec["namespace"],
+             "labels": spec["labels"]} for spec in specs])
         for spec in specs:
-            live = self.client.get(rtype, spec["name"], spec["namespace"])
+            live = live_secrets[("v1", "Secret", spec["namespace"], spec["name"])]
             # Values read from the server are as secret as the ones generated here.
             self.hide_secret_values([live] if live else [])
             try:
@@ -249,7 +253,7 @@ class GeneratedSecretModule(KubeModule):
         try:
             # These Secrets are the module's: a key someone else rewrote is taken back (its value is kept
             # unless a template or value renders it).
-            results += self.record(self.applier(force_conflicts=True).apply(normalize(updates)))
+            results += self.record(self.applier(force_conflicts=True).apply(normalize(updates), live=live_secrets))
         except KubeError as error:
             if error.status != 409:
                 raise
@@ -262,23 +266,12 @@ class GeneratedSecretModule(KubeModule):
         return True
 
     def referenced(self, specs):
-        """The objects values_from reads: one GET each, or a LIST per kind and namespace for several."""
-        groups = {}
-        for spec in specs:
-            for entry in spec["values_from"]:
-                ref = generated_secret.reference(entry)
-                groups.setdefault(ref[:3], set()).add(ref[3])
-        found = {}
-        for (api_version, kind, namespace), names in groups.items():
-            rtype = self.client.resource(api_version, kind)
-            if len(names) == 1:
-                name = next(iter(names))
-                found[(api_version, kind, namespace, name)] = self.client.get(rtype, name, namespace)
-                continue
-            items = dict((i["metadata"]["name"], i) for i in self.client.list(rtype, namespace))
-            for name in names:
-                found[(api_version, kind, namespace, name)] = items.get(name)
-        return found
+        """The objects values_from reads, by reference: one GET each, or a LIST per kind and namespace for several."""
+        refs = dict((ref, {"apiVersion": ref[0], "kind": ref[1], "namespace": ref[2], "name": ref[3]})
+                    for spec in specs for ref in map(generated_secret.reference, spec["values_from"]))
+        reader = Reader(self.client, list_from=2)
+        live = reader.read(list(refs.values()))
+        return dict((ref, live.get(reader.key(entry))) for ref, entry in refs.items())
 
 
 def main():

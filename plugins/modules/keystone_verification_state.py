@@ -105,6 +105,7 @@ requests:
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.read import label_selector
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import recheck
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
@@ -135,8 +136,10 @@ class KeystoneVerificationStateModule(KubeModule):
         self.results.update(clusters=[], unchanged=[])
         if not clusters:
             return
-        # Every OpenStack cluster's objects carry the label; each cluster's are picked by its value below.
-        selector = naming.OPENSTACK_CLUSTER_NAME_LABEL
+        # Every OpenStack cluster's objects carry the label: the LISTs select these clusters' values (a run over
+        # one tenant does not read the others'), and each cluster's objects are picked by its value below.
+        selector = label_selector([{"labels": {naming.OPENSTACK_CLUSTER_NAME_LABEL: entry["name"]}}
+                                   for entry in clusters]) or naming.OPENSTACK_CLUSTER_NAME_LABEL
         client = self.client
         records = dict((m["metadata"].get("namespace"), m) for m in client.list(
             client.resource("v1", "ConfigMap"), field_selector="metadata.name=%s" % recheck.RECORD_NAME,

@@ -32,7 +32,7 @@ ALLOWED = {
 }
 # The files that talk to an API (Kubernetes, Keystone) or to Ansible's module runtime.
 CLIENT_FILES = {
-    "k8s.kubeconfig", "k8s.client", "k8s.connection", "k8s.apply", "k8s.wait", "k8s.module",
+    "k8s.kubeconfig", "k8s.client", "k8s.connection", "k8s.read", "k8s.apply", "k8s.wait", "k8s.module",
     "keystone.module",
     "providers.gardener_api", "providers.flux_api", "providers.c5c3_api", "providers.hypervisor_api",
     "providers.ovn_api",

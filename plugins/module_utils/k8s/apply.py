@@ -20,10 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.masking import SECRET_KINDS
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER, KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.read import Reader
 
 REDACTED = "<redacted>"
-# From this many objects of one kind in one namespace, one LIST is cheaper than a GET each.
-PREFETCH_MIN = 3
 CRD_KIND = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 
 
@@ -31,6 +30,11 @@ def ref_of(obj):
     meta = obj.get("metadata") or {}
     return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
             "name": meta.get("name"), "namespace": meta.get("namespace")}
+
+
+def read_ref_of(obj):
+    """ref_of with the manifest's labels, by which the read layer finds objects spread over namespaces."""
+    return dict(ref_of(obj), labels=(obj.get("metadata") or {}).get("labels") or {})
 
 
 def describe(ref):
@@ -240,39 +244,25 @@ class Applier:
         self._live = {}
         self._planned = set()   # kinds and namespaces this batch creates (check mode)
 
-    def apply(self, objects):
-        """CRDs and Namespaces one by one (later objects need them), then the rest in parallel."""
+    def apply(self, objects, live=None):
+        """CRDs and Namespaces one by one (later objects need them), then the rest in parallel.
+
+        live: objects the caller has just read, by Reader key (they are not read again)."""
         self._planned = set()
-        self._live = {}
+        self._live = dict(live or {})
         ordered = apply_order(objects)
         first = [o for o in ordered if (o["apiVersion"], o["kind"]) == CRD_KIND or o["kind"] == "Namespace"]
         rest = ordered[len(first):]
         results = [self._apply_one(obj) for obj in first]
-        self._prefetch(rest)
+        # The rest read together (objects of one kind: one LIST where the batch allows).
+        self._live.update(Reader(self.client, workers=self.workers, skip_unknown=True).read(
+            [read_ref_of(obj) for obj in rest]))
         if self.workers > 1 and len(rest) > 1:
             with ThreadPoolExecutor(max_workers=self.workers) as pool:
                 results += list(pool.map(self._apply_one, rest))
         else:
             results += [self._apply_one(obj) for obj in rest]
         return results
-
-    def _prefetch(self, objects):
-        """One LIST per kind and namespace where a batch has several objects of it, instead of a GET each."""
-        groups = {}
-        for obj in objects:
-            groups.setdefault((obj["apiVersion"], obj["kind"], obj["metadata"].get("namespace")), []).append(obj)
-        for (api_version, kind, namespace), members in groups.items():
-            if len(members) < PREFETCH_MIN:
-                continue
-            try:
-                rtype = self.client.resource(api_version, kind)
-            except KubeError:
-                continue  # reported when the object itself is applied
-            for item in self.client.list(rtype, namespace if rtype.namespaced else None):
-                self._live[(api_version, kind, item["metadata"].get("namespace"), item["metadata"]["name"])] = item
-            for obj in members:
-                key = (api_version, kind, namespace if rtype.namespaced else None, obj["metadata"]["name"])
-                self._live.setdefault(key, None)
 
     def _current(self, rtype, obj, namespace):
         key = (obj["apiVersion"], obj["kind"], namespace, obj["metadata"]["name"])

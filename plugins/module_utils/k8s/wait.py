@@ -17,6 +17,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress im
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import describe
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import waiting_line
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.read import Reader
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate, group_of, rule_for
 
 
@@ -24,10 +25,6 @@ class WaitError(Exception):
     def __init__(self, message, objects):
         super(WaitError, self).__init__(message)
         self.objects = objects
-
-
-def _key(ref):
-    return (ref["apiVersion"], ref["kind"], ref.get("namespace"))
 
 
 class Waiter:
@@ -39,27 +36,11 @@ class Waiter:
         self.expression = expression
         self.failed_expression = failed_expression
         self.sleep = sleep
+        self.reader = Reader(client, list_from=2)
 
     def _fetch(self, refs):
-        """Current objects by (apiVersion, kind, namespace, name): a GET for one, a LIST for several."""
-        groups = {}
-        for ref in refs:
-            groups.setdefault(_key(ref), []).append(ref)
-        found = {}
-        for (api_version, kind, namespace), members in groups.items():
-            rtype = self.client.resource(api_version, kind)
-            if rtype.namespaced and not namespace:
-                raise KubeError("%s is namespaced: name the namespace of %s"
-                                % (kind, ", ".join(m["name"] for m in members)))
-            ns = namespace if rtype.namespaced else None
-            if len(members) == 1:
-                items = [self.client.get(rtype, members[0]["name"], ns)]
-            else:
-                items = self.client.list(rtype, ns)
-            for item in items:
-                if item:
-                    found[(api_version, kind, namespace, item["metadata"]["name"])] = item
-        return found
+        """Current objects by Reader key: a GET for one, a LIST for several (refs may carry labels)."""
+        return dict((key, obj) for key, obj in self.reader.read(refs).items() if obj is not None)
 
     def _lookup(self, cache):
         def lookup(api_version, kind, name, namespace=None):
@@ -76,7 +57,7 @@ class Waiter:
         lookup = self._lookup(dict(objects))
         states = []
         for ref in refs:
-            obj = objects.get((ref["apiVersion"], ref["kind"], ref.get("namespace"), ref["name"]))
+            obj = objects.get(self.reader.key(ref))
             state = None
             if obj is not None:
                 state = evaluate(obj, lookup=lookup, condition=self.condition, expression=self.expression,
@@ -141,7 +122,7 @@ class Waiter:
         elapsed = round(time.time() - started, 2)
         results = []
         for ref, state, obj in states:
-            entry = dict(ref)
+            entry = dict((k, v) for k, v in ref.items() if k != "labels")
             entry["found"] = state is not None
             # The status last seen (e.g. the endpoint an operator reports), for the tasks that follow.
             if isinstance((obj or {}).get("status"), dict):

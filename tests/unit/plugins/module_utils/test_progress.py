@@ -221,9 +221,8 @@ class FakeClient(object):
         self.rounds = 0
 
     def resource(self, api_version, kind):
-        class RType(object):
-            namespaced = True
-        return RType()
+        from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import ResourceType
+        return ResourceType(api_version, kind, kind.lower() + "s", True)
 
     def get(self, rtype, name, namespace):
         self.rounds += 1

@@ -108,10 +108,27 @@ def _merge(base, patch):
     return result
 
 
+def _selector_terms(selector):
+    """The terms of a label selector: split at the commas outside `in (...)` sets."""
+    terms, depth, term = [], 0, ""
+    for char in selector or "":
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            terms.append(term)
+            term = ""
+        else:
+            term += char
+    return [t.strip() for t in terms + [term] if t.strip()]
+
+
 def _matches(obj, selector):
+    """Existence (key), equality (key=value) and set (key in (a,b)) terms, as the API server takes them."""
     labels = obj["metadata"].get("labels") or {}
-    for term in (selector or "").split(","):
-        if not term:
+    for term in _selector_terms(selector):
+        if " in (" in term:
+            key, values = term[:-1].split(" in (")
+            if labels.get(key.strip()) not in [v.strip() for v in values.split(",")]:
+                return False
             continue
         key, _eq, value = term.partition("=")
         if key not in labels or (_eq and labels[key] != value):

@@ -1,0 +1,128 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The read layer: the live state of many objects with as few requests as the batch allows.
+
+Per kind:
+
+- several objects in one namespace come from one LIST of that namespace;
+- objects spread over namespaces (a tenant each) that share label keys come from one LIST
+  across namespaces selecting those labels' values (``key in (a,b,...)``); an object that LIST
+  did not return is read with a GET (its live copy may lack a label its manifest sets, and a
+  caller such as generated_secret must see what it holds);
+- everything else is a GET, several side by side.
+
+A LIST across namespaces that the credentials may not make (403) or that the server refuses
+falls back to GETs.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+
+# From this many objects of one kind, one LIST is cheaper than a GET each.
+LIST_FROM = 3
+# A label whose values among the objects are more than this is left out of the selector (URL length).
+MAX_SELECTOR_VALUES = 200
+GET_WORKERS = 8
+FALLBACK_STATUSES = (400, 403)
+
+
+def label_selector(refs):
+    """A set-based selector of the labels every ref carries, or None when they share no label key."""
+    common = None
+    for ref in refs:
+        labels = ref.get("labels")
+        if not isinstance(labels, dict):
+            return None
+        keys = set(k for k, v in labels.items() if isinstance(v, str))
+        common = keys if common is None else common & keys
+        if not common:
+            return None
+    terms = []
+    for key in sorted(common or ()):
+        values = sorted(set(ref["labels"][key] for ref in refs))
+        if len(values) <= MAX_SELECTOR_VALUES:
+            terms.append("%s in (%s)" % (key, ",".join(values)))
+    return ",".join(terms) or None
+
+
+class Reader:
+    """Reads a batch of refs (apiVersion, kind, name, namespace, optional labels) with one client."""
+
+    def __init__(self, client, list_from=LIST_FROM, workers=GET_WORKERS, skip_unknown=False):
+        """skip_unknown: refs of kinds the server does not serve are left out of the result (the caller
+        reports them) instead of raising KubeError."""
+        self.client = client
+        self.list_from = list_from
+        self.workers = workers
+        self.skip_unknown = skip_unknown
+
+    def key(self, ref):
+        """(apiVersion, kind, namespace or None for a cluster-scoped kind, name)."""
+        rtype = self.client.resource(ref["apiVersion"], ref["kind"])
+        return (ref["apiVersion"], ref["kind"], ref.get("namespace") if rtype.namespaced else None, ref["name"])
+
+    def read(self, refs):
+        """{key: the live object or None when it does not exist} for every ref of a served kind."""
+        groups = {}
+        for ref in refs:
+            try:
+                rtype = self.client.resource(ref["apiVersion"], ref["kind"])
+            except KubeError:
+                if self.skip_unknown:
+                    continue
+                raise
+            namespace = ref.get("namespace") if rtype.namespaced else None
+            if rtype.namespaced and not namespace:
+                if self.skip_unknown:
+                    continue
+                raise KubeError("%s is namespaced: name the namespace of %s" % (ref["kind"], ref["name"]))
+            by_namespace = groups.setdefault((ref["apiVersion"], ref["kind"]), (rtype, {}))[1]
+            by_namespace.setdefault(namespace, {}).setdefault(ref["name"], ref)
+        found, gets = {}, []
+        for (api_version, kind), (rtype, by_namespace) in groups.items():
+            spread = []
+            for namespace, members in by_namespace.items():
+                if len(members) >= self.list_from:
+                    self._list(rtype, namespace, None, members, found, complete=True)
+                else:
+                    spread.extend((namespace, ref) for ref in members.values())
+            if len(spread) >= self.list_from and rtype.namespaced:
+                selector = label_selector([ref for unused, ref in spread])
+                if selector and self._list(rtype, None, selector, dict(
+                        ((namespace, ref["name"]), ref) for namespace, ref in spread), found, complete=False):
+                    spread = [(ns, ref) for ns, ref in spread if (api_version, kind, ns, ref["name"]) not in found]
+            gets.extend((rtype, namespace, ref["name"]) for namespace, ref in spread)
+        found.update(self._get_all(gets))
+        return found
+
+    def _list(self, rtype, namespace, selector, members, found, complete):
+        """Records the members the LIST returns; complete: the LIST shows all of them (the absent ones are None).
+        False when a LIST across namespaces was refused."""
+        try:
+            items = self.client.list(rtype, namespace, label_selector=selector)
+        except KubeError as error:
+            if namespace is None and error.status in FALLBACK_STATUSES:
+                return False
+            raise
+        for item in items:
+            meta = item["metadata"]
+            name, item_namespace = meta["name"], meta.get("namespace") if rtype.namespaced else None
+            if (name if complete else (item_namespace, name)) in members:
+                found[(rtype.api_version, rtype.kind, item_namespace, name)] = item
+        if complete:
+            for name in members:
+                found.setdefault((rtype.api_version, rtype.kind, namespace, name), None)
+        return True
+
+    def _get_all(self, gets):
+        def get(entry):
+            rtype, namespace, name = entry
+            return (rtype.api_version, rtype.kind, namespace, name), self.client.get(rtype, name, namespace)
+        if len(gets) > 1 and self.workers > 1:
+            with ThreadPoolExecutor(max_workers=min(self.workers, len(gets))) as pool:
+                return dict(pool.map(get, gets))
+        return dict(get(entry) for entry in gets)
