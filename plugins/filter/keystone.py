@@ -19,8 +19,8 @@ def keystone_catalog_plan_filter(settings):
 
 
 @fails_on_input_error("invalid Keystone bootstrap settings, nothing was changed")
-def keystone_bootstrap_batch_filter(cluster_list, defaults, endpoints=None, korc=None):
-    return clusters.batch(cluster_list, defaults, endpoints, korc)
+def keystone_bootstrap_batch_filter(cluster_list, defaults, endpoints=None, korc=None, settled=None):
+    return clusters.batch(cluster_list, defaults, endpoints, korc, settled)
 
 
 def keystone_tenant_clusters_filter(tenants, control_planes):

@@ -17,7 +17,7 @@ directory and one more claim (bench-one) into another, then prints `name=value` 
 
 and, per task, where the no-op seconds go with N and with 1 (median over the rounds). A no-op run that
 changes anything fails the bench. The bench tenants are deleted afterwards (their namespaces on the
-control plane, their Rook objects on st-pool-a), so the lab is as before.
+control plane, their Rook objects on st-pool-a), so the lab is as before; BENCH_KEEP=1 keeps them.
 """
 
 import json
@@ -173,7 +173,8 @@ def main():
                 # Printed before the clean-up, which takes a while.
                 report(first_one, first_many, walls, tasks, modules)
             finally:
-                remove_bench_tenants()
+                if os.environ.get("BENCH_KEEP") != "1":
+                    remove_bench_tenants()
     finally:
         if owned:
             regionlab.down()

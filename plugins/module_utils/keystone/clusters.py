@@ -19,6 +19,9 @@ clusters: each tenant's namespace and the catalog services its ControlPlane enab
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import hashlib
+import json
+
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.catalog import catalog_plan, refs_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import openbao
@@ -105,22 +108,29 @@ def _first(*values):
     return next((v for v in values if v), None)
 
 
-def batch(clusters, defaults, endpoints=None, korc=None):
+def batch(clusters, defaults, endpoints=None, korc=None, settled=None):
     """Every step's input for all clusters; raises InputError naming each cluster's problems.
 
     defaults: the role's settings (CATALOG_KEYS, keystone_cr, secret_auth, admin_user, admin_secret,
     admin_password_length, keystone_name, keystone_api_version, korc_roles, cacert, openbao and
     openbao_* , the CLUSTER_KEYS' role-wide values). endpoints: {namespace: the Keystone CR's
-    status.endpoint}; korc: {cluster name: korc_credentials' result for it}.
+    status.endpoint}; korc: {cluster name: korc_credentials' result for it}. settled: names of the
+    clusters whose Kubernetes state is as their last verified run left it (keystone_verification_state);
+    they get no catalog steps, since their K-ORC objects and Secrets are what this plan would write (the
+    state's digest covers the plan, see plan_digest).
     """
     if not isinstance(defaults, dict):
         raise InputError([problem("defaults", "must be a mapping")])
     endpoints = endpoints or {}
     korc = korc or {}
+    settled = set(settled or [])
     found, problems = _clusters(clusters, defaults)
+    digests = {}
     for c in found:
         known = _first(c.get("public_url"), endpoints.get(c["namespace"]), KNOWN_URL)
-        problems.extend(_plan(c, _catalog_settings(c, known, c.get("internal_url") or known))[1])
+        plan, found_problems = _plan(c, _catalog_settings(c, known, c.get("internal_url") or known))
+        problems.extend(found_problems)
+        digests[c["name"]] = plan_digest(plan)
         if c.get("openbao"):
             problems.extend(_openbao(c, None)[1])
     if problems:
@@ -135,7 +145,8 @@ def batch(clusters, defaults, endpoints=None, korc=None):
         "keystones": [dict(_keystone_ref(c), namespace=c["namespace"]) for c in found],
         "keystone_bootstraps": [_keystone_bootstrap(c) for c in found],
         # keystone_verification_state: what each cluster's Keystone steps depend on.
-        "state": [dict({"name": c["name"], "namespace": c["namespace"], "settings": c},
+        "state": [dict({"name": c["name"], "namespace": c["namespace"],
+                        "settings": dict(c, plan_digest=digests[c["name"]])},
                        **({"keystone": _keystone_ref(c)} if c.get("keystone_cr", True) else {})) for c in found],
     }
     # The admin's Keystone: the CR's endpoint (or the admin URL); without CRs the module's own cloud.
@@ -150,7 +161,7 @@ def batch(clusters, defaults, endpoints=None, korc=None):
                       for c in ready]
     plans = []
     for c in found:
-        if c["name"] not in korc:
+        if c["name"] not in korc or c["name"] in settled:
             continue
         minted = korc[c["name"]] or {}
         endpoint = endpoints.get(c["namespace"])
@@ -163,9 +174,16 @@ def batch(clusters, defaults, endpoints=None, korc=None):
         plans.append((c, plan, minted))
     if problems:
         raise InputError(problems)
-    if plans:
+    if plans or korc or settled:
         result.update(_catalog_steps(plans, endpoints))
     return result
+
+
+def plan_digest(plan):
+    """The digest of a cluster's catalog plan (its manifests with the Keystone's URL, before K-ORC's credential is
+    known): a collection that would write other manifests for the same settings changes it."""
+    return "sha256:" + hashlib.sha256(json.dumps(plan, sort_keys=True, separators=(",", ":"), default=str)
+                                      .encode("utf-8")).hexdigest()
 
 
 def _keystone_ref(c):

@@ -148,3 +148,28 @@ def test_a_composed_tenant_gets_a_valid_catalog():
     assert services[:1] == ["keystone"] and "nova" in services and "placement" in services
     result = kb.batch([{"name": "t1", "namespace": "openstack-t1", "services": services}], DEFAULTS)
     assert result["clusters"][0]["services"] == services
+
+
+def test_a_settled_cluster_gets_no_catalog_steps_and_the_steps_stay_lists():
+    full = kb.batch(TENANTS, DEFAULTS, ENDPOINTS, korc_of(ENDPOINTS), settled=["tenant-a"])
+    assert set(m["metadata"]["namespace"] for m in full["catalog"] + full["imports"] + full["application_credentials"]) \
+        == {"openstack-tenant-b"}
+    assert [e["name"] for e in full["verify"]] == ["tenant-b"]
+    assert [e["name"] for e in full["state"]] == ["tenant-a", "tenant-b"]  # both still judged
+    none = kb.batch(TENANTS, DEFAULTS, ENDPOINTS, korc_of(ENDPOINTS), settled=["tenant-a", "tenant-b"])
+    for step in ("imports", "import_refs", "secrets", "catalog", "application_credentials", "credential_secrets",
+                 "endpoint_regions", "role_assignments", "verify", "openbao"):
+        assert none[step] == [], step
+
+
+def test_the_state_carries_the_digest_of_each_clusters_plan():
+    def digests(tenants, endpoints=None):
+        return dict((e["name"], e["settings"]["plan_digest"]) for e in kb.batch(tenants, DEFAULTS, endpoints)["state"])
+    first = digests(TENANTS, ENDPOINTS)
+    assert first == digests(TENANTS, ENDPOINTS) and first["tenant-a"] != first["tenant-b"]
+    # Another plan for the same cluster (a service more, another Keystone URL): another digest.
+    more = [dict(TENANTS[0], services=["keystone", "glance", "placement", "nova"]), TENANTS[1]]
+    assert digests(more, ENDPOINTS)["tenant-a"] != first["tenant-a"]
+    assert digests(more, ENDPOINTS)["tenant-b"] == first["tenant-b"]
+    assert digests(TENANTS, dict(ENDPOINTS, **{"openstack-tenant-b": "http://b2.example:5000/v3"}))["tenant-b"] \
+        != first["tenant-b"]
