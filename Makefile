@@ -14,7 +14,7 @@ export PYTHONPATH := $(CURDIR)/lab
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/$(CACHE)/lab-bin:$(PATH)
 
-.PHONY: help setup debian-packages lab-packages region test unit lint sanity integration molecule bench lab-up lab-down lab-status lab-build lab-clean docs ee
+.PHONY: help setup debian-packages lab-packages region test unit lint sanity integration molecule bench bench-mitogen lab-up lab-down lab-status lab-build lab-clean docs ee
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -111,3 +111,9 @@ bench: lab-build ## benchmarks on stock ansible-core, as ratios to a ping task m
 	python tests/bench/apply_bench.py
 	python tests/bench/region_bench.py
 	BENCH_CONVERGED=1 python tests/bench/tenants_bench.py
+
+# Mitogen is an accelerator a user may choose (docs/engine.md): installed apart from the venv, never a dependency.
+MITOGEN_PATH ?= .cache/mitogen
+bench-mitogen: lab-build ## the no-op region with Mitogen's strategy against stock ansible-core, side by side (on a converged lab)
+	pip install --quiet --target $(MITOGEN_PATH) mitogen==0.3.54
+	MITOGEN_PATH=$(MITOGEN_PATH) python tests/bench/mitogen_bench.py

@@ -10,6 +10,8 @@ directory and one more claim (bench-one) into another, then prints `name=value` 
   tenants_first_*_waiting_s   of each, the seconds its tasks waited for what the operators had not made ready
   tenants_first_N_vs_1   their ratio (target <= 10: the cost grows with the work, not with tasks x tenants)
   tenants_first_N_vs_1_beyond_waiting   the same ratio of the seconds beyond the waiting
+  tenants_first_*_cpu_s, tenants_first_N_vs_1_cpu   CPU seconds of each run's own processes (ansible-playbook, its
+                         workers and modules; not the lab's operators and Keystones) and their ratio
   tenants_noop_N_s       median of ROUNDS no-op tenants.yml runs with the N claims
   tenants_noop_1_s       the same with the 1 claim, each round right after the N (same machine load)
   tenants_noop_N_vs_1    their ratio (target <= 1.5)
@@ -37,7 +39,7 @@ sys.path.insert(0, str(REPO / "tests" / "bench"))
 import regionlab  # noqa: E402
 from regionlab import config, processes  # noqa: E402
 from conftest import ansible_env, remove_openstack_clusters  # noqa: E402
-from region_bench import analyse, module_runs, waiting_seconds  # noqa: E402
+from region_bench import analyse, cpu_seconds, module_runs, waiting_seconds  # noqa: E402
 from apply_bench import _timestamp  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -88,13 +90,16 @@ def per_task(out):
 
 
 def first(directory, label):
-    """(wall seconds, waited seconds, per task) of a first run; its slowest tasks are printed."""
+    """(wall seconds, waited seconds, CPU seconds of the run's own processes) of a first run; its slowest tasks
+    are printed."""
+    cpu = cpu_seconds()
     wall, out = playbook(PLAYBOOK, "-e", "cobaltcore_tenants_dir=%s" % directory)
+    cpu = cpu_seconds() - cpu
     waited, by_task = waiting_seconds(out), per_task(out)
-    print("first run with %s %.1fs, waiting %.1fs" % (label, wall, waited), flush=True)
+    print("first run with %s %.1fs, waiting %.1fs, CPU %.1fs" % (label, wall, waited, cpu), flush=True)
     for name in sorted(by_task, key=lambda n: -by_task[n])[:12]:
         print("  %6.1fs  %s" % (by_task[name], name), flush=True)
-    return wall, waited
+    return wall, waited, cpu
 
 
 def noop(directory):
@@ -130,13 +135,16 @@ def median_tasks(runs):
 def report(first_one, first_many, walls, tasks, modules):
     count = len(NAMES)
     many, one = statistics.median(walls["many"]), statistics.median(walls["one"])
-    (first_one, waited_one), (first_many, waited_many) = first_one, first_many
+    (first_one, waited_one, cpu_one), (first_many, waited_many, cpu_many) = first_one, first_many
     print("tenants_first_1_s=%.1f" % first_one)
     print("tenants_first_1_waiting_s=%.1f" % waited_one)
     print("tenants_first_%d_s=%.1f" % (count, first_many))
     print("tenants_first_%d_waiting_s=%.1f" % (count, waited_many))
     print("tenants_first_%d_vs_1=%.2f" % (count, first_many / first_one))
     print("tenants_first_%d_vs_1_beyond_waiting=%.2f" % (count, (first_many - waited_many) / (first_one - waited_one)))
+    print("tenants_first_1_cpu_s=%.1f" % cpu_one)
+    print("tenants_first_%d_cpu_s=%.1f" % (count, cpu_many))
+    print("tenants_first_%d_vs_1_cpu=%.2f" % (count, cpu_many / cpu_one))
     print("tenants_noop_%d_s=%.1f" % (count, many))
     print("tenants_noop_1_s=%.1f" % one)
     print("tenants_noop_%d_vs_1=%.2f" % (count, many / one))
