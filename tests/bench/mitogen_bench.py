@@ -34,13 +34,13 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
 SITE = REPO / "playbooks" / "site.yml"
 
 
-def noop(**env):
+def noop(converge=False, **env):
     started = time.monotonic()
     rc, out = run_playbook(SITE, **env)
     wall = time.monotonic() - started
     if rc != 0:
         raise SystemExit("site.yml failed (rc %d) with %s" % (rc, env))
-    if analyse(out)[3]:
+    if not converge and analyse(out)[3]:
         raise SystemExit("the no-op site.yml changed %d task results with %s" % (analyse(out)[3], env))
     return wall
 
@@ -56,7 +56,7 @@ def main():
                    "PYTHONPATH": os.pathsep.join([mitogen, os.environ.get("PYTHONPATH", "")])}
     variants = (("stock", {}), ("mitogen", accelerated),
                 ("mitogen_without_in_process", dict(accelerated, COBALTCORE_IN_PROCESS="false")))
-    noop()  # warm: the same caches for every variant
+    noop(converge=True)  # converges what changed since, and warms the caches for every variant
     walls = dict((name, []) for name, dummy in variants)
     floors = []
     with tempfile.TemporaryDirectory() as workdir:
