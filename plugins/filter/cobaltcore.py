@@ -12,6 +12,7 @@ __metaclass__ = type
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import claim_status
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import endpoints
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
@@ -55,9 +56,9 @@ def ceph_caps_filter(pools):
 
 @fails_on_input_error("invalid storage pool")
 def ceph_cluster_filter(pool):
-    """The CephCluster of a storage pool (its cobaltcore_pool: name, ceph, media, encrypted)."""
+    """The CephCluster of a storage pool (its cobaltcore_pool: name, ceph, media, encrypted, network.public)."""
     return ceph_cluster.cluster_manifest(pool.get("name"), pool.get("ceph"), pool.get("media"),
-                                         bool(pool.get("encrypted")))
+                                         bool(pool.get("encrypted")), (pool.get("network") or {}).get("public"))
 
 
 @fails_on_input_error("invalid quotaGB")
@@ -128,6 +129,11 @@ def network_plan_filter(region, network=None):
     return build_plan(_region(region), network)
 
 
+@fails_on_input_error("addresses that work inside one cluster only, nothing changed")
+def cross_cluster_endpoints_filter(region, network=None, gardener=None):
+    return endpoints.plan(_region(region), network, gardener)
+
+
 def _region(region):
     return build_region(region).to_dict()
 
@@ -175,6 +181,7 @@ class FilterModule(object):
             "compose_openstack_cluster": compose_openstack_cluster_filter,
             "region_model": region_model_filter,
             "network_plan": network_plan_filter,
+            "cross_cluster_endpoints": cross_cluster_endpoints_filter,
             "size_preset": size_preset_filter,
             "ceph_caps": ceph_caps_filter,
             "ceph_cluster": ceph_cluster_filter,

@@ -158,6 +158,8 @@ def test_catalog_is_in_keystone_with_public_and_internal_endpoints(first_run, ad
             assert len(urls) == 1, (service_type, interface, urls)
             if service_type == "identity":
                 assert urls[0] == endpoint
+            elif interface == "public":  # the region's plan: a name users reach (cobaltcore_network.endpoints)
+                assert urls[0].startswith("https://%s." % name) and ".lab.cobaltcore.test/" in urls[0] + "/", urls
             else:
                 assert urls[0].startswith("https://%s.openstack.svc.cluster.local:" % name), urls
                 if suffix:

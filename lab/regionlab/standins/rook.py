@@ -19,8 +19,10 @@ on github.com/rook/rook v1.17.9, pkg/operator/ceph:
   finalizer ceph.rook.io/disaster-protection, keys fsid, mon-secret, ceph-username
   (client.admin), ceph-secret), ConfigMap rook-ceph-mon-endpoints (data "a=<ip>:6789,...",
   mapping {"node": {"a": {"Name", "Hostname", "Address"}}}, maxMonId, outOfQuorum,
-  externalMons, csi-cluster-config-json). Mon endpoints are the mon Services' ClusterIPs upstream;
-  the lab derives stable addresses in 10.96.0.0/12 from the cluster and mon name. The fsid and keys
+  externalMons, csi-cluster-config-json). Mon endpoints are the mon Services' ClusterIPs upstream (the
+  lab derives stable addresses in 10.96.0.0/12 from the cluster and mon name), or with spec.network.provider
+  host the Nodes' addresses (mon/node.go: annotation network.rook.io/mon-ip, InternalIP, ExternalIP); port
+  6789, 3300 with network.connections.requireMsgr2. The fsid and keys
   are generated once and kept (read back from the Secret); they are never logged.
 - controller/controller_utils.go IsReadyToReconcile: the children reconcile only once the
   namespace's CephCluster reports ceph.health HEALTH_OK or HEALTH_WARN.
@@ -69,6 +71,8 @@ DISASTER_FINALIZER = "ceph.rook.io/disaster-protection"
 MON_SECRET = "rook-ceph-mon"
 MON_ENDPOINTS = "rook-ceph-mon-endpoints"
 MON_PORT = 6789
+MSGR2_PORT = 3300
+MON_IP_ANNOTATION = "network.rook.io/mon-ip"
 HEALTHY = ("HEALTH_OK", "HEALTH_WARN")
 SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
 
@@ -120,6 +124,34 @@ def mon_address(cluster, namespace, mon):
     """A stable ClusterIP-like address for a mon Service (upstream: the Service's ClusterIP)."""
     digest = int(hashlib.sha256(("%s/%s/%s" % (cluster, namespace, mon)).encode()).hexdigest(), 16)
     return str(SERVICE_NET[1 + digest % (SERVICE_NET.num_addresses - 2)])
+
+
+def node_address(node):
+    """The address a mon on this Node binds with host networking (Rook mon/node.go: the network.rook.io/mon-ip
+    annotation, else the Node's InternalIP, else its ExternalIP)."""
+    annotated = ((node.get("metadata") or {}).get("annotations") or {}).get(MON_IP_ANNOTATION)
+    if annotated:
+        return annotated
+    addresses = (node.get("status") or {}).get("addresses") or []
+    for kind in ("InternalIP", "ExternalIP"):
+        found = next((a.get("address") for a in addresses if a.get("type") == kind and a.get("address")), None)
+        if found:
+            return found
+    return ""
+
+
+def mon_endpoints(cluster_name, cluster, nodes):
+    """[(mon, "ip:port")]: with network.provider host each mon's Node's address (mons spread over the Nodes in name
+    order, as placed below), else a Service's ClusterIP-like address; port 3300 when msgr2 is required, else 6789."""
+    spec = cluster.get("spec") or {}
+    network = spec.get("network") or {}
+    port = MSGR2_PORT if (network.get("connections") or {}).get("requireMsgr2") else MON_PORT
+    names = mon_names(mon_count(cluster))
+    if network.get("provider") == "host" and nodes:
+        ordered = sorted(nodes, key=lambda n: n["metadata"]["name"])
+        return [(m, "%s:%d" % (node_address(ordered[i % len(ordered)]), port)) for i, m in enumerate(names)]
+    namespace = cluster["metadata"]["namespace"]
+    return [(m, "%s:%d" % (mon_address(cluster_name, namespace, m), port)) for m in names]
 
 
 def flatten_endpoints(mons):
@@ -450,7 +482,7 @@ class RookOperator:
             if kube.create(path("v1", "secrets", ns), mon_secret(ns, owner, str(uuid.uuid4()))) is not None:
                 self.ctl.log("Secret %s/%s/%s created (fsid and keys not logged)" % (cluster_name, ns, MON_SECRET))
         if kube.get(path("v1", "configmaps", ns, MON_ENDPOINTS)) is None:
-            mons = [(m, "%s:%d" % (mon_address(cluster_name, ns, m), MON_PORT)) for m in mon_names(mon_count(cluster))]
+            mons = mon_endpoints(cluster_name, cluster, nodes)
             placed = sorted((n["metadata"]["name"], next((a.get("address") for a in (n.get("status") or {}).get(
                 "addresses") or [] if a.get("type") == "InternalIP"), "")) for n in nodes)
             wanted = endpoints_config_map(ns, owner, mons, placed)

@@ -61,6 +61,12 @@ class KubeConnection(object):
     client_options = {}
     _client = None
 
+    waited_at_start = 0.0
+
+    def count_waiting_from_here(self):
+        """A call's own waiting (waited_seconds) is counted from here: a process (a test) may run several calls."""
+        self.waited_at_start = waited_seconds()
+
     @classmethod
     def kube_connection_spec(cls):
         return dict((option, copy.deepcopy(KUBE_CONNECTION_SPEC[key])) for option, key in cls.kube_options.items())
@@ -131,8 +137,7 @@ class KubeConnection(object):
     def _with_requests(self, result):
         if self._client is not None:
             result["requests"] = dict(self._client.requests)
-        # This call's own waiting: a process (a test) may run several module calls.
-        waited = waited_seconds() - getattr(self, "waited_at_start", 0.0)
+        waited = waited_seconds() - self.waited_at_start
         if waited > 0:
             result["waited_seconds"] = round(waited, 1)
         return result

@@ -11,7 +11,6 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import waited_seconds
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.connection import KubeConnection
@@ -63,7 +62,7 @@ class KubeModule(KubeConnection):
     module_kwargs = {}
 
     def __init__(self):
-        self.waited_at_start = waited_seconds()
+        self.count_waiting_from_here()
         spec = self.kube_connection_spec()
         spec.update(self.argument_spec)
         self.ansible = MaskingAnsibleModule(spec, self.argument_secrets, self.unmaskable,

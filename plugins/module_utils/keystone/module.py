@@ -37,7 +37,6 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.openstack.cloud.plugins.module_utils import openstack as openstack_cloud
 from ansible_collections.openstack.cloud.plugins.module_utils.openstack import OpenStackModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import waited_seconds
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
@@ -161,7 +160,7 @@ class KeystoneModule(KubeConnection, OpenStackModule):
     cluster_required = ()
 
     def __init__(self):
-        self.waited_at_start = waited_seconds()
+        self.count_waiting_from_here()
         self.own_spec = self.argument_spec
         spec = dict(KEYSTONE_RETRY_SPEC)
         spec.update(CLOUD_SPEC)

@@ -66,6 +66,11 @@ def settings_problems(settings):
     return problems
 
 
+def _nodes_network(pool):
+    network = pool.get("network") or {}
+    return network.get("underlay") or network.get("public")
+
+
 def _cloud_profile(value):
     if isinstance(value, dict):
         return {"kind": value.get("kind") or "CloudProfile", "name": value["name"]}
@@ -88,10 +93,10 @@ def shoot_spec(pool, settings, region_name):
         "region": settings.get("region") or region_name,
         "credentialsBindingName": settings["credentials_binding"],
         "provider": {"type": settings["provider_type"], "workers": [worker]},
-        # A hypervisor pool's nodes live in its planned underlay (docs/network.md).
+        # A hypervisor pool's nodes live in its planned underlay, a storage pool's in its public network, where the
+        # other clusters reach its Ceph monitors (docs/network.md).
         "networking": deep_merge(deep_merge(settings.get("networking") or {}, own.get("networking")),
-                                 {"nodes": (pool.get("network") or {}).get("underlay")}
-                                 if (pool.get("network") or {}).get("underlay") else None),
+                                 {"nodes": _nodes_network(pool)} if _nodes_network(pool) else None),
     }
     version = own.get("kubernetes_version") or settings.get("kubernetes_version")
     if version:

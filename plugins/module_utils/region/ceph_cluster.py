@@ -117,8 +117,10 @@ def defaults(section, media=None):
     return result
 
 
-def cluster_manifest(pool_name, section, media=None, encrypted=False):
-    """The pool's CephCluster."""
+def cluster_manifest(pool_name, section, media=None, encrypted=False, public_network=None):
+    """The pool's CephCluster. public_network: the pool's network.public, where the other clusters reach the
+    monitors: the mons and OSDs then run on the Nodes' network (Rook's network.provider host, addressRanges.public
+    as Ceph's public_network), so each mon's address is its Node's, not a Service's cluster-internal one."""
     ceph = defaults(section, media)
     config = {"osdsPerDevice": str(ceph["osds_per_device"])}
     if ceph["device_class"]:
@@ -128,7 +130,7 @@ def cluster_manifest(pool_name, section, media=None, encrypted=False):
     storage = {"useAllNodes": True, "useAllDevices": ceph["device_filter"] is None, "config": config}
     if ceph["device_filter"] is not None:
         storage["deviceFilter"] = ceph["device_filter"]
-    return {
+    manifest = {
         "apiVersion": naming.ROOK_API_VERSION,
         "kind": "CephCluster",
         "metadata": {"name": CLUSTER_NAME, "namespace": naming.ROOK_NAMESPACE,
@@ -142,6 +144,9 @@ def cluster_manifest(pool_name, section, media=None, encrypted=False):
             "storage": storage,
         },
     }
+    if public_network:
+        manifest["spec"]["network"] = {"provider": "host", "addressRanges": {"public": [public_network]}}
+    return manifest
 
 
 def parse_mon_endpoints(data):

@@ -93,6 +93,8 @@ _STORAGE_PROPERTIES = dict(_CLUSTER_PROPERTIES, **{
     "encrypted": {"type": "boolean"},
     # The pool's CephCluster (phase 6); ceph_cluster.validate checks its content.
     "ceph": {"type": "object", "additionalProperties": {}},
+    # The pool's public network, where the other clusters reach its Ceph monitors; endpoints.py checks it.
+    "network": {"type": "object", "additionalProperties": {}},
 })
 
 # A hypervisor pool's network plan; network_plan.py validates its content (phase 6, docs/network.md).

@@ -57,7 +57,7 @@ _BRIDGE = re.compile(r"^[a-zA-Z0-9_.-]{1,15}$")
 # ovn-controller's own integration bridge: never a provider bridge.
 INTEGRATION_BRIDGE = "br-int"
 POOL_KEYS = ("underlay", "mtu", "encapsulation", "bridge_mappings")
-REGION_KEYS = ("provider_networks", "tenant_ipv6")
+REGION_KEYS = ("provider_networks", "tenant_ipv6", "endpoints")  # endpoints: region/endpoints.py
 PROVIDER_KEYS = ("name", "physical_network", "type", "vlan_ranges", "pools")
 
 

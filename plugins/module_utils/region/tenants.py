@@ -13,6 +13,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import endpoints
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.rook_manifests import (
     PRESERVE_ON_DELETE, release_data)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import claim_name_problems
@@ -53,7 +54,7 @@ def plan(claims, region, ceph=None, require_monitors=False):
     storage = dict((pool.name, []) for pool in region.storage_pools)
     secrets = dict((pool.name, {}) for pool in region.storage_pools)
     tenants = []
-    problems = []
+    problems = _unreachable_monitors(region, ceph)
     for composed in compositions:
         namespace_manifest, control_plane_manifest = composed["control_plane"]
         for pool in _add_monitors(control_plane_manifest, composed, ceph):
@@ -98,6 +99,22 @@ def _add_monitors(manifest, composed, ceph):
         elif pool not in missing:
             missing.append(pool)
     return missing
+
+
+def _unreachable_monitors(region, ceph):
+    """Problems of storage pools whose Ceph reports monitors off the pool's public network (flow ceph-monitors):
+    the ControlPlanes and hypervisors, in other clusters, could not reach them."""
+    problems = []
+    for pool in region.storage_pools:
+        public = (pool.data.get("network") or {}).get("public")
+        monitors = (ceph.get(pool.name) or {}).get("monitors")
+        outside = endpoints.monitors_outside(monitors, public) if public and monitors else []
+        if outside:
+            problems.append(problem("%s.network.public" % pool.name, "the pool's Ceph reports monitors %s outside its "
+                                    "public network %s, which the control plane and the hypervisors could not reach "
+                                    "(flow ceph-monitors): its CephCluster must run the mons on the Nodes' network "
+                                    "there (network.provider host)" % (", ".join(outside), public)))
+    return problems
 
 
 def _no_monitors(composed, pool, facts):

@@ -342,3 +342,22 @@ def test_a_deleted_cluster_releases_its_mon_secret_and_endpoints():
     for url in ("/api/v1/namespaces/rook-ceph/secrets/rook-ceph-mon",
                 "/api/v1/namespaces/rook-ceph/configmaps/rook-ceph-mon-endpoints"):
         assert "finalizers" not in kube.objects[url]["metadata"], url
+
+
+def test_host_networking_puts_each_mon_on_its_nodes_address():
+    def node(name, internal, annotated=None):
+        meta = {"name": name}
+        if annotated:
+            meta["annotations"] = {rook.MON_IP_ANNOTATION: annotated}
+        return {"metadata": meta, "status": {"addresses": [{"type": "Hostname", "address": name},
+                                                           {"type": "InternalIP", "address": internal}]}}
+    cluster = {"metadata": {"namespace": NS, "name": "rook-ceph"},
+               "spec": {"mon": {"count": 3}, "network": {"provider": "host", "addressRanges": {"public": ["10.30.1.0/24"]}}}}
+    nodes = [node("n2", "10.30.1.11"), node("n1", "10.30.1.10"), node("n3", "10.30.1.12", annotated="10.30.1.99")]
+    assert rook.mon_endpoints("st-pool-a", cluster, nodes) == [
+        ("a", "10.30.1.10:6789"), ("b", "10.30.1.11:6789"), ("c", "10.30.1.99:6789")]
+    cluster["spec"]["network"]["connections"] = {"requireMsgr2": True}
+    assert rook.mon_endpoints("st-pool-a", cluster, nodes)[0] == ("a", "10.30.1.10:3300")
+    # The default pod network: a Service's cluster-internal address, whatever the Nodes are.
+    del cluster["spec"]["network"]
+    assert rook.mon_endpoints("st-pool-a", cluster, nodes)[0] == ("a", "%s:6789" % rook.mon_address("st-pool-a", NS, "a"))

@@ -35,7 +35,7 @@ def test_filter_names():
         "validate_claims", "compose_openstack_cluster", "region_model", "size_preset",
         "ceph_caps", "ceph_cluster", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
         "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
-        "operator_releases", "network_plan", "tenant_claims", "tenant_plan", "tenant_removal",
+        "operator_releases", "network_plan", "cross_cluster_endpoints", "tenant_claims", "tenant_plan", "tenant_removal",
         "claim_statuses", "valid_claims", "changed_objects"])
 
 
@@ -124,7 +124,7 @@ def test_tenant_plan_reads_the_storage_pools_fact_from_real_hostvars(inventory_p
     loader = DataLoader()
     inventory = InventoryManager(loader=loader, sources=[inventory_path("lab", "hosts.yml")])
     manager = VariableManager(loader=loader, inventory=inventory)
-    manager.set_host_facts("st-pool-b", {"cobaltcore_ceph": {"fsid": "f", "monitors": ["10.0.2.1:6789"]}})
+    manager.set_host_facts("st-pool-b", {"cobaltcore_ceph": {"fsid": "f", "monitors": ["127.30.2.10:6789"]}})
     hostvars = HostVars(inventory=inventory, variable_manager=manager, loader=loader)
     region = {"name": "lab", "groups": inventory.get_groups_dict(), "hostvars": hostvars}
     claims = FILTERS["tenant_claims"](tenants_dir("lab"))
@@ -132,10 +132,10 @@ def test_tenant_plan_reads_the_storage_pools_fact_from_real_hostvars(inventory_p
     # Both lab tenants have st-pool-a first, which has no fact: no monitors.
     assert all("monitors" not in m["spec"]["storage"]["ceph"]
                for m in plan["control_plane"]["lab-control-plane"] if m["kind"] == "ControlPlane")
-    manager.set_host_facts("st-pool-a", {"cobaltcore_ceph": {"fsid": "f", "monitors": ["10.0.1.1:6789"]}})
+    manager.set_host_facts("st-pool-a", {"cobaltcore_ceph": {"fsid": "f", "monitors": ["127.30.1.10:6789"]}})
     plan = FILTERS["tenant_plan"](claims, region, ceph_fact="cobaltcore_ceph")
     assert [m["spec"]["storage"]["ceph"]["monitors"] for m in plan["control_plane"]["lab-control-plane"]
-            if m["kind"] == "ControlPlane"] == [["10.0.1.1:6789"]] * 2
+            if m["kind"] == "ControlPlane"] == [["127.30.1.10:6789"]] * 2
     bad = [dict(claims[0], spec=dict(claims[0]["spec"], size="huge"))]
     with pytest.raises(AnsibleFilterError, match="spec.size"):
         FILTERS["tenant_plan"](bad, region)

@@ -467,7 +467,7 @@ def test_every_control_plane_fits_the_lab_crd(eu_de_1):
     manifests += [control_plane(compose_openstack_cluster(claim, region, claims)) for claim in claims]
     # As phase 7 applies them: with each storage pool's monitors (the Ceph section's and each RBD backend's).
     pools = sorted(set(pool for claim in claims for pool in claim["spec"]["storageClusters"]))
-    planned = tenants.plan(claims, region, dict((pool, {"monitors": ["10.0.%d.10:6789" % index]})
+    planned = tenants.plan(claims, region, dict((pool, {"monitors": ["10.101.%d.10:6789" % (index + 1)]})
                                                 for index, pool in enumerate(pools)), require_monitors=True)
     manifests += [m for batch in planned["control_plane"].values() for m in batch if m["kind"] == "ControlPlane"]
     assert len(manifests) == 9

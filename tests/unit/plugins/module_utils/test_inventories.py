@@ -81,3 +81,16 @@ def test_lab_is_small(inventory_of):
     assert [p.name for p in region.storage_pools] == ["st-pool-a", "st-pool-b"]
     assert all(1 <= p.data["workers"] <= 2 for kind in ("control_plane", "hypervisor", "storage")
                for p in region.pools(kind))
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_every_flow_between_clusters_has_a_reachable_address(inventory_of, inventory_path, region):
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import endpoints
+    with open(inventory_path(region, "group_vars", "all", "network.yml")) as handle:
+        network = yaml.safe_load(handle)["cobaltcore_network"]
+    inventory = inventory_of(region)
+    gardener = inventory["hostvars"][inventory["groups"]["gardener"][0]]["cobaltcore_gardener"]
+    found = endpoints.plan(build_region(inventory).to_dict(), network, gardener)
+    assert found["public_url_template"]
+    assert sorted(found["storage_pools"]) == sorted(inventory["groups"]["storage_pools"])
+    assert all(pool["public"] for pool in found["storage_pools"].values())

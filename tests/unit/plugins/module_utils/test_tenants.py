@@ -204,3 +204,19 @@ def test_data_loss_lists_what_may_hold_data():
 
 def test_removal_of_nothing():
     assert tenants.removal_steps("t", {"st-pool-a": {"side": "storage", "objects": []}}) == []
+
+
+def test_plan_refuses_monitors_off_the_storage_pools_public_network():
+    region = dict(REGION, storage_pools=[{"name": "st-pool-a", "network": {"public": "10.30.1.0/24"}},
+                                         {"name": "st-pool-b", "network": {"public": "10.30.2.0/24"}}, "st-pool-c"])
+    reachable = {"st-pool-a": {"fsid": "f", "monitors": ["10.30.1.10:6789"]},
+                 "st-pool-b": {"fsid": "g", "monitors": ["10.30.2.10:6789"]}}
+    assert tenants.plan(lab_claims(), region, reachable)["tenants"]
+    # A mon Service's cluster-internal address (Rook's default pod network): every tenant would be cut off from it.
+    internal = dict(reachable, **{"st-pool-b": {"fsid": "g", "monitors": ["10.96.3.7:6789", "10.30.2.10:6789"]}})
+    with pytest.raises(InputError) as error:
+        tenants.plan(lab_claims(), region, internal)
+    assert error.value.problems == [
+        "st-pool-b.network.public: the pool's Ceph reports monitors 10.96.3.7:6789 outside its public network "
+        "10.30.2.0/24, which the control plane and the hypervisors could not reach (flow ceph-monitors): its "
+        "CephCluster must run the mons on the Nodes' network there (network.provider host)"]
