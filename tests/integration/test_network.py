@@ -174,3 +174,29 @@ def test_a_bad_network_plan_fails_site_before_any_write_naming_each_field(lab, r
         assert text in msg, (text, msg)
     assert [p["play"]["name"] for p in out["plays"]] == [
         "Preflight - every cluster reachable, supported, and serving what the region needs"]
+
+
+def test_addresses_that_work_inside_one_cluster_only_fail_site_before_any_write(lab, region, tmp_path):
+    inventory = tmp_path / "inventory"
+    shutil.copytree(REPO / "inventories" / "lab", inventory)
+    pool = inventory / "host_vars" / "st-pool-a" / "pool.yml"
+    data = yaml.safe_load(pool.read_text())
+    data["cobaltcore_pool"]["network"]["public"] = "100.80.4.0/24"   # inside every Shoot's Service network
+    pool.write_text(yaml.safe_dump(data))
+    network = inventory / "group_vars" / "all" / "network.yml"
+    data = yaml.safe_load(network.read_text())
+    data["cobaltcore_network"]["endpoints"]["public_url_template"] = "https://{name}.{namespace}.svc.cluster.local{path}"
+    network.write_text(yaml.safe_dump(data))
+    before = writes()
+    rc, out = run_playbook(SITE, inventory=inventory, COBALTCORE_LAB_DIR=str(config.STATE))
+    assert rc != 0
+    assert writes() == before
+    found = failures(out)
+    assert {t for t, _h, _m in found} == {
+        "c5c3.cobaltcore.preflight : Check the addresses by which the region's clusters reach each other"}, found
+    msg = found[0][2]
+    for text in ("cobaltcore_network.endpoints.public_url_template: keystone.openstack.svc.cluster.local resolves only "
+                 "inside a cluster", "(flow public-api from users and tenants to lab-control-plane)",
+                 "st-pool-a.network.public: 100.80.4.0/24 overlaps the services network 100.80.0.0/13 of "
+                 "hv-pool-a", "(flow ceph-monitors from lab-control-plane, hv-pool-a, hv-pool-b to st-pool-a)"):
+        assert text in msg, (text, msg)
