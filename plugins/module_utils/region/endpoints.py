@@ -24,15 +24,10 @@ __metaclass__ = type
 import re
 from collections.abc import Mapping
 
-try:
-    import netaddr
-    HAS_NETADDR = True
-except ImportError:  # pragma: no cover - netaddr is in requirements.txt
-    netaddr = None
-    HAS_NETADDR = False
-
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.mappings import deep_merge
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.network_plan import (
+    HAS_NETADDR, address_of, network_of)
 
 ENDPOINTS_FIELD = "cobaltcore_network.endpoints"
 ENDPOINT_KEYS = ("public_url_template",)
@@ -60,27 +55,15 @@ def cluster_networks(region, gardener):
         for pool in region.get(key) or []:
             networking = deep_merge(common, ((pool.get("gardener") or {}).get("networking")))
             for what in ("pods", "services"):
-                net = _network(networking.get(what))
+                net = network_of(networking.get(what))
                 if net is not None:
                     found.setdefault(pool["name"], []).append((what, net))
     return found
 
 
-def _network(text):
-    if not isinstance(text, str) or "/" not in text:
-        return None
-    try:
-        net = netaddr.IPNetwork(text)
-    except (netaddr.AddrFormatError, ValueError, TypeError):
-        return None
-    return net if net.ip == net.network else None
-
-
 def _address(text):
-    try:
-        return netaddr.IPAddress(text.strip("[]"))
-    except (netaddr.AddrFormatError, ValueError, TypeError, AttributeError):
-        return None
+    """An address, also in brackets ([fd00::1]), or None."""
+    return address_of(text.strip("[]")) if isinstance(text, str) else None
 
 
 def _inside(addresses, networks):
@@ -155,7 +138,7 @@ def _storage_public(pool, flow, networks, seen, problems):
     for key in sorted(set(data) - {"public"}):
         problems.append(problem("%s.network.%s" % (pool["name"], key), "is not a field of a storage pool's network "
                                                                        "(public)"))
-    net = _network(data["public"])
+    net = network_of(data["public"])
     if net is None:
         problems.append(flow.refuse(field, "%r is not a network in CIDR notation (such as 10.30.1.0/24)"
                                     % (data["public"],)))
@@ -169,7 +152,7 @@ def _storage_public(pool, flow, networks, seen, problems):
         if _overlapping(net, other_net):
             problems.append(flow.refuse(field, "%s overlaps %s's public network %s" % (net, other, other_net)))
             return None
-    nodes = _network(((pool.get("gardener") or {}).get("networking") or {}).get("nodes"))
+    nodes = network_of(((pool.get("gardener") or {}).get("networking") or {}).get("nodes"))
     if nodes is not None and nodes != net:
         problems.append(problem("%s.gardener.networking.nodes" % pool["name"],
                                 "%s is not the pool's public network %s; leave it out" % (nodes, net)))
@@ -224,7 +207,7 @@ def plan(region, network=None, gardener=None):
 
 def monitors_outside(monitors, public):
     """The monitors ("ip:port") of a storage pool that are not on its planned public network."""
-    net = _network(public)
+    net = network_of(public)
     outside = []
     for monitor in monitors or []:
         host = monitor.rpartition(":")[0] if monitor.count(":") == 1 or monitor.startswith("[") else monitor

@@ -69,7 +69,7 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _network(text):
+def network_of(text):
     """An IPNetwork with no host bits set, or None."""
     if not isinstance(text, str) or "/" not in text:
         return None
@@ -80,7 +80,7 @@ def _network(text):
     return net if net.ip == net.network else None  # IPNetwork equality ignores host bits
 
 
-def _address(text):
+def address_of(text):
     if not isinstance(text, str):
         return None
     try:
@@ -93,13 +93,13 @@ def _encapsulation(value, where, problems):
     """(IPSet, [addresses as written], version) of a pool's encapsulation value; None when unusable."""
     if isinstance(value, str) and "-" in value:
         first, _dash, last = value.partition("-")
-        start, end = _address(first.strip()), _address(last.strip())
+        start, end = address_of(first.strip()), address_of(last.strip())
         if start is None or end is None or start.version != end.version or start > end:
             problems.append(problem(where, "%r is not a range <first>-<last> of addresses" % value))
             return None
         return netaddr.IPSet(netaddr.IPRange(start, end)), None, start.version
     if isinstance(value, str):
-        net = _network(value)
+        net = network_of(value)
         if net is None:
             problems.append(problem(where, "%r is neither an address range, a CIDR nor a list of addresses" % value))
             return None
@@ -107,7 +107,7 @@ def _encapsulation(value, where, problems):
     if isinstance(value, (list, tuple)) and value:
         found, listed, versions = netaddr.IPSet(), [], set()
         for index, item in enumerate(value):
-            address = _address(item)
+            address = address_of(item)
             if address is None:
                 problems.append(problem("%s[%d]" % (where, index), "%r is not an IP address" % (item,)))
                 continue
@@ -136,12 +136,12 @@ def _pool_plan(pool, problems):
         return None
     for key in sorted(set(data) - set(POOL_KEYS)):
         problems.append(problem("%s.%s" % (base, key), "is not a field of a pool's network (%s)" % ", ".join(POOL_KEYS)))
-    underlay = _network(data.get("underlay"))
+    underlay = network_of(data.get("underlay"))
     if underlay is None:
         problems.append(problem(base + ".underlay", "%r is not a network in CIDR notation (such as 10.20.1.0/24)"
                                 % (data.get("underlay"),)))
     nodes = (((pool.get("gardener") or {}).get("networking") or {}).get("nodes"))
-    if nodes and underlay is not None and _network(nodes) != underlay:
+    if nodes and underlay is not None and network_of(nodes) != underlay:
         # the Shoot's node network is the underlay (providers/gardener.py): two values would be one lost
         problems.append(problem("%s.gardener.networking.nodes" % name, "%s is not the pool's underlay %s; leave it out"
                                 % (nodes, underlay)))
@@ -383,7 +383,7 @@ def parse_bridge_mappings(text):
 
 def encapsulation_contains(planned_pool, ip):
     """Whether ip is one of the pool's planned encapsulation addresses."""
-    address = _address(ip)
+    address = address_of(ip)
     if address is None:
         return False
     return any(address in netaddr.IPNetwork(c) if "/" in c else address == netaddr.IPAddress(c)
@@ -391,6 +391,6 @@ def encapsulation_contains(planned_pool, ip):
 
 
 def in_underlay(planned_pool, ip):
-    address = _address(ip)
+    address = address_of(ip)
     return address is not None and planned_pool.get("underlay") is not None and \
         address in netaddr.IPNetwork(planned_pool["underlay"])
