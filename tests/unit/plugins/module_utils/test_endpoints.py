@@ -23,9 +23,9 @@ REGION = {
 NETWORK = {"endpoints": {"public_url_template": "https://{name}.{cluster}.eu-de-1.example.com{path}"}}
 
 
-def problems(region=REGION, network=NETWORK, gardener=GARDENER):
+def problems(region=None, network=None):
     with pytest.raises(InputError) as error:
-        endpoints.plan(region, network, gardener)
+        endpoints.plan(region or REGION, network or NETWORK, GARDENER)
     return error.value.problems
 
 
