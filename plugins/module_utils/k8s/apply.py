@@ -32,6 +32,11 @@ def ref_of(obj):
             "name": meta.get("name"), "namespace": meta.get("namespace")}
 
 
+def _key(obj):
+    """A manifest's key as the read layer keys what it read (for a namespaced kind)."""
+    return (obj["apiVersion"], obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])
+
+
 def read_ref_of(obj):
     """ref_of with the manifest's labels, by which the read layer finds objects spread over namespaces."""
     return dict(ref_of(obj), labels=(obj.get("metadata") or {}).get("labels") or {})
@@ -254,9 +259,9 @@ class Applier:
         first = [o for o in ordered if (o["apiVersion"], o["kind"]) == CRD_KIND or o["kind"] == "Namespace"]
         rest = ordered[len(first):]
         results = [self._apply_one(obj) for obj in first]
-        # The rest read together (objects of one kind: one LIST where the batch allows).
+        # The rest read together (objects of one kind: one LIST where the batch allows), but not what the caller read.
         self._live.update(Reader(self.client, workers=self.workers, skip_unknown=True).read(
-            [read_ref_of(obj) for obj in rest]))
+            [read_ref_of(obj) for obj in rest if _key(obj) not in self._live]))
         if self.workers > 1 and len(rest) > 1:
             with ThreadPoolExecutor(max_workers=self.workers) as pool:
                 results += list(pool.map(self._apply_one, rest))

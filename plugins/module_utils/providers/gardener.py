@@ -88,6 +88,7 @@ def shoot_spec(pool, settings, region_name):
               "machine": machine, "minimum": pool.get("workers", 1), "maximum": pool.get("workers", 1)}
     if pool.get("labels"):  # Gardener's Worker.labels: put on every Node of the pool
         worker["labels"] = dict(pool["labels"])
+    nodes = _nodes_network(pool)
     spec = {
         "cloudProfile": _cloud_profile(settings["cloud_profile"]),
         "region": settings.get("region") or region_name,
@@ -96,7 +97,7 @@ def shoot_spec(pool, settings, region_name):
         # A hypervisor pool's nodes live in its planned underlay, a storage pool's in its public network, where the
         # other clusters reach its Ceph monitors (docs/network.md).
         "networking": deep_merge(deep_merge(settings.get("networking") or {}, own.get("networking")),
-                                 {"nodes": _nodes_network(pool)} if _nodes_network(pool) else None),
+                                 {"nodes": nodes} if nodes else None),
     }
     version = own.get("kubernetes_version") or settings.get("kubernetes_version")
     if version:

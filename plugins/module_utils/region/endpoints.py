@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.mappings import deep_merge
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.network_plan import (
-    HAS_NETADDR, address_of, network_of)
+    HAS_NETADDR, address_of, network_of, overlapping)
 
 ENDPOINTS_FIELD = "cobaltcore_network.endpoints"
 ENDPOINT_KEYS = ("public_url_template",)
@@ -66,23 +66,15 @@ def _address(text):
     return address_of(text.strip("[]")) if isinstance(text, str) else None
 
 
-def _inside(addresses, networks):
-    """'the services network 100.80.0.0/13 of lab-control-plane, ...' for the networks that hold any of addresses."""
-    hits = []
-    for cluster, owned in sorted(networks.items()):
-        for what, net in owned:
-            if any(a.version == net.version and a in net for a in addresses):
-                hits.append("the %s network %s of %s" % (what, net, cluster))
-    return hits
-
-
-def _overlapping(net, other):
-    return net.version == other.version and net.first <= other.last and other.first <= net.last
+def _inside(address, networks):
+    """'the services network 100.80.0.0/13 of lab-control-plane, ...' for the networks that hold the address."""
+    return ["the %s network %s of %s" % (what, net, cluster) for cluster, owned in sorted(networks.items())
+            for what, net in owned if address.version == net.version and address in net]
 
 
 def _overlaps(net, networks):
     return ["the %s network %s of %s" % (what, other, cluster)
-            for cluster, owned in sorted(networks.items()) for what, other in owned if _overlapping(net, other)]
+            for cluster, owned in sorted(networks.items()) for what, other in owned if overlapping(net, other)]
 
 
 class _Flow(object):
@@ -103,7 +95,7 @@ def _host_problem(flow, field, host, networks):
             return flow.refuse(field, "%s resolves only inside a cluster (a Service name or a name without a "
                                       "domain); give an address or name the region's network routes" % host)
         return None
-    hits = _inside([address], networks)
+    hits = _inside(address, networks)
     if hits:
         return flow.refuse(field, "%s is inside %s: it routes only inside that cluster" % (address, ", ".join(hits)))
     return None
@@ -149,7 +141,7 @@ def _storage_public(pool, flow, networks, seen, problems):
                                     % (net, ", ".join(hits))))
         return None
     for other, other_net in seen:
-        if _overlapping(net, other_net):
+        if overlapping(net, other_net):
             problems.append(flow.refuse(field, "%s overlaps %s's public network %s" % (net, other, other_net)))
             return None
     nodes = network_of(((pool.get("gardener") or {}).get("networking") or {}).get("nodes"))

@@ -342,6 +342,11 @@ def build_plan(region, network=None):
     }
 
 
+def overlapping(net, other):
+    """Whether two networks of the same IP version share an address."""
+    return net.version == other.version and net.first <= other.last and other.first <= net.last
+
+
 def _cross_pool(pools, problems):
     """Underlays do not overlap; no encapsulation address belongs to two pools."""
     seen = []
@@ -350,8 +355,7 @@ def _cross_pool(pools, problems):
         underlay, encap = planned["_underlay"], planned["_encap"]
         for other in seen:
             other_underlay = other["_underlay"]
-            if underlay is not None and other_underlay is not None and underlay.version == other_underlay.version \
-                    and underlay.first <= other_underlay.last and other_underlay.first <= underlay.last:
+            if underlay is not None and other_underlay is not None and overlapping(underlay, other_underlay):
                 problems.append(problem("%s.network.underlay" % name, "%s overlaps %s's underlay %s" % (
                     underlay, other["name"], other_underlay)))
             if encap is not None and other["_encap"] is not None:
