@@ -14,6 +14,12 @@ for tool in make gcc git python3; do
 done
 # The lab's Keystones cache in memcached, as upstream's do (lab/regionlab/memcached.py).
 command -v memcached >/dev/null || need+=(memcached)
+# The storage pools' real Ceph (lab/regionlab/ceph.py): mon, mgr, OSDs, the keyring tools and librados for Python.
+for daemon in ceph-mon ceph-mgr ceph-osd; do
+  command -v "$daemon" >/dev/null || need+=("$daemon")
+done
+command -v ceph-authtool >/dev/null || need+=(ceph-common)
+[ -e /usr/lib/python3/dist-packages/rados.cpython-311-x86_64-linux-gnu.so ] || need+=(python3-rados)
 if [ "$scope" = all ]; then
   # With shellcheck present, ansible-test sanity checks the shell scripts instead of skipping them.
   command -v shellcheck >/dev/null || need+=(shellcheck)

@@ -9,14 +9,15 @@ their own, so the lab's tenants are the witnesses that nothing else is touched; 
 The Keystone step and the ControlPlane wait are left out: these runs are about what a claim change writes.
 """
 
+import base64
 import json
 
 import pytest
 
-from conftest import (REGION_HOST, TENANT_Q, TENANT_R, TEST_CLAIMS, failures, lab_kubectl,
+from conftest import (REGION_HOST, TENANT_Q, TENANT_R, TEST_CLAIMS, failures, get_object, lab_kubectl,
                       remove_openstack_clusters, standins_restored, task_results, tenant_claim,
                       update_standins, wait_truthy, write_claims)
-from regionlab import config
+from regionlab import ceph, config
 from test_tenants import (POOLS, REMOVE_PLAY, ROOK_KINDS, TENANTS_PLAY, assert_monitors_are_rooks,
                           control_plane_objects, copied_key, play, rook_key, spec_state, tenant_objects, tenant_state)
 
@@ -88,6 +89,41 @@ def remove_at_once(names):
     wait_truthy(lambda: not any(tenant_state(name) for name in names), "the tenants' objects gone", timeout=120)
 
 
+def ceph_pools(pool):
+    """{name: `osd pool ls detail` entry} of the storage pool's real Ceph."""
+    return dict((p["pool_name"], p) for p in ceph.Cluster(pool).command("osd pool ls", detail="detail"))
+
+
+def ceph_users(pool):
+    return {entry["entity"] for entry in ceph.Cluster(pool).command("auth ls")["auth_dump"]}
+
+
+def tenant_client(tenant):
+    """A librados client as the tenant's control plane holds it (its first storage pool's key and monitors)."""
+    cp = get_object(REGION_HOST, "-n", "openstack-" + tenant, "controlplane.c5c3.io", "openstack-" + tenant)
+    key = copied_key("openstack-" + tenant, "ceph-client-" + tenant)["userKey"]
+    return ceph.connect(cp["spec"]["storage"]["ceph"]["monitors"], "client.openstack-" + tenant,
+                        base64.b64decode(key).decode())
+
+
+def write_as_tenant(tenant, data):
+    client = tenant_client(tenant)
+    try:
+        with client.open_ioctx(tenant + "-volumes") as io:
+            io.write_full("removal-test", data)
+    finally:
+        client.shutdown()
+
+
+def read_as_tenant(tenant):
+    client = tenant_client(tenant)
+    try:
+        with client.open_ioctx(tenant + "-volumes") as io:
+            return io.read("removal-test")
+    finally:
+        client.shutdown()
+
+
 def test_a_quota_change_patches_one_pool(claims):
     rc, out = claims.run(claim(Q, quota=100), R_CLAIM)
     assert rc == 0, failures(out)
@@ -97,6 +133,8 @@ def test_a_quota_change_patches_one_pool(claims):
     assert written(out) == [("st-pool-a", "CephBlockPool rook-ceph/%s-volumes" % Q, "configured")]
     pools = tenant_objects("st-pool-a", Q)
     assert pools[("cephblockpools", Q + "-volumes")]["spec"]["quotas"] == {"maxSize": "200Gi"}
+    # The claim's quota is the real pool's.
+    assert ceph_pools("st-pool-a")[Q + "-volumes"]["quota_max_bytes"] == 200 * 1024 ** 3
     after = everyone()
     changed = sorted(key for tenant in after for key in after[tenant] if after[tenant][key] != before[tenant].get(key))
     assert changed == [("st-pool-a", "cephblockpools", Q + "-volumes")]
@@ -187,6 +225,10 @@ def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only
     # still get status from its operator, so its uids and generations.
     versions = dict((t, tenant_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R))
     others = dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R, S))
+    # In the real Ceph: Q's pools and user on both storage pools, and an object of lab-tenant-a's written with its key.
+    assert {Q + "-volumes"} <= set(ceph_pools("st-pool-a")) and Q + "-volumes" in ceph_pools("st-pool-b")
+    assert all("client.openstack-" + Q in ceph_users(pool) for pool in ("st-pool-a", "st-pool-b"))
+    write_as_tenant("lab-tenant-a", b"kept")
     rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % Q, "-e", "confirm=%s" % Q, "-e", "allow_data_loss=true")
     assert rc == 0, failures(out)
     steps = task_results(out, "Delete the tenant step by step")[REGION_HOST]["results"]
@@ -207,6 +249,13 @@ def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only
     assert copied_key("openstack-" + Q, "ceph-client-" + Q) is None
     assert dict((t, spec_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R, S)) == others
     assert dict((t, tenant_state(t)) for t in ("lab-tenant-a", "lab-tenant-b", R)) == versions
+    # Ceph lost Q's pools and cephx user on both storage pools; the others' pools, users and objects are there.
+    for pool in ("st-pool-a", "st-pool-b"):
+        wait_truthy(lambda pool=pool: not [p for p in ceph_pools(pool) if p.startswith(Q + "-")], "%s's pools gone" % Q)
+        wait_truthy(lambda pool=pool: "client.openstack-" + Q not in ceph_users(pool), "%s's user gone" % Q)
+        assert "client.openstack-" + R in ceph_users(pool)
+    assert {"lab-tenant-a-volumes", "lab-tenant-b-volumes", R + "-volumes"} <= set(ceph_pools("st-pool-a"))
+    assert read_as_tenant("lab-tenant-a") == b"kept"
     # Removing what is gone deletes nothing.
     rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % Q, "-e", "confirm=%s" % Q)
     assert rc == 0, failures(out)

@@ -51,14 +51,17 @@ whose Ceph reports that health. Objects whose status another field manager write
 
 import base64
 import copy
+import errno
 import hashlib
 import ipaddress
 import json
 import os
 import struct
+import threading
 import time
 import uuid
 
+from .. import ceph
 from . import loop
 from .client import ApiError, path
 
@@ -101,7 +104,18 @@ DEFAULT_ERRORS = {
     "CephObjectStoreUser": "failed to create or update object store user \"%(name)s\": exit status 1",
 }
 FAILED_PHASE = {"CephObjectStoreUser": "ReconcileFailed"}
+# How Rook wraps the error of a Ceph command it ran for the kind.
+CEPH_ERROR_PREFIX = {"CephBlockPool": "failed to create pool \"%(name)s\".: ",
+                     "CephClient": "failed to create or update client \"%(name)s\": "}
 MONS = "abcdefghijklmnopqrstuvwxyz"
+# The disks of a lab storage machine: Rook's useAllDevices makes an OSD (times osdsPerDevice) on each.
+LAB_DEVICES_PER_NODE = 3
+# Rook's health checker period (spec.healthCheck.daemonHealth.status.interval, 60 s).
+STATUS_REFRESH = 60
+# Rook's CephBlockPool finalizer-free deletion is played by removing what Ceph holds for CRs that are gone;
+# these are Ceph's own and the bootstrap's, never a CR's.
+CEPH_OWN_POOLS = (".mgr", "device_health_metrics")
+CEPH_OWN_ENTITIES = ("client.admin", "mgr.", "osd.", "mon.", "client.bootstrap-")
 
 
 def url(kind, namespace=None, name=None, subresource=None):
@@ -282,9 +296,20 @@ def pool_error(pool):
     return None
 
 
-def pool_id(pool):
-    """A stable pool number (Ceph assigns them from 1; the lab derives one from the name)."""
-    return 2 + int(hashlib.sha256(pool["metadata"]["name"].encode()).hexdigest(), 16) % 4000
+def pool_detail(pool_ceph, name):
+    """`osd pool ls detail` of one pool, or None."""
+    return next((p for p in pool_ceph.command("osd pool ls", detail="detail") if p["pool_name"] == name), None)
+
+
+QUANTITY = {"": 1, "k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15, "E": 10 ** 18,
+            "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
+
+
+def quantity_bytes(quantity):
+    """Bytes of a Kubernetes quantity such as 10Gi (Rook's QuotaSpec.MaxSize through resource.ParseQuantity)."""
+    text = str(quantity).strip()
+    digits = text.rstrip("kMGTPEi")
+    return int(float(digits) * QUANTITY[text[len(digits):]])
 
 
 def failure_message(kind, obj, failure):
@@ -319,21 +344,44 @@ def cluster_status(status, ctype, cstatus, reason, message, now, observed_genera
     return wanted
 
 
-def ceph_status(previous, health, fsid, checks, now):
-    """toCustomResourceStatus for a health report."""
-    ceph = {"health": health, "fsid": fsid, "lastChecked": now,
-            "versions": {"mon": {"ceph version %s (stable)" % CEPH_VERSION: 1},
-                         "overall": {"ceph version %s (stable)" % CEPH_VERSION: 1}}}
+def ceph_status(previous, report, now):
+    """toCustomResourceStatus for Ceph's `status` report: health, its checks (details, each with Ceph's severity and
+    summary), fsid and capacity; previousHealth and lastChanged when the health changed."""
+    health = report["health"]
+    pgmap = report.get("pgmap") or {}
+    ceph_report = {"health": health["status"], "fsid": report["fsid"], "lastChecked": now,
+                   "versions": {"mon": {"ceph version %s (stable)" % CEPH_VERSION: 1},
+                                "overall": {"ceph version %s (stable)" % CEPH_VERSION: 1}}}
+    checks = health.get("checks") or {}
     if checks:
-        ceph["details"] = {k: {"severity": "HEALTH_ERR" if health == "HEALTH_ERR" else "HEALTH_WARN", "message": v}
-                           for k, v in sorted(checks.items())}
+        ceph_report["details"] = {name: {"severity": check.get("severity"),
+                                         "message": (check.get("summary") or {}).get("message")}
+                                  for name, check in sorted(checks.items())}
+    if pgmap.get("bytes_total"):
+        ceph_report["capacity"] = {"bytesTotal": pgmap["bytes_total"], "bytesUsed": pgmap.get("bytes_used", 0),
+                                   "bytesAvailable": pgmap.get("bytes_avail", 0), "lastUpdated": now}
     previous = previous or {}
-    ceph["previousHealth"] = previous.get("previousHealth")
-    ceph["lastChanged"] = previous.get("lastChanged")
-    if previous.get("health") and previous.get("health") != health:
-        ceph["previousHealth"] = previous["health"]
-        ceph["lastChanged"] = now
-    return {k: v for k, v in ceph.items() if v is not None}
+    ceph_report["previousHealth"] = previous.get("previousHealth")
+    ceph_report["lastChanged"] = previous.get("lastChanged")
+    if previous.get("health") and previous.get("health") != ceph_report["health"]:
+        ceph_report["previousHealth"] = previous["health"]
+        ceph_report["lastChanged"] = now
+    return {k: v for k, v in ceph_report.items() if v is not None}
+
+
+def health_changed(previous, current):
+    """Whether a new report says something the CR's status does not: health, checks or fsid."""
+    previous = previous or {}
+    return any(previous.get(k) != current.get(k) for k in ("health", "fsid", "details"))
+
+
+def osd_count(cluster, nodes):
+    config = ((cluster.get("spec") or {}).get("storage") or {}).get("config") or {}
+    try:
+        per_device = max(1, int(config.get("osdsPerDevice") or 1))
+    except ValueError:
+        per_device = 1
+    return LAB_DEVICES_PER_NODE * per_device, config.get("deviceClass")
 
 
 def _decode(secret, key):
@@ -349,6 +397,12 @@ class RookOperator:
         self.ctl = ctl
         self.kubes = kubes
         self.events = set()
+        # The storage pools' Ceph (lab/regionlab/ceph.py), its bootstraps running beside the passes.
+        self.cephs = {name: ceph.Cluster(name) for name in kubes}
+        self.bootstraps = {}
+        self.brought_back = set()
+        self.checked = {}
+        self.refreshed = {}
 
     def reconcile(self):
         live = set()
@@ -373,6 +427,7 @@ class RookOperator:
     def reconcile_cluster(self, cluster_name, kube):
         live = set()
         clusters = kube.list(url("CephCluster"))
+        self.bring_back(cluster_name, clusters)
         healthy = {}
         for cluster in clusters:
             meta = cluster["metadata"]
@@ -396,6 +451,7 @@ class RookOperator:
                     continue
                 self.reconcile_child(cluster_name, kube, kind, obj, healthy.get(obj["metadata"]["namespace"], False),
                                      stores)
+        self.collect(cluster_name, kube)
         return live
 
     # CephCluster ---------------------------------------------------------------
@@ -409,7 +465,7 @@ class RookOperator:
         failure = self.failure("CephCluster", cluster)
         nodes = kube.list(NODES)
         error = validation_error(cluster, len(nodes))
-        if failure.get("message") or (failure and not failure.get("health")):
+        if failure:
             error = error or failure_message("CephCluster", cluster, failure)
         if error:
             wanted = cluster_status(status, "Progressing", "False", "ClusterProgressing", error, now)
@@ -433,26 +489,98 @@ class RookOperator:
                 return
             if not self.ctl.after((uid, "cluster", gen, step), delay):
                 return
-            fsid = self.fsid(kube, meta["namespace"])
+            report, error = self.orchestrate(cluster_name, kube, cluster, nodes)
+            if error:
+                wanted = cluster_status(status, "Progressing", "False", "ClusterProgressing", error, now)
+                self.patch_status(kube, target, cluster, wanted, "CephCluster %s/%s: %s" % (
+                    cluster_name, meta["name"], error))
+                return
+            if report is None:
+                return  # the OSDs are being made
             wanted = cluster_status(status, "Ready", "True", "ClusterCreated", "Cluster created successfully", now, gen)
-            wanted["ceph"] = ceph_status(status.get("ceph"), failure.get("health") or "HEALTH_OK", fsid,
-                                         failure.get("checks") or {}, now)
+            wanted["ceph"] = ceph_status(status.get("ceph"), report, now)
             wanted["version"] = {"image": CEPH_IMAGE, "version": CEPH_VERSION.split(" ")[0]}
-            wanted["storage"] = {"osd": {"storeType": {"bluestore": max(1, len(nodes))}}}
+            wanted["storage"] = {"osd": {"storeType": {"bluestore": report["osdmap"]["num_osds"]}}}
+            self.checked[uid] = self.refreshed[uid] = time.monotonic()
             self.patch_status(kube, target, cluster, wanted, "CephCluster %s/%s: Ready, %s" % (
                 cluster_name, meta["name"], wanted["ceph"]["health"]))
             return
-        # Created: the health checker reports Ceph's health (an injected one, or HEALTH_OK again).
-        ceph = status.get("ceph") or {}
-        health, checks = failure.get("health") or "HEALTH_OK", failure.get("checks") or {}
-        have_checks = {k: (v or {}).get("message") for k, v in (ceph.get("details") or {}).items()}
-        if ceph.get("health") != health or have_checks != checks:
-            wanted = {"ceph": ceph_status(ceph, health, ceph.get("fsid") or self.fsid(kube, meta["namespace"]),
-                                          checks, now)}
-            if "details" not in wanted["ceph"] and ceph.get("details"):
+        # Created: the health checker reports Ceph's status every ceph_status seconds (Rook: every 60 s).
+        left = self.checked.get(uid, 0) + self.ctl.delay("ceph_status") - time.monotonic()
+        if left > 0:
+            self.ctl.next_due = min(self.ctl.next_due, left)
+            return
+        self.checked[uid] = time.monotonic()
+        ceph_now = status.get("ceph") or {}
+        try:
+            wanted = {"ceph": ceph_status(ceph_now, self.cephs[cluster_name].status(), now)}
+        except (ceph.CephError, OSError, RuntimeError) as exc:
+            # cephstatus.go: an unreachable cluster is HEALTH_ERR with the error in details.error.
+            wanted = {"ceph": dict(ceph_now, health="HEALTH_ERR", lastChecked=now,
+                                   details={"error": {"severity": "Urgent", "message": str(exc)}})}
+        # A changed health at once (the lab checks every ceph_status seconds); capacity and lastChecked at Rook's own
+        # period, so that a converged region's CephCluster is not rewritten every few seconds.
+        due = time.monotonic() - self.refreshed.get(uid, 0) >= STATUS_REFRESH
+        if health_changed(ceph_now, wanted["ceph"]) or due:
+            self.refreshed[uid] = time.monotonic()
+            if "details" not in wanted["ceph"] and ceph_now.get("details"):
                 wanted["ceph"]["details"] = None  # merge patch: drop the old checks
             self.patch_status(kube, target, cluster, wanted, "CephCluster %s/%s: %s" % (
-                cluster_name, meta["name"], health))
+                cluster_name, meta["name"], wanted["ceph"]["health"]))
+
+    def orchestrate(self, cluster_name, kube, cluster, nodes):
+        """(Ceph's status report, None) once the pool's Ceph runs with the mon Secret's fsid and keys; (None, None)
+        while its bootstrap (beside the passes) makes it; (None, error) when that failed (tried again later)."""
+        meta = cluster["metadata"]
+        secret = kube.get(path("v1", "secrets", meta["namespace"], MON_SECRET))
+        fsid = _decode(secret, "fsid")
+        pool_ceph = self.cephs[cluster_name]
+        if (pool_ceph.state() or {}).get("fsid") == fsid and cluster_name not in self.bootstraps:
+            return pool_ceph.status(), None
+        running = self.bootstraps.get(cluster_name)
+        if running is None or (running["fsid"] != fsid and not running["thread"].is_alive()):
+            mons = mon_endpoints(cluster_name, cluster, nodes)
+            ordered = sorted(nodes, key=lambda n: n["metadata"]["name"])
+            hosts = [(n["metadata"]["name"], node_address(n)) for n in ordered]
+            # Each mon binds its Node's address; with host networking that is also the address it publishes.
+            binds = [(m, hosts[i % len(hosts)][1]) for i, (m, dummy) in enumerate(mons)]
+            per_node, device_class = osd_count(cluster, nodes)
+            running = {"fsid": fsid, "error": None}
+
+            def bootstrap():
+                try:
+                    pool_ceph.bootstrap(fsid, _decode(secret, "mon-secret"), _decode(secret, "ceph-secret"), binds,
+                                        hosts, per_node, device_class)
+                    self.ctl.log("Ceph %s: mons %s, %d OSDs up (fsid and keys not logged)" % (
+                        cluster_name, flatten_endpoints(mons), per_node * len(hosts)))
+                except (ceph.CephError, OSError, RuntimeError) as exc:
+                    running["error"] = "failed to create cluster: failed to start ceph daemons: %s" % exc
+                self.ctl.wake.set()
+
+            running["thread"] = threading.Thread(target=bootstrap, name="ceph-" + cluster_name, daemon=True)
+            self.bootstraps[cluster_name] = running
+            running["thread"].start()
+        if running["thread"].is_alive():
+            self.ctl.next_due = min(self.ctl.next_due, 1.0)
+            return None, None
+        del self.bootstraps[cluster_name]
+        if running["error"]:
+            self.ctl.log("Ceph %s: %s" % (cluster_name, running["error"]))
+            return None, running["error"]
+        return pool_ceph.status(), None
+
+    def bring_back(self, cluster_name, clusters):
+        """At the stand-in's first pass (a lab start), the daemons of a Ceph that exists; a Ceph whose CephCluster is
+        gone is removed (its hosts cleaned). Daemons that stop later stay stopped, as a failed Node's."""
+        pool_ceph = self.cephs[cluster_name]
+        alive = [c for c in clusters if not c["metadata"].get("deletionTimestamp")]
+        if not alive and pool_ceph.state() is not None and cluster_name not in self.bootstraps:
+            pool_ceph.destroy()
+            self.ctl.log("Ceph %s: removed (its CephCluster is gone)" % cluster_name)
+        if cluster_name not in self.brought_back:
+            self.brought_back.add(cluster_name)
+            if alive and pool_ceph.state() is not None:
+                pool_ceph.start()
 
     def release_mon_outputs(self, kube, clusters):
         """reconcileDelete's removeFinalizers: a deleted CephCluster's mon Secret and endpoints ConfigMap lose
@@ -529,12 +657,20 @@ class RookOperator:
         if not self.ctl.after((meta["uid"], kind, gen), self.ctl.delay("rook")):
             return
         wanted = {"phase": "Ready", "observedGeneration": gen}
-        if kind == "CephBlockPool":
-            wanted.update(info=pool_info(obj), poolID=status.get("poolID") or pool_id(obj))
-        elif kind == "CephClient":
-            self.ensure_client_secret(cluster_name, kube, obj)
-            wanted["info"] = {"secretName": client_secret_name(obj)}
-        elif kind == "CephObjectStore":
+        try:
+            if kind == "CephBlockPool":
+                wanted.update(info=pool_info(obj), poolID=self.ensure_pool(cluster_name, obj))
+            elif kind == "CephClient":
+                self.ensure_client_secret(cluster_name, kube, obj, self.ensure_client(cluster_name, kube, obj))
+                wanted["info"] = {"secretName": client_secret_name(obj)}
+        except ceph.CephError as exc:
+            message = CEPH_ERROR_PREFIX[kind] % {"name": meta["name"]} + exc.message
+            self.patch_status(kube, target, obj, {"phase": "Failure"}, "%s: Failure %s" % (label, message))
+            self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". %s' % (
+                kind, meta["namespace"], meta["name"], message))
+            self.ctl.next_due = min(self.ctl.next_due, 5.0)
+            return
+        if kind == "CephObjectStore":
             wanted.update(info=object_store_info(obj), endpoints=object_store_endpoints(obj))
         elif kind == "CephObjectStoreUser":
             self.ensure_user_secret(cluster_name, kube, obj, stores[(meta["namespace"], obj["spec"]["store"])])
@@ -555,14 +691,92 @@ class RookOperator:
     def owned_by(secret, obj):
         return any(ref.get("uid") == obj["metadata"]["uid"] for ref in secret["metadata"].get("ownerReferences") or [])
 
-    def ensure_client_secret(self, cluster_name, kube, client):
-        """The client's Secret; its key is made once per CephClient (a recreated CephClient gets a new one)."""
+    # Ceph: what Rook's pool and client controllers run ------------------------
+
+    def ensure_pool(self, cluster_name, pool):
+        """The CephBlockPool's pool in Ceph (pool/pool.go createReplicatedPoolForApp): a CRUSH rule over its failure
+        domain (and device class), the pool, its size, compression, quota and the rbd application; returns its id."""
+        spec, name = pool.get("spec") or {}, pool["metadata"]["name"]
+        pool_ceph = self.cephs[cluster_name]
+        size = int((spec.get("replicated") or {}).get("size") or 3)
+        rule = "%s_%s" % (name, spec.get("failureDomain") or "host")
+        if rule not in pool_ceph.command("osd crush rule ls"):
+            args = {"name": rule, "root": "default", "type": spec.get("failureDomain") or "host"}
+            if spec.get("deviceClass"):
+                args["class"] = spec["deviceClass"]
+            pool_ceph.command("osd crush rule create-replicated", **args)
+        live = pool_detail(pool_ceph, name)
+        if live is None:
+            pool_ceph.command("osd pool create", pool=name, pool_type="replicated", rule=rule)
+            live = pool_detail(pool_ceph, name)
+        rules = {r["rule_id"]: r["rule_name"] for r in pool_ceph.command("osd crush rule dump")}
+        settings = [("crush_rule", rule, rules.get(live.get("crush_rule"))), ("size", str(size), str(live.get("size")))]
+        compression = (spec.get("parameters") or {}).get("compression_mode")
+        if compression:
+            have = ((live.get("options") or {}).get("compression_mode"))
+            settings.append(("compression_mode", compression, have))
+        for var, value, have in settings:
+            if value != have:
+                pool_ceph.command("osd pool set", pool=name, var=var, val=value, yes_i_really_mean_it=True)
+        if "rbd" not in (live.get("application_metadata") or {}):
+            pool_ceph.command("osd pool application enable", pool=name, app="rbd")
+        quota = quantity_bytes(((spec.get("quotas") or {}).get("maxSize")) or "0")
+        if quota != live.get("quota_max_bytes", 0):
+            pool_ceph.command("osd pool set-quota", pool=name, field="max_bytes", val=str(quota))
+        return live["pool_id"]
+
+    def ensure_client(self, cluster_name, kube, client):
+        """client.<name> in Ceph with exactly the CR's caps (client/client.go: get-or-create, then caps); its key.
+        A Secret left by a CephClient of the same name deleted since the last pass: that CR's user goes first, as
+        Rook's finalizer deletes it, so the new CR is a new user with a new key."""
+        meta = client["metadata"]
+        entity = "client.%s" % meta["name"]
+        caps = []
+        for service, value in sorted(((client.get("spec") or {}).get("caps") or {}).items()):
+            caps += [service, value]
+        pool_ceph = self.cephs[cluster_name]
+        secret = kube.get(path("v1", "secrets", meta["namespace"], client_secret_name(client)))
+        if secret is not None and not self.owned_by(secret, client):
+            try:
+                pool_ceph.command("auth del", entity=entity)
+            except ceph.CephError as exc:
+                if exc.code != -errno.ENOENT:
+                    raise
+        found = pool_ceph.command("auth get-or-create", entity=entity, caps=caps)[0]
+        if found.get("caps") != dict(zip(caps[::2], caps[1::2])):
+            pool_ceph.command("auth caps", entity=entity, caps=caps)
+        return found["key"]
+
+    def collect(self, cluster_name, kube):
+        """What Ceph holds for CRs that are gone: their pools (and CRUSH rules) and cephx users, removed as Rook's
+        deletion of a CephBlockPool or CephClient removes them."""
+        pool_ceph = self.cephs[cluster_name]
+        if pool_ceph.state() is None or cluster_name in self.bootstraps:
+            return
+        pools = {p["metadata"]["name"] for p in kube.list(url("CephBlockPool"))}
+        clients = {"client.%s" % c["metadata"]["name"] for c in kube.list(url("CephClient"))}
+        for live in pool_ceph.command("osd pool ls", detail="detail"):
+            name = live["pool_name"]
+            if name not in pools and name not in CEPH_OWN_POOLS:
+                pool_ceph.command("osd pool rm", pool=name, pool2=name, yes_i_really_really_mean_it=True)
+                self.ctl.log("Ceph %s: pool %s removed (its CephBlockPool is gone)" % (cluster_name, name))
+        for rule in pool_ceph.command("osd crush rule ls"):
+            if "_" in rule and rule.rsplit("_", 1)[0] not in pools and rule != "replicated_rule":
+                pool_ceph.command("osd crush rule rm", name=rule)
+        for entry in pool_ceph.command("auth ls").get("auth_dump") or []:
+            entity = entry["entity"]
+            if entity.startswith("client.") and entity not in clients and not entity.startswith(CEPH_OWN_ENTITIES):
+                pool_ceph.command("auth del", entity=entity)
+                self.ctl.log("Ceph %s: %s removed (its CephClient is gone)" % (cluster_name, entity))
+
+    def ensure_client_secret(self, cluster_name, kube, client, key):
+        """The client's Secret with the Ceph user's key (a recreated CephClient is a new Ceph user, a new key)."""
         meta = client["metadata"]
         secret_url = path("v1", "secrets", meta["namespace"], client_secret_name(client))
         secret = kube.get(secret_url)
-        if secret is not None and self.owned_by(secret, client):
+        if secret is not None and self.owned_by(secret, client) and _decode(secret, "userKey") == key:
             return
-        wanted = client_secret(client, cephx_key())
+        wanted = client_secret(client, key)
         if secret is None:
             kube.create(path("v1", "secrets", meta["namespace"]), wanted)
         else:  # left over from a deleted CephClient of the same name: a new Ceph user, a new key

@@ -41,7 +41,10 @@ DEFAULTS = {
     "device_filter": None,
     "device_class": None,
     "osds_per_device": 1,
+    "failure_domain": "host",
 }
+# CRUSH's default bucket types: what a CephBlockPool's failureDomain may name.
+CRUSH_TYPES = ("osd", "host", "chassis", "rack", "row", "pdu", "pod", "room", "datacenter", "zone", "region")
 KEYS = tuple(DEFAULTS)
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -97,6 +100,10 @@ def validate(section, field="ceph"):
             except re.error as exc:
                 problems.append(problem(field + ".device_filter", "%r is not a regular expression: %s"
                                         % (device_filter, exc)))
+    value = section.get("failure_domain", DEFAULTS["failure_domain"])
+    if value not in CRUSH_TYPES:
+        problems.append(problem(field + ".failure_domain", "must be a CRUSH bucket type (%s), got %r"
+                                % (", ".join(CRUSH_TYPES), value)))
     device_class = section.get("device_class")
     valid_class = isinstance(device_class, str) and re.match(r"^[a-z0-9][a-z0-9_-]*$", device_class)
     if device_class is not None and not valid_class:
@@ -115,6 +122,11 @@ def defaults(section, media=None):
     if result["device_class"] is None and media:
         result["device_class"] = media
     return result
+
+
+def failure_domain(section):
+    """The CRUSH bucket type over which the pool's CephBlockPools spread their replicas (Rook's failureDomain)."""
+    return (section or {}).get("failure_domain") or DEFAULTS["failure_domain"]
 
 
 def cluster_manifest(pool_name, section, media=None, encrypted=False, public_network=None):

@@ -18,6 +18,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import rook_manifests
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
@@ -68,14 +69,45 @@ def compose_openstack_cluster(claim, region, claims=None):
     elif not isinstance(claims, (list, tuple)) or claim not in claims:
         raise InputError([problem("claims", "must be a list that holds the claim %s" % claim_ref(claim, 0))])
     region = _validated(claims, region)
+    _refuse_unplaceable_replicas([(claim, claim_ref(claim, 0))], region)
     return _compose(claim, region, claim_ref(claim, 0))
 
 
 def compose_openstack_clusters(claims, region):
     """The compositions of all claims, or InputError if any is invalid."""
     region = _validated(claims, region)
-    return [_compose(claim, region, claim_ref(claim, index))
-            for index, claim in enumerate(claim_list(claims))]
+    refs = [(claim, claim_ref(claim, index)) for index, claim in enumerate(claim_list(claims))]
+    _refuse_unplaceable_replicas(refs, region)
+    return [_compose(claim, region, ref) for claim, ref in refs]
+
+
+# Which replication setting a block pool of each role takes.
+REPLICATION_FIELDS = {"volumes": "volumePool", "images": "imagePool", "ephemeral": "ephemeralPool"}
+
+
+def _refuse_unplaceable_replicas(refs, region):
+    """A block pool whose replicas outnumber its storage pool's hosts, with the replicas spread over hosts: Ceph could
+    place only as many as there are hosts, so its placement groups would stay undersized and, below min_size,
+    refuse writes. Raises InputError naming every such field."""
+    problems = []
+    for claim, ref in refs:
+        spec = claim_spec_with_defaults(claim["spec"])
+        for placement in storage_placements(claim["metadata"]["name"], spec):
+            pool = region.pool(placement.cluster)
+            if ceph_cluster.failure_domain(pool.data.get("ceph")) != "host":
+                continue
+            hosts = pool.data.get("workers") or 0
+            for role in placement.pools:
+                field = REPLICATION_FIELDS[role]
+                replicas = spec["storage"]["ceph"][field]["replication"]
+                if hosts and replicas > hosts:
+                    problems.append(problem(
+                        "spec.storage.ceph.%s.replication" % field,
+                        "%d replicas need %d hosts, but storage pool %s has %d (workers; its ceph.failure_domain is "
+                        "host): lower the replication or spread the pool's replicas over OSDs"
+                        % (replicas, replicas, placement.cluster, hosts), ref))
+    if problems:
+        raise InputError(problems)
 
 
 def _validated(claims, region):
@@ -100,7 +132,8 @@ def _compose(claim, region, ref):
             namespace_manifest(name, labels),
             control_plane_manifest(name, spec, placements, labels),
         ],
-        "storage": dict((placement.cluster, storage_manifests(name, spec, placement, labels))
+        "storage": dict((placement.cluster, storage_manifests(
+            name, spec, placement, labels, ceph_cluster.failure_domain(region.pool(placement.cluster).data.get("ceph"))))
                         for placement in placements),
         "ceph_client_secrets": [ceph_client_secret(name, placement)
                                 for placement in placements if placement.pools],
@@ -127,10 +160,11 @@ def ceph_client_secret(name, placement):
     }
 
 
-def storage_manifests(name, spec, placement, labels):
-    """The Rook resources one storage pool hosts for the tenant."""
+def storage_manifests(name, spec, placement, labels, failure_domain=rook_manifests.FAILURE_DOMAIN):
+    """The Rook resources one storage pool hosts for the tenant; its block pools spread their replicas over the
+    storage pool's failure domain."""
     ceph = spec["storage"]["ceph"]
-    manifests = [_block_pool(role, pool, ceph, labels) for role, pool in placement.pools.items()]
+    manifests = [_block_pool(role, pool, ceph, labels, failure_domain) for role, pool in placement.pools.items()]
     if placement.pools:
         manifests.append(rook_manifests.client(
             naming.ceph_client(name), labels, list(placement.pools.values())))
@@ -148,7 +182,7 @@ def storage_manifests(name, spec, placement, labels):
     return manifests
 
 
-def _block_pool(role, pool, ceph, labels):
+def _block_pool(role, pool, ceph, labels, failure_domain):
     if role == "volumes":
         settings = ceph["volumePool"]
         replication = settings["replication"]
@@ -156,13 +190,14 @@ def _block_pool(role, pool, ceph, labels):
         return rook_manifests.block_pool(
             pool, labels, replication, settings["compression"],
             quota_gb=settings.get("quotaGB", 0),
-            require_safe_replica_size=replication > 1)
+            require_safe_replica_size=replication > 1, failure_domain=failure_domain)
     if role == "images":
         settings = ceph["imagePool"]
         return rook_manifests.block_pool(
-            pool, labels, settings["replication"], settings["compression"])
+            pool, labels, settings["replication"], settings["compression"], failure_domain=failure_domain)
     # Ephemeral disks: fewer replicas, no compression (performance over space).
-    return rook_manifests.block_pool(pool, labels, ceph["ephemeralPool"]["replication"], "none")
+    return rook_manifests.block_pool(pool, labels, ceph["ephemeralPool"]["replication"], "none",
+                                     failure_domain=failure_domain)
 
 
 def control_plane_manifest(name, spec, placements, labels):

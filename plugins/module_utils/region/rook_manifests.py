@@ -21,13 +21,14 @@ def _rook_object(kind, name, labels, spec):
     }
 
 
-def block_pool(name, labels, replication, compression, quota_gb=0, require_safe_replica_size=None):
+def block_pool(name, labels, replication, compression, quota_gb=0, require_safe_replica_size=None,
+               failure_domain=FAILURE_DOMAIN):
     """CephBlockPool; require_safe_replica_size None leaves Rook's default."""
     replicated = {"size": replication}
     if require_safe_replica_size is not None:
         replicated["requireSafeReplicaSize"] = require_safe_replica_size
     spec = {
-        "failureDomain": FAILURE_DOMAIN,
+        "failureDomain": failure_domain,
         "replicated": replicated,
         "parameters": {"compression_mode": compression},
     }

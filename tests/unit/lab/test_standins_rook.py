@@ -12,6 +12,7 @@ import base64
 import json
 import os
 import sys
+import threading
 import uuid
 
 from conftest import REPO
@@ -94,6 +95,84 @@ class FakeKube:
         return self.objects.pop(url, None)
 
 
+class FakeCeph:
+    """The storage pool's Ceph for these tests (the lab runs the real one, lab/regionlab/ceph.py): what the stand-in
+    bootstrapped, its pools, rules and users, answering the mon commands the stand-in sends."""
+
+    def __init__(self):
+        self.booted = None
+        self.pools, self.rules, self.users, self.commands = {}, [], {}, []
+
+    def state(self):
+        return self.booted
+
+    def bootstrap(self, fsid, mon_key, admin_key, mons, hosts, osds_per_host, device_class=None):
+        self.booted = {"fsid": fsid, "mons": mons, "hosts": hosts, "osds": osds_per_host * len(hosts),
+                       "keys": (mon_key, admin_key), "device_class": device_class}
+        return self.booted
+
+    def start(self):
+        pass
+
+    def destroy(self):
+        self.booted = None
+
+    def status(self):
+        return {"fsid": self.booted["fsid"], "health": {"status": "HEALTH_OK", "checks": {}},
+                "osdmap": {"num_osds": self.booted["osds"], "num_up_osds": self.booted["osds"]},
+                "pgmap": {"bytes_total": 3 << 30, "bytes_used": 1 << 20, "bytes_avail": (3 << 30) - (1 << 20)}}
+
+    def command(self, prefix, **args):
+        self.commands.append((prefix, args))
+        if prefix == "osd crush rule ls":
+            return list(self.rules)
+        if prefix == "osd crush rule dump":
+            return [{"rule_id": i, "rule_name": r} for i, r in enumerate(self.rules)]
+        if prefix == "osd crush rule create-replicated":
+            self.rules.append(args["name"])
+        elif prefix == "osd pool ls":
+            return list(self.pools.values())
+        elif prefix == "osd pool create":
+            self.pools[args["pool"]] = {"pool_name": args["pool"], "pool_id": len(self.pools) + 2, "size": 3,
+                                        "crush_rule": self.rules.index(args["rule"]), "quota_max_bytes": 0,
+                                        "options": {}, "application_metadata": {}}
+        elif prefix == "osd pool set":
+            pool = self.pools[args["pool"]]
+            if args["var"] == "crush_rule":
+                pool["crush_rule"] = self.rules.index(args["val"])
+            elif args["var"] == "size":
+                pool["size"] = int(args["val"])
+            else:
+                pool["options"][args["var"]] = args["val"]
+        elif prefix == "osd pool application enable":
+            self.pools[args["pool"]]["application_metadata"][args["app"]] = {}
+        elif prefix == "osd pool set-quota":
+            self.pools[args["pool"]]["quota_max_bytes"] = int(args["val"])
+        elif prefix == "osd pool rm":
+            del self.pools[args["pool"]]
+        elif prefix == "osd crush rule rm":
+            self.rules.remove(args["name"])
+        elif prefix == "auth get-or-create":
+            key = self.users.setdefault(args["entity"], {"key": rook.cephx_key(), "caps": {}})
+            if not key["caps"]:
+                key["caps"] = dict(zip(args["caps"][::2], args["caps"][1::2]))
+            return [{"entity": args["entity"], "key": key["key"], "caps": key["caps"]}]
+        elif prefix == "auth caps":
+            self.users[args["entity"]]["caps"] = dict(zip(args["caps"][::2], args["caps"][1::2]))
+        elif prefix == "auth ls":
+            return {"auth_dump": [{"entity": e} for e in sorted(self.users)]}
+        elif prefix == "auth del":
+            del self.users[args["entity"]]
+        return {}
+
+
+def operator_for(ctl, kubes):
+    """A Rook stand-in whose storage pools' Ceph is a FakeCeph each."""
+    operator = rook.RookOperator(ctl, kubes)
+    operator.cephs = {name: FakeCeph() for name in kubes}
+    return operator
+
+
 class Settings:
     def __init__(self, data):
         self.value = settings.StandinSettings(data)
@@ -107,6 +186,7 @@ class Ctl:
         self.settings = Settings(data or {})
         self.logs = []
         self.next_due = 10.0
+        self.wake = threading.Event()
 
     def after(self, key, delay):
         return True
@@ -140,6 +220,8 @@ def obj(kube, kind, name, namespace=NS):
 def passes(operator, count=8):
     for dummy in range(count):
         operator.reconcile()
+        for running in list(operator.bootstraps.values()):  # the Ceph bootstraps run beside the passes
+            running["thread"].join()
 
 
 def secret_data(secret):
@@ -153,7 +235,7 @@ def ready(o):
 def test_cluster_goes_through_rooks_steps_to_ready_with_health_ok_and_its_outputs():
     kube, ctl = FakeKube(), Ctl()
     node(kube, "st-1", "10.250.5.10")
-    operator = rook.RookOperator(ctl, {"st-pool-a": kube})
+    operator = operator_for(ctl, {"st-pool-a": kube})
     add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
     operator.reconcile()
     status = obj(kube, "CephCluster", "rook-ceph")["status"]
@@ -187,7 +269,7 @@ def test_cluster_goes_through_rooks_steps_to_ready_with_health_ok_and_its_output
 def test_too_many_mons_for_the_nodes_is_refused_as_rook_does():
     kube = FakeKube()
     node(kube, "st-1", "10.250.5.10")
-    operator = rook.RookOperator(Ctl(), {"st-pool-a": kube})
+    operator = operator_for(Ctl(), {"st-pool-a": kube})
     add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 3}})
     passes(operator)
     status = obj(kube, "CephCluster", "rook-ceph")["status"]
@@ -208,32 +290,44 @@ def test_too_many_mons_for_the_nodes_is_refused_as_rook_does():
     assert [m["name"] for m in ceph_cluster.parse_mon_endpoints(endpoints["data"])] == ["a", "b", "c"]
 
 
-def test_injected_cluster_failure_and_health():
+def test_injected_cluster_failure_then_cephs_own_health():
     kube = FakeKube()
     node(kube, "st-1", "10.250.5.10")
     ctl = Ctl({"failures": {"CephCluster/rook-ceph": {"message": "failed to create cluster: boom"}}})
-    operator = rook.RookOperator(ctl, {"st-pool-a": kube})
+    operator = operator_for(ctl, {"st-pool-a": kube})
     add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
     passes(operator)
     status = obj(kube, "CephCluster", "rook-ceph")["status"]
     assert (status["phase"], status["state"], status["message"]) == ("Progressing", "Error", "failed to create cluster: boom")
-    ctl.settings = Settings({"failures": {"CephCluster": {"health": "HEALTH_ERR", "checks": {"MON_DOWN": "1/1 mons down"}}}})
-    passes(operator)
-    status = obj(kube, "CephCluster", "rook-ceph")["status"]
-    assert status["phase"] == "Ready" and status["ceph"]["health"] == "HEALTH_ERR"
-    assert status["ceph"]["details"]["MON_DOWN"]["message"] == "1/1 mons down"
-    assert not ready(obj(kube, "CephCluster", "rook-ceph"))
+    assert operator.cephs["st-pool-a"].state() is None  # no daemons for a failed orchestration
     ctl.settings = Settings({})
     passes(operator)
     status = obj(kube, "CephCluster", "rook-ceph")["status"]
+    assert status["phase"] == "Ready" and status["ceph"]["health"] == "HEALTH_OK"
+    booted = operator.cephs["st-pool-a"].state()
+    assert booted["mons"] == [("a", "10.250.5.10")] and booted["hosts"] == [("st-1", "10.250.5.10")]
+    assert booted["osds"] == rook.LAB_DEVICES_PER_NODE and status["storage"]["osd"]["storeType"]["bluestore"] == 3
+    assert status["ceph"]["capacity"]["bytesTotal"] == 3 << 30
+    # Ceph reports a problem: the health checker writes its health and checks, then their clearing.
+    report = operator.cephs["st-pool-a"].status()
+    report["health"] = {"status": "HEALTH_WARN", "checks": {"OSD_DOWN": {
+        "severity": "HEALTH_WARN", "summary": {"message": "1 osds down"}}}}
+    operator.cephs["st-pool-a"].status = lambda: report
+    passes(operator)
+    status = obj(kube, "CephCluster", "rook-ceph")["status"]
+    assert status["ceph"]["health"] == "HEALTH_WARN"
+    assert status["ceph"]["details"] == {"OSD_DOWN": {"severity": "HEALTH_WARN", "message": "1 osds down"}}
+    report["health"] = {"status": "HEALTH_OK", "checks": {}}
+    passes(operator)
+    status = obj(kube, "CephCluster", "rook-ceph")["status"]
     assert status["ceph"]["health"] == "HEALTH_OK" and "details" not in status["ceph"]
-    assert status["ceph"]["previousHealth"] == "HEALTH_ERR"
+    assert status["ceph"]["previousHealth"] == "HEALTH_WARN"
 
 
 def test_children_wait_for_their_cluster_then_become_ready_with_rooks_outputs():
     kube, ctl = FakeKube(), Ctl()
     node(kube, "st-1", "10.250.5.10")
-    operator = rook.RookOperator(ctl, {"st-pool-a": kube})
+    operator = operator_for(ctl, {"st-pool-a": kube})
     add(kube, "CephBlockPool", "t-volumes", {"failureDomain": "host", "replicated": {"size": 3},
                                              "quotas": {"maxSize": "10Gi"}})
     add(kube, "CephClient", "openstack-t", {"caps": {"mon": "profile rbd"}})
@@ -249,10 +343,17 @@ def test_children_wait_for_their_cluster_then_become_ready_with_rooks_outputs():
     pool = obj(kube, "CephBlockPool", "t-volumes")
     assert pool["status"]["phase"] == "Ready" and pool["status"]["observedGeneration"] == 1
     assert pool["status"]["info"] == {"type": "Replicated", "failureDomain": "host"}
+    fake = operator.cephs["st-pool-a"]
+    live = fake.pools["t-volumes"]
+    assert pool["status"]["poolID"] == live["pool_id"]
+    assert (live["size"], fake.rules[live["crush_rule"]], live["quota_max_bytes"]) == (3, "t-volumes_host", 10 << 30)
+    assert "rbd" in live["application_metadata"]
+    assert fake.users["client.openstack-t"]["caps"] == {"mon": "profile rbd"}
     client = obj(kube, "CephClient", "openstack-t")
     assert client["status"]["info"] == {"secretName": "rook-ceph-client-openstack-t"}
     secret = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-client-openstack-t"])
     assert set(secret) == {"openstack-t", "userID", "userKey", "adminID", "adminKey"}
+    assert secret["userKey"] == fake.users["client.openstack-t"]["key"]
     assert secret["openstack-t"] == secret["userKey"] == secret["adminKey"] and secret["userID"] == "openstack-t"
     assert obj(kube, "CephFilesystem", "t-cephfs")["status"]["phase"] == "Ready"
     store = obj(kube, "CephObjectStore", "t-rgw")["status"]
@@ -277,6 +378,12 @@ def test_children_wait_for_their_cluster_then_become_ready_with_rooks_outputs():
     passes(operator)
     again = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-client-openstack-t"])
     assert again["userKey"] != secret["userKey"] and again["openstack-t"] == again["userKey"]
+    # A CR gone: its pool, rule and Ceph user go with it; the others stay.
+    kube.delete(rook.url("CephBlockPool", NS, "t-volumes"))
+    kube.delete(rook.url("CephClient", NS, "openstack-t"))
+    passes(operator, 1)
+    assert "t-volumes" not in fake.pools and "t-volumes_host" not in fake.rules
+    assert "client.openstack-t" not in fake.users
 
 
 def test_injected_child_failures_and_refused_pools():
@@ -284,7 +391,7 @@ def test_injected_child_failures_and_refused_pools():
     node(kube, "st-1", "10.250.5.10")
     ctl = Ctl({"failures": {"CephBlockPool/rook-ceph/t-images": {"message": rook.DEFAULT_ERRORS["CephBlockPool"] % {
         "name": "t-images"}}}})
-    operator = rook.RookOperator(ctl, {"st-pool-a": kube})
+    operator = operator_for(ctl, {"st-pool-a": kube})
     add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
     add(kube, "CephBlockPool", "t-images", {"replicated": {"size": 3}})
     add(kube, "CephBlockPool", "t-unsafe", {"replicated": {"size": 1, "requireSafeReplicaSize": True}})
@@ -304,7 +411,7 @@ def test_injected_child_failures_and_refused_pools():
 
 def test_status_written_by_someone_else_is_left_alone():
     kube = FakeKube()
-    operator = rook.RookOperator(Ctl(), {"st-pool-a": kube})
+    operator = operator_for(Ctl(), {"st-pool-a": kube})
     cluster = add(kube, "CephCluster", "rook-ceph", {})
     cluster["metadata"]["managedFields"] = [{"manager": "a-test", "subresource": "status"}]
     kube.objects[rook.url("CephCluster", NS, "rook-ceph")] = cluster
@@ -321,7 +428,7 @@ def test_a_cluster_whose_crds_are_still_initializing_does_not_stop_the_others():
     ready_kube, ctl = FakeKube(), Ctl()
     node(ready_kube, "st-1", "10.250.5.10")
     add(ready_kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
-    operator = rook.RookOperator(ctl, {"st-pool-a": Initializing(), "st-pool-b": ready_kube})
+    operator = operator_for(ctl, {"st-pool-a": Initializing(), "st-pool-b": ready_kube})
     operator.reconcile()
     assert obj(ready_kube, "CephCluster", "rook-ceph")["status"]["phase"] == "Progressing"
     assert ctl.next_due == 1.0 and any("storage is (re)initializing" in line for line in ctl.logs)
@@ -330,7 +437,7 @@ def test_a_cluster_whose_crds_are_still_initializing_does_not_stop_the_others():
 def test_a_deleted_cluster_releases_its_mon_secret_and_endpoints():
     kube = FakeKube()
     node(kube, "st-1", "10.250.5.10")
-    operator = rook.RookOperator(Ctl(), {"st-pool-a": kube})
+    operator = operator_for(Ctl(), {"st-pool-a": kube})
     add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
     passes(operator)
     secret = kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-mon"]

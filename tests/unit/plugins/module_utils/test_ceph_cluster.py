@@ -85,3 +85,11 @@ def test_cluster_info_from_rooks_outputs():
         "storage pool st-pool-a Secret rook-ceph-mon: has no valid fsid"]
     with pytest.raises(InputError, match="differs"):
         ceph_cluster.cluster_info(cluster, config_map, secret("2b3bd3b4-37ac-4f2c-9b2d-0ad1e4b0f0d1"))
+
+
+def test_failure_domain_is_a_crush_bucket_type_and_defaults_to_host():
+    assert ceph_cluster.failure_domain(None) == ceph_cluster.failure_domain({}) == "host"
+    assert ceph_cluster.failure_domain({"failure_domain": "rack"}) == "rack"
+    assert ceph_cluster.validate({"failure_domain": "osd"}) == []
+    assert ceph_cluster.validate({"failure_domain": "node"}) == [
+        "ceph.failure_domain: must be a CRUSH bucket type (%s), got 'node'" % ", ".join(ceph_cluster.CRUSH_TYPES)]

@@ -475,3 +475,35 @@ def test_every_control_plane_fits_the_lab_crd(eu_de_1):
                for m in manifests[5:])  # a tiered tenant
     for manifest in manifests:
         assert validate(schema, manifest["spec"], "spec") == [], manifest["metadata"]["name"]
+
+
+def region_with_pools(workers, failure_domain=None):
+    """REGION whose storage pools have `workers` Nodes and, if given, a ceph.failure_domain."""
+    pool = {"workers": workers}
+    if failure_domain:
+        pool["ceph"] = {"failure_domain": failure_domain}
+    return dict(REGION, storage_pools=[dict(pool, name=name) for name in REGION["storage_pools"]])
+
+
+def test_block_pools_spread_over_the_storage_pools_failure_domain():
+    result = compose_openstack_cluster(make_claim(), region_with_pools(1, "osd"))
+    pools = [m for m in result["storage"]["st-pool-a"] if m["kind"] == "CephBlockPool"]
+    assert pools and all(p["spec"]["failureDomain"] == "osd" for p in pools)
+    hosts = compose_openstack_cluster(make_claim(), region_with_pools(3))["storage"]["st-pool-a"]
+    assert all(p["spec"]["failureDomain"] == "host" for p in hosts if p["kind"] == "CephBlockPool")
+
+
+def test_more_replicas_than_hosts_is_refused_naming_each_field_and_pool():
+    claim = make_claim(storageClusters=["st-pool-a", "st-pool-b"],
+                       storage={"ceph": {"volumePool": {"replication": 3}, "imagePool": {"replication": 2},
+                                         "ephemeralPool": {"replication": 2}}})
+    with pytest.raises(InputError) as error:
+        compose_openstack_clusters([claim], region_with_pools(2))
+    assert error.value.problems == [
+        "tenant-t/t spec.storage.ceph.volumePool.replication: 3 replicas need 3 hosts, but storage pool st-pool-a has "
+        "2 (workers; its ceph.failure_domain is host): lower the replication or spread the pool's replicas over OSDs",
+        "tenant-t/t spec.storage.ceph.volumePool.replication: 3 replicas need 3 hosts, but storage pool st-pool-b has "
+        "2 (workers; its ceph.failure_domain is host): lower the replication or spread the pool's replicas over OSDs"]
+    # Replicas spread over OSDs, or enough hosts: composed.
+    assert compose_openstack_clusters([claim], region_with_pools(2, "osd"))
+    assert compose_openstack_clusters([claim], region_with_pools(3))

@@ -1,0 +1,316 @@
+"""Real Ceph behind each storage pool: the daemons Rook runs (mons, a mgr, OSDs), as lab processes.
+
+Debian's ceph-mon, ceph-mgr and ceph-osd (16.2) run as plain processes, each bound to the address of
+the storage pool's Node it stands for (the pool's public network, 127.30.x.0/24 in the lab), so the
+control plane and the tenants' clients reach the monitors only at what the pool publishes. The Rook
+stand-in (standins/rook.py) bootstraps a cluster when it orchestrates a CephCluster, with the fsid and
+the mon and admin keys it wrote into Rook's Secret rook-ceph-mon, and runs Rook's Ceph commands
+against it (pools, cephx clients, status) through librados.
+
+Data lives under .lab/ceph/<storage pool>/. The OSDs use memstore (no block devices here), which
+keeps its objects across a restart only when it shuts down cleanly (osd_fast_shutdown false).
+
+Lab settings beside Ceph's defaults, each for a reason of this machine rather than of the region:
+- paxos_propose_interval 0.05 s: the mons commit a map change every 50 ms instead of every second
+  (on loopback there is no network to batch for); Rook's pool and client commands each wait for one.
+- osd_pool_default_pg_num 1 and the autoscaler off: fifty tenants' pools on three memstore OSDs
+  stay below mon_max_pg_per_osd; with the autoscaler on, quotas are not enforced on time.
+- osd_crush_chooseleaf_type 0: one Node per lab pool, so the default rule (Ceph's own .mgr pool)
+  spreads replicas over OSDs; the tenants' pools use the failure domain of their CephBlockPool.
+- mon_data_avail_warn 5: the machine's disk, not the region's, is the mons' disk.
+"""
+
+import importlib.machinery
+import importlib.util
+import json
+import shutil
+import subprocess
+import sysconfig
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from . import config, processes
+
+ROOT = config.STATE / "ceph"
+BINARIES = {"mon": "/usr/bin/ceph-mon", "mgr": "/usr/bin/ceph-mgr", "osd": "/usr/bin/ceph-osd"}
+TOOLS = {"authtool": "/usr/bin/ceph-authtool", "monmaptool": "/usr/bin/monmaptool"}
+RADOS_DIR = Path("/usr/lib/python3/dist-packages")
+MON_PORT, MSGR2_PORT = 6789, 3300
+ADMIN = "client.admin"
+SETTINGS = {
+    "auth_cluster_required": "cephx", "auth_service_required": "cephx", "auth_client_required": "cephx",
+    "auth_allow_insecure_global_id_reclaim": "false",
+    "ms_bind_ipv6": "false",
+    "osd_objectstore": "memstore", "memstore_device_bytes": str(1 << 30), "osd_fast_shutdown": "false",
+    "osd_pool_default_pg_autoscale_mode": "off", "osd_pool_default_pg_num": "1", "osd_pool_default_pgp_num": "1",
+    "osd_crush_chooseleaf_type": "0",
+    "mon_allow_pool_delete": "true",
+    "mon_data_avail_warn": "5",
+    "paxos_propose_interval": "0.05", "paxos_min_wait": "0.01",
+    "osd_class_update_on_start": "false",
+    "mgr_initial_modules": "",
+}
+BOOTSTRAP_TIMEOUT = 90
+
+
+class CephError(RuntimeError):
+    """A Ceph command that failed: errno (negative, as librados returns it) and Ceph's message."""
+
+    def __init__(self, command, code, message):
+        super().__init__("ceph %s: %s (%d)" % (command, message, code))
+        self.code, self.message = code, message
+
+
+def packages_missing():
+    """The Debian packages whose programs are missing (tests/debian-packages.sh installs them)."""
+    need = [("ceph-" + kind) for kind, binary in BINARIES.items() if not Path(binary).exists()]
+    if not all(Path(tool).exists() for tool in TOOLS.values()):
+        need.append("ceph-common")
+    if _rados_path() is None:
+        need.append("python3-rados")
+    return need
+
+
+def require_packages():
+    missing = packages_missing()
+    if missing:
+        raise RuntimeError("Ceph is not installed here: apt-get install %s (tests/debian-packages.sh does)"
+                           % " ".join(missing))
+
+
+def _rados_path():
+    path = RADOS_DIR / ("rados" + sysconfig.get_config_var("EXT_SUFFIX"))
+    return path if path.exists() else None
+
+
+_RADOS = []
+
+
+def rados():
+    """Debian's librados binding (python3-rados), loaded by its file so that nothing else of dist-packages enters
+    this interpreter; it is built for the system's Python 3.11, the lab's interpreter too."""
+    if not _RADOS:
+        path = _rados_path()
+        if path is None:
+            raise RuntimeError("python3-rados for this Python (%s) is missing: apt-get install python3-rados "
+                               "(tests/debian-packages.sh does)" % sysconfig.get_config_var("EXT_SUFFIX"))
+        loader = importlib.machinery.ExtensionFileLoader("rados", str(path))
+        spec = importlib.util.spec_from_file_location("rados", str(path), loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        _RADOS.append(module)
+    return _RADOS[0]
+
+
+def mon_host(mons):
+    """mon_host for [(id, address)]: each mon's msgr2 and msgr1 addresses."""
+    return ",".join("[v2:%s:%d,v1:%s:%d]" % (address, MSGR2_PORT, address, MON_PORT) for dummy, address in mons)
+
+
+def connect(monitors, name, key, timeout=10):
+    """A librados client for `name` (client.<x>) with its key, reaching the cluster at monitors ["ip:port", ...]
+    only: what a tenant's Cinder gets. The caller shuts it down."""
+    module = rados()
+    client = module.Rados(name=name, conf={"mon_host": ",".join(monitors), "key": key,
+                                           "auth_client_required": "cephx", "ms_bind_ipv6": "false",
+                                           "client_mount_timeout": str(timeout), "rados_mon_op_timeout": str(timeout),
+                                           "rados_osd_op_timeout": str(timeout)})
+    client.connect(timeout=timeout)
+    return client
+
+
+def command(client, prefix, **args):
+    """A mon command as `ceph <prefix> --format json` runs it: its parsed output, or CephError."""
+    request = dict(args, prefix=prefix, format="json")
+    code, out, status = client.mon_command(json.dumps(request), b"")
+    if code < 0:
+        raise CephError(prefix, code, status or "error")
+    return json.loads(out) if out.strip() else {}
+
+
+class Cluster:
+    """One storage pool's Ceph, under .lab/ceph/<pool>."""
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.dir = ROOT / pool
+        self.conf = self.dir / "ceph.conf"
+        self.state_file = self.dir / "cluster.json"
+        self._client = None
+        self._lock = threading.Lock()
+
+    # What exists ---------------------------------------------------------------
+
+    def state(self):
+        """{fsid, mons: [[id, address]], mgrs: [[id, address]], osds: [{id, uuid, host, address}], device_class},
+        or None before the bootstrap finished."""
+        try:
+            return json.loads(self.state_file.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def process(self, kind, daemon_id):
+        return "ceph-%s-%s-%s" % (self.pool, kind, daemon_id)
+
+    def daemons(self, state=None):
+        state = state or self.state() or {}
+        """[(kind, id, address, Node)]: mons and mgrs carry no Node name (their address places them)."""
+        return ([("mon", m, a, None) for m, a in state.get("mons") or []]
+                + [("mgr", m, a, None) for m, a in state.get("mgrs") or []]
+                + [("osd", str(o["id"]), o["address"], o["host"]) for o in state.get("osds") or []])
+
+    def running(self):
+        """{process name: alive} of every daemon."""
+        return dict((self.process(k, i), processes.pid_of(self.process(k, i)) is not None)
+                    for k, i, dummy, dummy in self.daemons())
+
+    # Bootstrap -----------------------------------------------------------------
+
+    def bootstrap(self, fsid, mon_key, admin_key, mons, hosts, osds_per_host, device_class=None):
+        """Make and start the cluster unless it exists with this fsid: mons [(id, address)], hosts [(Node name,
+        address)], osds_per_host OSDs on each; returns once every OSD is up. A cluster of another fsid (its
+        CephCluster was deleted and created again) is removed first, as Rook's hosts are cleaned."""
+        require_packages()
+        state = self.state()
+        if state and state.get("fsid") == fsid:
+            self.start()
+            return state
+        self.destroy()
+        (self.dir / "run").mkdir(parents=True)
+        (self.dir / "log").mkdir()
+        self._write_conf(fsid, mons, hosts[0][1])
+        mon_keyring = self.dir / "mon.a.keyring"
+        _run(TOOLS["authtool"], "--create-keyring", mon_keyring, "--add-key", mon_key, "-n", "mon.", "--cap", "mon",
+             "allow *")
+        _run(TOOLS["authtool"], "--create-keyring", self.dir / ("%s.keyring" % ADMIN), "--add-key", admin_key, "-n",
+             ADMIN, "--cap", "mon", "allow *", "--cap", "osd", "allow *", "--cap", "mds", "allow *", "--cap", "mgr",
+             "allow *")
+        _run(TOOLS["authtool"], mon_keyring, "--import-keyring", self.dir / ("%s.keyring" % ADMIN))
+        monmap = self.dir / "monmap"
+        args = [TOOLS["monmaptool"], "--create", "--fsid", fsid]
+        for mon, address in mons:
+            args += ["--addv", mon, "[v2:%s:%d,v1:%s:%d]" % (address, MSGR2_PORT, address, MON_PORT)]
+        _run(*(args + [monmap]))
+        for mon, dummy in mons:
+            (self.dir / ("mon-%s" % mon)).mkdir()
+            _run(BINARIES["mon"], "-c", self.conf, "--mkfs", "-i", mon, "--monmap", monmap, "--keyring", mon_keyring)
+        state = {"fsid": fsid, "mons": [list(m) for m in mons], "mgrs": [["a", hosts[0][1]]], "osds": [],
+                 "device_class": device_class}
+        self._save(state)
+        for mon, address in mons:
+            self._start("mon", mon, address)
+        admin = self.admin()
+        mgr_dir = self.dir / "mgr-a"
+        mgr_dir.mkdir()
+        key = command(admin, "auth get-or-create", entity="mgr.a",
+                      caps=["mon", "allow profile mgr", "osd", "allow *", "mds", "allow *"])
+        (self.dir / "mgr.a.keyring").write_text(_keyring("mgr.a", key[0]["key"]))
+        self._start("mgr", "a", hosts[0][1])
+        for host, address in hosts:
+            for dummy in range(osds_per_host):
+                state["osds"].append(self._make_osd(admin, host, address, device_class))
+                self._save(state)
+        self.wait(lambda s: s["osdmap"]["num_up_osds"] == len(state["osds"]), "%d OSDs up" % len(state["osds"]))
+        return state
+
+    def _make_osd(self, admin, host, address, device_class):
+        osd_uuid = str(uuid.uuid4())
+        osd_id = command(admin, "osd new", uuid=osd_uuid)["osdid"]
+        (self.dir / ("osd-%d" % osd_id)).mkdir()
+        key = command(admin, "auth get-or-create", entity="osd.%d" % osd_id,
+                      caps=["osd", "allow *", "mon", "allow profile osd", "mgr", "allow profile osd"])
+        (self.dir / ("osd.%d.keyring" % osd_id)).write_text(_keyring("osd.%d" % osd_id, key[0]["key"]))
+        _run(BINARIES["osd"], "-c", self.conf, "-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid)
+        command(admin, "osd crush add", id=osd_id, weight=0.001, args=["root=default", "host=%s" % host])
+        if device_class:
+            command(admin, "osd crush set-device-class", **{"class": device_class, "ids": [str(osd_id)]})
+        self._start("osd", str(osd_id), address, host)
+        return {"id": osd_id, "uuid": osd_uuid, "host": host, "address": address}
+
+    def _write_conf(self, fsid, mons, address):
+        d = self.dir
+        lines = ["[global]", "fsid = %s" % fsid, "mon_host = %s" % mon_host(mons), "public_addr = %s" % address,
+                 "run_dir = %s" % (d / "run"), "admin_socket = %s" % (d / "run" / "$name.asok"),
+                 "log_file = %s" % (d / "log" / "$name.log"), "keyring = %s" % (d / "$name.keyring"),
+                 "mon_data = %s" % (d / "mon-$id"), "osd_data = %s" % (d / "osd-$id"),
+                 "mgr_data = %s" % (d / "mgr-$id")]
+        lines += ["%s = %s" % item for item in sorted(SETTINGS.items())]
+        self.conf.write_text("\n".join(lines) + "\n")
+
+    def _save(self, state):
+        self.state_file.write_text(json.dumps(state, indent=1) + "\n")
+
+    # Processes -----------------------------------------------------------------
+
+    def _start(self, kind, daemon_id, address, host=None):
+        argv = [BINARIES[kind], "-f", "-c", self.conf, "-i", daemon_id, "--public-addr", address]
+        if host:  # where the OSD puts itself in the CRUSH map at start: its Node, as Rook's OSD pods do
+            argv += ["--crush-location", "root=default host=%s" % host]
+        processes.ensure(self.process(kind, daemon_id), argv)
+
+    def start(self, only=None):
+        """Start every daemon that does not run (or only the named process)."""
+        for kind, daemon_id, address, host in self.daemons():
+            if only in (None, self.process(kind, daemon_id)):
+                self._start(kind, daemon_id, address, host)
+
+    def stop(self, only=None):
+        for kind, daemon_id, dummy, dummy in reversed(self.daemons()):
+            if only in (None, self.process(kind, daemon_id)):
+                processes.stop(self.process(kind, daemon_id))
+        if only is None:
+            self.close()
+
+    def destroy(self):
+        """Stop the daemons and remove the data (a deleted CephCluster's hosts, cleaned)."""
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    # Commands ------------------------------------------------------------------
+
+    def admin(self):
+        """The admin's librados client (one per Cluster, shared by threads)."""
+        with self._lock:
+            if self._client is None:
+                module = rados()
+                client = module.Rados(conffile=str(self.conf), name=ADMIN,
+                                      conf={"rados_mon_op_timeout": "15", "rados_osd_op_timeout": "15"})
+                client.connect(timeout=15)
+                self._client = client
+            return self._client
+
+    def close(self):
+        with self._lock:
+            if self._client is not None:
+                self._client.shutdown()
+                self._client = None
+
+    def command(self, prefix, **args):
+        return command(self.admin(), prefix, **args)
+
+    def status(self):
+        return self.command("status")
+
+    def wait(self, predicate, what, timeout=BOOTSTRAP_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.status()
+            if predicate(status):
+                return status
+            if time.monotonic() > deadline:
+                raise RuntimeError("Ceph %s: not %s after %ds" % (self.pool, what, timeout))
+            time.sleep(0.5)
+
+
+def _keyring(entity, key):
+    return "[%s]\n\tkey = %s\n" % (entity, key)
+
+
+def _run(*argv):
+    result = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (Path(str(argv[0])).name, result.returncode,
+                                                   (result.stderr or result.stdout).strip()[-500:]))
+    return result.stdout
