@@ -100,7 +100,7 @@ def ceph_users(pool):
 
 def tenant_client(tenant):
     """A librados client as the tenant's control plane holds it (its first storage pool's key and monitors)."""
-    cp = get_object(REGION_HOST, "-n", "openstack-" + tenant, "controlplane.c5c3.io", "openstack-" + tenant)
+    cp = get_object(REGION_HOST, "-n", "openstack-" + tenant, "controlplane.c5c3.io", tenant)
     key = copied_key("openstack-" + tenant, "ceph-client-" + tenant)["userKey"]
     return ceph.connect(cp["spec"]["storage"]["ceph"]["monitors"], "client.openstack-" + tenant,
                         base64.b64decode(key).decode())
