@@ -20,6 +20,10 @@ for daemon in ceph-mon ceph-mgr ceph-osd; do
 done
 command -v ceph-authtool >/dev/null || need+=(ceph-common)
 [ -e /usr/lib/python3/dist-packages/rados.cpython-311-x86_64-linux-gnu.so ] || need+=(python3-rados)
+# The control plane's real OVN and a chassis per hypervisor Node (lab/regionlab/ovn.py).
+command -v ovn-northd >/dev/null || need+=(ovn-central)
+command -v ovn-controller >/dev/null || need+=(ovn-host)
+command -v ovs-vswitchd >/dev/null || need+=(openvswitch-switch)
 if [ "$scope" = all ]; then
   # With shellcheck present, ansible-test sanity checks the shell scripts instead of skipping them.
   command -v shellcheck >/dev/null || need+=(shellcheck)

@@ -17,6 +17,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import f
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ovn
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
     claim_name_problems, claims_named, load_claim_files, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
@@ -129,6 +130,11 @@ def network_plan_filter(region, network=None):
     return build_plan(_region(region), network)
 
 
+@fails_on_input_error("invalid OVN Southbound address, nothing changed")
+def ovn_southbound_service_filter(remote, namespace="ovn-system"):
+    return ovn.southbound_service(remote, namespace)
+
+
 @fails_on_input_error("addresses that work inside one cluster only, nothing changed")
 def cross_cluster_endpoints_filter(region, network=None, gardener=None):
     return endpoints.plan(_region(region), network, gardener)
@@ -182,6 +188,7 @@ class FilterModule(object):
             "region_model": region_model_filter,
             "network_plan": network_plan_filter,
             "cross_cluster_endpoints": cross_cluster_endpoints_filter,
+            "ovn_southbound_service": ovn_southbound_service_filter,
             "size_preset": size_preset_filter,
             "ceph_caps": ceph_caps_filter,
             "ceph_cluster": ceph_cluster_filter,

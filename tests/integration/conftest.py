@@ -295,7 +295,7 @@ def write_claims(directory, claims):
 # standins.yaml puts back what it found.
 QUICK_DELAYS = {"bmc": 0.2, "discovery": 0.2, "power": 0.1, "shoot_step": 0.1, "keystone": 0.3, "control_plane": 0.3,
                 "mariadb": 1.0, "rabbitmq": 0.6, "valkey": 0.5, "memcached": 0.3, "service": 0.3, "hypervisor": 0.2,
-                "ovn": 0.3, "rook": 0.2}
+                "rook": 0.2}
 
 
 def lab_kubectl(cluster, *args, check=True):

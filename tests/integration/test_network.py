@@ -17,7 +17,7 @@ import yaml
 
 from conftest import (REPO, SITE, failures, lab_kubectl, objects, run_playbook, standins_restored, task_results,
                       update_standins, wait_truthy, writes)
-from regionlab import config
+from regionlab import config, ovn, processes
 
 NETWORK = REPO / "playbooks" / "network.yml"
 HYPERVISORS = REPO / "playbooks" / "hypervisors.yml"
@@ -106,6 +106,18 @@ def test_phase_6_sees_a_chassis_per_hypervisor_node_and_a_rerun_changes_nothing(
     assert chassis[b_node]["metadata"]["labels"]["ovn.c5c3.io/pool"] == "hv-pool-b"
     neutron = objects("lab-control-plane", "neutrons", "openstack")[0]
     assert neutron["spec"]["ovn"]["sbConnection"] == "tcp:ovn-sb.ovn-system.svc.cluster.local:6642"
+    # The real Southbound database has every chassis with its Node's address; the hypervisors reach it only at the
+    # plan's address, where phase 6's LoadBalancer Service publishes it.
+    registered = ovn.Central().chassis()
+    assert sorted((c["metadata"]["name"], registered[c["spec"]["systemId"]]["encaps"]) for c in chassis.values()) == \
+        sorted((node, [ip]) for dummy, node, ip in expected)
+    service = objects("lab-control-plane", "services", "ovn-system")
+    published = [s for s in service if s["metadata"]["name"] == "ovn-sb-public"][0]
+    assert published["status"]["loadBalancer"]["ingress"][0]["ip"] == "127.20.0.100"
+    for pool in hypervisor_nodes:
+        config_map = json.loads(lab_kubectl(pool, "get", "configmap", "ovn-controller-config", "-n", "ovn-system",
+                                            "-o", "json").stdout)
+        assert config_map["data"]["ovn-remote"] == "tcp:127.20.0.100:6642", pool
     versions = {n: c["metadata"]["resourceVersion"] for n, c in chassis.items()}
     started = time.monotonic()
     rc, out = run_playbook(NETWORK, COBALTCORE_LAB_DIR=str(config.STATE))
@@ -141,6 +153,46 @@ def test_a_missing_southbound_raft_member_fails_the_play_naming_it(hypervisor_no
     assert task.endswith(WAIT) and host == "lab-control-plane"
     assert "Southbound Raft has 2 of 3 members; missing ovn-sb-2" in msg, msg
     assert "SouthboundReady (ovn-sb-2 is not a Raft member: 2 of 3)" in msg, msg
+
+
+def test_a_chassis_pointed_at_the_control_planes_own_name_fails_phase_6_naming_its_node(hypervisor_nodes):
+    """The OVNCluster's endpoint resolves only inside the control plane: an ovn-controller given it is not connected,
+    and phase 6 names its Node. Given the planned address again, it reconnects and phase 6 converges."""
+    node = hypervisor_nodes["hv-pool-b"][0]["metadata"]["name"]
+    internal = "tcp:ovn-sb.ovn-system.svc.cluster.local:6642"
+
+    def remote(value):
+        lab_kubectl("hv-pool-b", "-n", "ovn-system", "patch", "configmap", "ovn-controller-config", "--type", "merge",
+                    "-p", json.dumps({"data": {"ovn-remote": value}}))
+
+    remote(internal)
+    try:
+        rc, out = run_playbook(NETWORK, "-e", json.dumps({"ovn_network_timeout": 10}),
+                               COBALTCORE_LAB_DIR=str(config.STATE))
+        assert rc != 0
+        ((task, host, msg),) = failures(out)
+        assert task.endswith(WAIT) and host == "lab-control-plane"
+        assert node in msg and "not connected to the Southbound database; it connects to %s" % internal in msg, msg
+        print("\n" + msg)
+    finally:
+        remote("tcp:127.20.0.100:6642")
+    rc, out = run_playbook(NETWORK, COBALTCORE_LAB_DIR=str(config.STATE))
+    assert rc == 0, failures(out)
+
+
+def test_the_southbound_leader_killed_during_phase_6_and_the_run_converges(hypervisor_nodes):
+    central = ovn.Central()
+    leader = central.leader("sb")
+    assert leader in ("ovn-sb-0", "ovn-sb-1", "ovn-sb-2")
+    started = time.monotonic()
+    processes.stop(central.process("sb", int(leader[-1])))
+    rc, out = run_playbook(NETWORK, COBALTCORE_LAB_DIR=str(config.STATE))
+    assert rc == 0, failures(out)
+    result = task_results(out, WAIT)["lab-control-plane"]
+    assert result["raft"]["southbound"]["members"] == ["ovn-sb-0", "ovn-sb-1", "ovn-sb-2"]
+    assert central.leader("sb") is not None and sorted(central.members("sb")) == ["ovn-sb-0", "ovn-sb-1", "ovn-sb-2"]
+    print("\nSouthbound leader %s killed; phase 6 converged after %.1fs, leader now %s" % (
+        leader, time.monotonic() - started, central.leader("sb")))
 
 
 def bad_plan(host_vars):
@@ -186,6 +238,7 @@ def test_addresses_that_work_inside_one_cluster_only_fail_site_before_any_write(
     network = inventory / "group_vars" / "all" / "network.yml"
     data = yaml.safe_load(network.read_text())
     data["cobaltcore_network"]["endpoints"]["public_url_template"] = "https://{name}.{namespace}.svc.cluster.local{path}"
+    data["cobaltcore_network"]["endpoints"]["ovn_southbound"] = "tcp:ovn-sb.ovn-system.svc.cluster.local:6642"
     network.write_text(yaml.safe_dump(data))
     before = writes()
     rc, out = run_playbook(SITE, inventory=inventory, COBALTCORE_LAB_DIR=str(config.STATE))
@@ -198,5 +251,7 @@ def test_addresses_that_work_inside_one_cluster_only_fail_site_before_any_write(
     for text in ("cobaltcore_network.endpoints.public_url_template: keystone.openstack.svc.cluster.local resolves only "
                  "inside a cluster", "(flow public-api from users and tenants to lab-control-plane)",
                  "st-pool-a.network.public: 100.80.4.0/24 overlaps the services network 100.80.0.0/13 of "
-                 "hv-pool-a", "(flow ceph-monitors from lab-control-plane, hv-pool-a, hv-pool-b to st-pool-a)"):
+                 "hv-pool-a", "(flow ceph-monitors from lab-control-plane, hv-pool-a, hv-pool-b to st-pool-a)",
+                 "cobaltcore_network.endpoints.ovn_southbound: ovn-sb.ovn-system.svc.cluster.local resolves only inside "
+                 "a cluster", "(flow ovn-southbound from hv-pool-a, hv-pool-b to lab-control-plane)"):
         assert text in msg, (text, msg)

@@ -5,7 +5,7 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
     delays: {bmc: 0.5, discovery: 0.5, discovery_timeout: 3.0, power: 0.3, shoot_step: 0.3,   # seconds
              care: 10.0,                                  # the care controller's period (upstream 1 min)
              keystone: 1.0, control_plane: 1.0, mariadb: 3.0, rabbitmq: 2.0, valkey: 1.5,
-             memcached: 1.0, service: 1.0, hypervisor: 0.5, ovn: 1.0, rook: 0.5,
+             memcached: 1.0, service: 1.0, hypervisor: 0.5, rook: 0.5,
              ceph_status: 2.0}                           # Rook's health checker period (upstream 60 s)
     timing: upstream                                 # optional: UPSTREAM_DELAYS times scale for bmc, power,
     scale: 0.0167                                    # discovery, discovery_timeout, shoot_step, care (default 1/60);
@@ -54,7 +54,7 @@ from .. import config
 DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "discovery_timeout": 3.0, "power": 0.3, "shoot_step": 0.3, "care": 10.0,
                   "keystone": 1.0,
                   "control_plane": 1.0, "mariadb": 3.0, "rabbitmq": 2.0, "valkey": 1.5, "memcached": 1.0,
-                  "service": 1.0, "hypervisor": 0.5, "ovn": 1.0, "rook": 0.5, "ceph_status": 2.0}
+                  "service": 1.0, "hypervisor": 0.5, "rook": 0.5, "ceph_status": 2.0}
 # timing: upstream -- seconds as a real region takes them, before the scale: a BMC answers at its first
 # reconcile; metal-operator notices power changes on its next resync (--server-resync-interval 2 min); a
 # probe agent PXE-boots and reports in about 5 min; --discovery-timeout 30 min; a Shoot's reconcile flow

@@ -12,7 +12,10 @@ inside it. Every flow that crosses clusters therefore needs an address from the 
   of the storage pool; its Nodes' network, where Rook runs the mons with ``network.provider: host`` and
   ``addressRanges.public``);
 - ``public-api`` - users and tenants reach the OpenStack APIs by the catalog's public URLs
-  (``cobaltcore_network.endpoints.public_url_template``, the Keystone bootstrap's public URL template).
+  (``cobaltcore_network.endpoints.public_url_template``, the Keystone bootstrap's public URL template);
+- ``ovn-southbound`` - the hypervisor pools' ovn-controllers reach the control plane's OVN Southbound database
+  (``cobaltcore_network.endpoints.ovn_southbound``, ``tcp:<address>:<port>`` or ``ssl:...``; phase 6 publishes it
+  with a LoadBalancer Service of that address).
 
 ``plan(region, network, gardener)`` checks them all and raises one InputError naming, for every address
 that would only work inside one cluster, the flow, the field and the clusters. No Kubernetes, no Ansible.
@@ -30,12 +33,13 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.network_pla
     HAS_NETADDR, address_of, network_of, overlapping)
 
 ENDPOINTS_FIELD = "cobaltcore_network.endpoints"
-ENDPOINT_KEYS = ("public_url_template",)
+ENDPOINT_KEYS = ("public_url_template", "ovn_southbound")
 # Names a cluster's DNS answers only for its own pods (Kubernetes DNS specification: <service>.<namespace>.svc.<zone>).
 IN_CLUSTER_SUFFIXES = (".svc", ".cluster.local", ".svc.cluster.local")
 # What the public URL template is rendered with to check it (the catalog's own values come from keystone/settings.py).
 SAMPLE = {"name": "keystone", "type": "identity", "namespace": "openstack", "region": "region", "cluster": "openstack",
           "port": 5000, "path": "/v3"}
+_OVSDB = re.compile(r"^(tcp|ssl):(\[[0-9a-fA-F:.]+\]|[^:\[\]]+):([0-9]{1,5})$")
 _URL = re.compile(r"^(https?)://(\[[0-9a-fA-F:.]+\]|[^/:\[\]]+)(?::([0-9]{1,5}))?(/.*)?$")
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 
@@ -120,6 +124,28 @@ def _public_url_template(value, flow, networks, problems):
     return value
 
 
+def parse_ovsdb_remote(value):
+    """(protocol, host, port) of an OVSDB remote such as tcp:10.0.0.5:6642, or None."""
+    match = _OVSDB.match(value) if isinstance(value, str) else None
+    if match is None or not 0 < int(match.group(3)) < 65536:
+        return None
+    return match.group(1), match.group(2).strip("[]"), int(match.group(3))
+
+
+def _ovn_southbound(value, flow, networks, problems):
+    field = ENDPOINTS_FIELD + ".ovn_southbound"
+    remote = parse_ovsdb_remote(value)
+    if remote is None:
+        problems.append(flow.refuse(field, "%r is not an OVSDB remote such as tcp:10.100.0.50:6642 (or ssl:...)"
+                                    % (value,)))
+        return None
+    found = _host_problem(flow, field, remote[1], networks)
+    if found:
+        problems.append(found)
+        return None
+    return value
+
+
 def _storage_public(pool, flow, networks, seen, problems):
     field = "%s.network.public" % pool["name"]
     data = pool.get("network")
@@ -175,7 +201,7 @@ def plan(region, network=None, gardener=None):
     control_planes = [p["name"] for p in region.get("control_planes") or []]
     hypervisors = [p["name"] for p in region.get("hypervisor_pools") or []]
     storage = region.get("storage_pools") or []
-    result = {"public_url_template": None, "storage_pools": {}, "flows": []}
+    result = {"public_url_template": None, "ovn_southbound": None, "storage_pools": {}, "flows": []}
     control = ", ".join(control_planes) or "the control plane"
     flow = _Flow("public-api", "users and tenants", control)
     if endpoints.get("public_url_template") is None:
@@ -185,6 +211,16 @@ def plan(region, network=None, gardener=None):
         result["public_url_template"] = _public_url_template(endpoints["public_url_template"], flow, networks, problems)
     result["flows"].append({"name": flow.name, "from": ["users"], "to": control_planes,
                             "address": result["public_url_template"]})
+    if hypervisors:
+        flow = _Flow("ovn-southbound", ", ".join(hypervisors), control)
+        if endpoints.get("ovn_southbound") is None:
+            problems.append(flow.refuse(ENDPOINTS_FIELD + ".ovn_southbound", "is required: the address of the OVN "
+                                        "Southbound database that the hypervisors' ovn-controllers reach (such as "
+                                        "tcp:10.100.0.50:6642, a LoadBalancer address of the control plane)"))
+        else:
+            result["ovn_southbound"] = _ovn_southbound(endpoints["ovn_southbound"], flow, networks, problems)
+        result["flows"].append({"name": flow.name, "from": hypervisors, "to": control_planes,
+                                "address": result["ovn_southbound"]})
     seen = []
     for pool in storage:
         flow = _Flow("ceph-monitors", ", ".join(control_planes + hypervisors) or "the OpenStack clusters", pool["name"])

@@ -18,11 +18,35 @@ Raft members per database, chassis by Node, the tenant MTU.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import network_plan
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import endpoints, network_plan
 
 DATABASES = (("northbound", "NorthboundReady", "nbConnection", "ovn-nb", "Northbound"),
              ("southbound", "SouthboundReady", "sbConnection", "ovn-sb", "Southbound"))
 HYPERVISOR_SELECTOR = {"node-role.kubernetes.io/hypervisor": ""}
+# The Southbound database's members (seed 003: the StatefulSet behind the Service ovn-sb) and the Service that
+# publishes them to the hypervisor pools at the region's planned address.
+SOUTHBOUND_SELECTOR = {"app": "ovn-sb"}
+SOUTHBOUND_SERVICE = "ovn-sb-public"
+SOUTHBOUND_PORT = 6642
+
+
+def southbound_service(remote, namespace="ovn-system"):
+    """The LoadBalancer Service that publishes the Southbound database at the plan's OVSDB remote
+    (cobaltcore_network.endpoints.ovn_southbound): its address as spec.loadBalancerIP (a name is the operator's DNS
+    for whatever address the load balancer gets), its port to the members' 6642."""
+    parsed = endpoints.parse_ovsdb_remote(remote)
+    if parsed is None:
+        raise InputError([problem("ovn_southbound", "%r is not an OVSDB remote such as tcp:10.100.0.50:6642" % (remote,))])
+    dummy, host, port = parsed
+    spec = {"type": "LoadBalancer", "selector": dict(SOUTHBOUND_SELECTOR),
+            "ports": [{"name": "ovsdb-sb", "protocol": "TCP", "port": port, "targetPort": SOUTHBOUND_PORT}]}
+    if network_plan.address_of(host) is not None:
+        spec["loadBalancerIP"] = host
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": SOUTHBOUND_SERVICE, "namespace": namespace,
+                         "labels": {"app.kubernetes.io/managed-by": "c5c3.cobaltcore"}},
+            "spec": spec}
 
 
 def node_selector(cluster):

@@ -28,6 +28,9 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ovn 
 
 SB = "tcp:ovn-sb.ovn-system.svc.cluster.local:6642"
 NB = "tcp:ovn-nb.ovn-system.svc.cluster.local:6641"
+# The planned address, where the control plane's LoadBalancer Service publishes the Southbound database.
+PUBLISHED = "tcp:127.20.0.100:6642"
+SERVICES = "/api/v1/namespaces/ovn-system/services"
 CHASSIS = "/apis/ovn.c5c3.io/v1alpha1/namespaces/ovn-system/ovnchassis"
 CLUSTERS = "/apis/ovn.c5c3.io/v1alpha1/namespaces/ovn-system/ovnclusters"
 NODES = "/api/v1/nodes"
@@ -101,12 +104,54 @@ class FakeKube:
         return self.objects.pop(tuple(url.rsplit("/", 1)), None)
 
 
+class FakeCentral:
+    """The OVN databases (the lab runs the real ones, lab/regionlab/ovn.py): members that are not stopped, and the
+    chassis whose ovn-controller reaches the Southbound database - through an address a load balancer serves."""
+
+    def __init__(self):
+        self.stopped, self.chassis_ids, self.relayed = set(), {}, set()
+
+    def start(self, skip=()):
+        self.stopped = set(skip)
+
+    def members(self, db):
+        names = ["ovn-%s-%d" % (db, i) for i in range(3)]
+        return [n for n in names if n not in self.stopped]
+
+    def chassis(self):
+        return dict((ids["system-id"], {"hostname": ids["hostname"], "encaps": [ids["ovn-encap-ip"]]})
+                    for ids in self.chassis_ids.values() if ids.get("ovn-remote") in self.relayed)
+
+
+class FakeChassis:
+    """A hypervisor Node's Open vSwitch: its external_ids, kept in the FakeCentral."""
+
+    def __init__(self, central, pool, node):
+        self.central, self.key = central, (pool, node)
+
+    def start(self):
+        self.central.chassis_ids.setdefault(self.key, {})
+
+    def configure(self, wanted):
+        have = self.central.chassis_ids.setdefault(self.key, {})
+        changed = any(have.get(k) != v for k, v in wanted.items())
+        have.update(wanted)
+        return changed
+
+    def connected(self):
+        return self.central.chassis_ids.get(self.key, {}).get("ovn-remote") in self.central.relayed
+
+    def destroy(self):
+        self.central.chassis_ids.pop(self.key, None)
+
+
 class Ctl:
     """What the stand-in uses of the c5c3-operator's loop: delays 0, settings, a log."""
 
     def __init__(self):
         self.data = {"delays": {k: 0 for k in settings.DEFAULT_DELAYS}}
         self.logged = []
+        self.next_due = 10.0
 
     @property
     def settings(self):
@@ -134,7 +179,7 @@ def node(name, ip, hypervisor=True):
                        "conditions": [{"type": "Ready", "status": "True"}]}}
 
 
-def agents_config(mappings, remote=SB):
+def agents_config(mappings, remote=PUBLISHED):
     return {"metadata": {"name": ovn.AGENTS_CONFIG, "namespace": ovn.NAMESPACE},
             "data": {"ovn-remote": remote, "ovn-encap-type": "geneve", "ovn-bridge-mappings": mappings}}
 
@@ -152,6 +197,9 @@ def world():
     pool_b.put(CONFIG, agents_config("physnet-provider:br-provider"))
     op = ovn.OVNOperator(Ctl(), cluster=None)
     op.kube, op.pools = control, [("hv-pool-a", pool_a), ("hv-pool-b", pool_b)]
+    central = FakeCentral()
+    central.relayed.add(PUBLISHED)  # the planned address is served (phase 6's Service; see the load balancer test)
+    op.central, op.chassis_of, op.read_every = central, lambda pool, node: FakeChassis(central, pool, node), 0
     return op, control, {"hv-pool-a": pool_a, "hv-pool-b": pool_b}
 
 
@@ -245,15 +293,51 @@ def test_a_missing_raft_member_is_named_and_the_majority_still_serves(world):
     assert judge(op, pools)["ready"]
 
 
-def test_ovn_controller_pointed_elsewhere_is_not_connected(world):
+def test_ovn_controller_pointed_at_a_name_of_the_control_plane_never_registers_and_is_named(world):
     op, control, pools = world
-    pools["hv-pool-b"].put(CONFIG, agents_config("physnet-provider:br-provider", remote="tcp:10.0.0.1:6642"))
+    pools["hv-pool-b"].put(CONFIG, agents_config("physnet-provider:br-provider", remote=SB))
     run(op, 2)
     chassis = dict((c["metadata"]["name"], c) for c in control.list(CHASSIS))
     connected = conditions(chassis["hv-b-0"])["OVSConnected"]
     assert (connected["status"], connected["reason"]) == ("False", "ConnectionFailed")
+    assert connected["message"] == ("ovn-controller on hv-b-0 is not registered in the Southbound database; it "
+                                    "connects to %s" % SB)
     assert conditions(chassis["hv-a-0"])["Ready"]["status"] == "True"
     cluster = control.get(CLUSTERS + "/" + ovn.NAME)
     assert cluster["status"]["activeControllers"] == 2 and cluster["status"]["chassisCount"] == 3
     assert conditions(cluster)["ControllersReady"]["message"].startswith("2 of 3 ovn-controllers connected; "
                                                                          "not connected: hv-b-0 (")
+
+
+def test_a_load_balancer_service_of_the_southbound_gets_its_address():
+    op = ovn.OVNOperator(Ctl(), cluster=None)
+    op.kube = FakeKube()
+    relays = []
+
+    class Relay:
+        def __init__(self, address, port, backends):
+            relays.append((address, port, backends))
+
+        def close(self):
+            relays.append("closed")
+
+    service = {"metadata": {"name": "ovn-sb-public", "namespace": ovn.NAMESPACE},
+               "spec": {"type": "LoadBalancer", "loadBalancerIP": "127.20.0.100", "selector": {"app": "ovn-sb"},
+                        "ports": [{"port": 6642, "targetPort": 6642}]}}
+    op.kube.put(SERVICES, service)
+    op.kube.put(SERVICES, {"metadata": {"name": "other", "namespace": ovn.NAMESPACE},
+                           "spec": {"type": "LoadBalancer", "loadBalancerIP": "127.20.0.101", "selector": {"app": "x"},
+                                    "ports": [{"port": 80}]}})
+    original, ovn.data_plane.Relay = ovn.data_plane.Relay, Relay
+    try:
+        op.reconcile_load_balancers()
+        op.reconcile_load_balancers()
+        assert relays == [("127.20.0.100", 6642, [(a, 6642) for a in ovn.data_plane.MEMBER_ADDRESSES])]
+        assert op.kube.get(SERVICES + "/ovn-sb-public")["status"] == {
+            "loadBalancer": {"ingress": [{"ip": "127.20.0.100", "ipMode": "VIP"}]}}
+        assert "status" not in op.kube.get(SERVICES + "/other")  # not the Southbound's: no address from the lab
+        del op.kube.objects[(SERVICES, "ovn-sb-public")]
+        op.reconcile_load_balancers()
+        assert relays[-1] == "closed"
+    finally:
+        ovn.data_plane.Relay = original

@@ -20,7 +20,8 @@ REGION = {
     "storage_pools": [{"name": "st-a", "network": {"public": "10.30.1.0/24"}},
                       {"name": "st-b", "network": {"public": "10.30.2.0/24"}}],
 }
-NETWORK = {"endpoints": {"public_url_template": "https://{name}.{cluster}.eu-de-1.example.com{path}"}}
+NETWORK = {"endpoints": {"public_url_template": "https://{name}.{cluster}.eu-de-1.example.com{path}",
+                          "ovn_southbound": "tcp:10.100.0.50:6642"}}
 
 
 def problems(region=None, network=None):
@@ -39,9 +40,37 @@ def test_a_complete_plan_names_every_flow_and_its_address():
     found = endpoints.plan(REGION, NETWORK, GARDENER)
     assert found["public_url_template"] == NETWORK["endpoints"]["public_url_template"]
     assert found["storage_pools"] == {"st-a": {"public": "10.30.1.0/24"}, "st-b": {"public": "10.30.2.0/24"}}
-    assert [(f["name"], f["to"]) for f in found["flows"]] == [
-        ("public-api", ["eu-de-1-control-plane"]),
-        ("ceph-monitors", ["st-a"]), ("ceph-monitors", ["st-b"])]
+    assert found["ovn_southbound"] == "tcp:10.100.0.50:6642"
+    assert [(f["name"], f["from"], f["to"]) for f in found["flows"]] == [
+        ("public-api", ["users"], ["eu-de-1-control-plane"]),
+        ("ovn-southbound", ["hv-a"], ["eu-de-1-control-plane"]),
+        ("ceph-monitors", ["eu-de-1-control-plane", "hv-a"], ["st-a"]),
+        ("ceph-monitors", ["eu-de-1-control-plane", "hv-a"], ["st-b"])]
+
+
+@pytest.mark.parametrize("remote, why", [
+    ("tcp:ovn-sb.ovn-system.svc.cluster.local:6642", "resolves only inside a cluster"),
+    ("tcp:ovn-sb:6642", "resolves only inside a cluster"),
+    ("ssl:100.80.0.20:6642", "100.80.0.20 is inside the services network 100.80.0.0/13 of eu-de-1-control-plane"),
+    ("tcp:100.64.1.5:6642", "100.64.1.5 is inside the pods network 100.64.0.0/12 of eu-de-1-control-plane"),
+    ("10.100.0.50:6642", "is not an OVSDB remote such as tcp:10.100.0.50:6642"),
+    ("tcp:10.100.0.50:70000", "is not an OVSDB remote"),
+])
+def test_an_ovn_southbound_the_hypervisors_cannot_reach_is_refused(remote, why):
+    (found,) = problems(network=with_endpoints(ovn_southbound=remote))
+    assert found.startswith("cobaltcore_network.endpoints.ovn_southbound: ") and why in found, found
+    assert found.endswith("(flow ovn-southbound from hv-a to eu-de-1-control-plane)"), found
+
+
+def test_an_ovn_southbound_is_needed_only_with_hypervisor_pools():
+    network = copy.deepcopy(NETWORK)
+    del network["endpoints"]["ovn_southbound"]
+    (found,) = problems(network=network)
+    assert found.startswith("cobaltcore_network.endpoints.ovn_southbound: is required")
+    region = dict(REGION, hypervisor_pools=[])
+    assert endpoints.plan(region, network, GARDENER)["ovn_southbound"] is None
+    assert endpoints.plan(REGION, with_endpoints(ovn_southbound="ssl:ovn-sb.eu-de-1.example.com:6642"),
+                          GARDENER)["ovn_southbound"] == "ssl:ovn-sb.eu-de-1.example.com:6642"
 
 
 @pytest.mark.parametrize("template", ["https://{name}.{namespace}.svc.cluster.local:{port}{path}",
@@ -76,9 +105,10 @@ def test_required_fields_and_bad_values_are_all_named():
     region = copy.deepcopy(REGION)
     del region["storage_pools"][0]["network"]
     region["storage_pools"][1]["network"] = {"public": "10.30.1.0/24", "cluster": "10.31.0.0/24"}
-    found = problems(region, {"endpoints": {"extra": 1}})
+    found = problems(region, {"endpoints": {"extra": 1, "ovn_southbound": "tcp:10.100.0.50:6642"}})
     assert found == [
-        "cobaltcore_network.endpoints.extra: is not a field of the region's endpoints (public_url_template)",
+        "cobaltcore_network.endpoints.extra: is not a field of the region's endpoints (public_url_template, "
+        "ovn_southbound)",
         "cobaltcore_network.endpoints.public_url_template: is required: the catalog's public URLs (such as "
         "https://{name}.{cluster}.eu-de-1.example.com{path}) (flow public-api from users and tenants to "
         "eu-de-1-control-plane)",

@@ -92,5 +92,6 @@ def test_every_flow_between_clusters_has_a_reachable_address(inventory_of, inven
     gardener = inventory["hostvars"][inventory["groups"]["gardener"][0]]["cobaltcore_gardener"]
     found = endpoints.plan(build_region(inventory).to_dict(), network, gardener)
     assert found["public_url_template"]
+    assert found["ovn_southbound"].startswith("tcp:")
     assert sorted(found["storage_pools"]) == sorted(inventory["groups"]["storage_pools"])
     assert all(pool["public"] for pool in found["storage_pools"].values())

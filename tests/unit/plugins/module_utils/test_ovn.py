@@ -7,6 +7,9 @@ __metaclass__ = type
 
 import copy
 
+import pytest
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import network_plan, ovn
 
 REGION = {"name": "lab", "hypervisor_pools": [
@@ -138,3 +141,17 @@ def test_the_node_selector_is_the_clusters_or_the_hypervisor_label():
     other = copy.deepcopy(cluster())
     other["spec"]["controller"]["nodeSelector"] = {"role": "hv"}
     assert ovn.node_selector(other) == {"role": "hv"}
+
+
+def test_the_southbound_service_publishes_the_planned_address():
+    service = ovn.southbound_service("tcp:10.100.0.50:6642")
+    assert service["metadata"] == {"name": "ovn-sb-public", "namespace": "ovn-system",
+                                   "labels": {"app.kubernetes.io/managed-by": "c5c3.cobaltcore"}}
+    assert service["spec"] == {"type": "LoadBalancer", "loadBalancerIP": "10.100.0.50", "selector": {"app": "ovn-sb"},
+                               "ports": [{"name": "ovsdb-sb", "protocol": "TCP", "port": 6642, "targetPort": 6642}]}
+    named = ovn.southbound_service("ssl:ovn-sb.eu-de-1.example.com:16642", "ovn")
+    assert "loadBalancerIP" not in named["spec"] and named["spec"]["ports"][0]["port"] == 16642
+    assert named["metadata"]["namespace"] == "ovn"
+    with pytest.raises(InputError) as error:
+        ovn.southbound_service("ovn-sb:6642")
+    assert error.value.problems == ["ovn_southbound: 'ovn-sb:6642' is not an OVSDB remote such as tcp:10.100.0.50:6642"]
