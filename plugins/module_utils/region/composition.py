@@ -93,10 +93,9 @@ def _refuse_unplaceable_replicas(refs, region):
     for claim, ref in refs:
         spec = claim_spec_with_defaults(claim["spec"])
         for placement in storage_placements(claim["metadata"]["name"], spec):
-            pool = region.pool(placement.cluster)
-            if ceph_cluster.failure_domain(pool.data.get("ceph")) != "host":
+            if _failure_domain(region, placement.cluster) != "host":
                 continue
-            hosts = pool.data.get("workers") or 0
+            hosts = region.pool(placement.cluster).data.get("workers") or 0
             for role in placement.pools:
                 field = REPLICATION_FIELDS[role]
                 replicas = spec["storage"]["ceph"][field]["replication"]
@@ -132,12 +131,16 @@ def _compose(claim, region, ref):
             namespace_manifest(name, labels),
             control_plane_manifest(name, spec, placements, labels),
         ],
-        "storage": dict((placement.cluster, storage_manifests(
-            name, spec, placement, labels, ceph_cluster.failure_domain(region.pool(placement.cluster).data.get("ceph"))))
+        "storage": dict((placement.cluster, storage_manifests(name, spec, placement, labels,
+                                                              _failure_domain(region, placement.cluster)))
                         for placement in placements),
         "ceph_client_secrets": [ceph_client_secret(name, placement)
                                 for placement in placements if placement.pools],
     }
+
+
+def _failure_domain(region, cluster):
+    return ceph_cluster.failure_domain(region.pool(cluster).data.get("ceph"))
 
 
 def namespace_manifest(name, labels):

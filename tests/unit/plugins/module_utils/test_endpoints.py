@@ -21,7 +21,7 @@ REGION = {
                       {"name": "st-b", "network": {"public": "10.30.2.0/24"}}],
 }
 NETWORK = {"endpoints": {"public_url_template": "https://{name}.{cluster}.eu-de-1.example.com{path}",
-                          "ovn_southbound": "tcp:10.100.0.50:6642"}}
+                         "ovn_southbound": "tcp:10.100.0.50:6642"}}
 
 
 def problems(region=None, network=None):
