@@ -190,7 +190,9 @@ def test_the_southbound_leader_killed_during_phase_6_and_the_run_converges(hyper
     assert rc == 0, failures(out)
     result = task_results(out, WAIT)["lab-control-plane"]
     assert result["raft"]["southbound"]["members"] == ["ovn-sb-0", "ovn-sb-1", "ovn-sb-2"]
-    assert central.leader("sb") is not None and sorted(central.members("sb")) == ["ovn-sb-0", "ovn-sb-1", "ovn-sb-2"]
+    # The killed member, started again as its StatefulSet's pod would be, rejoins under the new leader.
+    wait_truthy(lambda: central.members("sb") == ["ovn-sb-0", "ovn-sb-1", "ovn-sb-2"] and central.leader("sb"),
+                "the Southbound's three members and a leader", 30)
     print("\nSouthbound leader %s killed; phase 6 converged after %.1fs, leader now %s" % (
         leader, time.monotonic() - started, central.leader("sb")))
 
