@@ -35,7 +35,7 @@ from . import config, processes
 
 ROOT = config.STATE / "ceph"
 BINARIES = {"mon": "/usr/bin/ceph-mon", "mgr": "/usr/bin/ceph-mgr", "osd": "/usr/bin/ceph-osd"}
-TOOLS = {"authtool": "/usr/bin/ceph-authtool", "monmaptool": "/usr/bin/monmaptool"}
+TOOLS = {"authtool": "/usr/bin/ceph-authtool", "monmaptool": "/usr/bin/monmaptool", "rbd": "/usr/bin/rbd"}
 RADOS_DIR = Path("/usr/lib/python3/dist-packages")
 MON_PORT, MSGR2_PORT = 6789, 3300
 ADMIN = "client.admin"
@@ -292,6 +292,24 @@ class Cluster:
 
     def status(self):
         return self.command("status")
+
+    def rbd(self, *args):
+        """The rbd tool as the admin (what Rook's `rbd` calls run), its JSON output."""
+        out = _run(TOOLS["rbd"], "-c", self.conf, "-n", ADMIN, "--format", "json", *args)
+        return json.loads(out) if out.strip() else None
+
+    def rbd_usage(self, pool):
+        """(images, snapshots) of a pool (`rbd pool stats`, Rook's GetPoolStatistics)."""
+        stats = self.rbd("pool", "stats", pool)
+        return stats.get("image_count", 0), stats.get("image_snap_count", 0)
+
+    def remove_images(self, pool):
+        """What Rook's clean-up Job for a force-deleted pool does: every image's snapshots, then the image."""
+        images = self.rbd("ls", pool) or []
+        for image in images:
+            _run(TOOLS["rbd"], "-c", self.conf, "-n", ADMIN, "snap", "purge", "%s/%s" % (pool, image))
+            _run(TOOLS["rbd"], "-c", self.conf, "-n", ADMIN, "rm", "--no-progress", "%s/%s" % (pool, image))
+        return len(images)
 
     def wait(self, predicate, what, timeout=BOOTSTRAP_TIMEOUT):
         deadline = time.monotonic() + timeout

@@ -11,6 +11,7 @@ The Keystone step and the ControlPlane wait are left out: these runs are about w
 
 import base64
 import json
+import subprocess
 
 import pytest
 
@@ -104,6 +105,17 @@ def tenant_client(tenant):
     key = copied_key("openstack-" + tenant, "ceph-client-" + tenant)["userKey"]
     return ceph.connect(cp["spec"]["storage"]["ceph"]["monitors"], "client.openstack-" + tenant,
                         base64.b64decode(key).decode())
+
+
+def rbd_as_tenant(tenant, *args, tmp_path):
+    """The rbd tool as the tenant's Cinder would run it: its key and its ControlPlane's monitors only."""
+    cp = get_object(REGION_HOST, "-n", "openstack-" + tenant, "controlplane.c5c3.io", tenant)
+    keyfile = tmp_path / ("%s.key" % tenant)
+    keyfile.write_bytes(base64.b64decode(copied_key("openstack-" + tenant, "ceph-client-" + tenant)["userKey"]))
+    keyfile.chmod(0o600)
+    return subprocess.run(["rbd", "-m", ",".join(cp["spec"]["storage"]["ceph"]["monitors"]), "--id", "openstack-" + tenant,
+                           "--keyfile", str(keyfile), "--no-progress"] + list(args), capture_output=True, text=True,
+                          timeout=60, check=True).stdout
 
 
 def write_as_tenant(tenant, data):
@@ -214,7 +226,7 @@ def test_a_failing_pool_fails_the_run_naming_tenant_pool_and_rooks_message(claim
     assert rc == 0, failures(out)
 
 
-def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only_that_tenant(claims):
+def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only_that_tenant(claims, tmp_path):
     first = tenant_objects("st-pool-a", Q)
     assert sorted(kind for kind, _name in first) == ["cephblockpools"] * 3 + [
         "cephclients", "cephfilesystems", "cephobjectstores", "cephobjectstoreusers"]
@@ -229,20 +241,23 @@ def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only
     assert {Q + "-volumes"} <= set(ceph_pools("st-pool-a")) and Q + "-volumes" in ceph_pools("st-pool-b")
     assert all("client.openstack-" + Q in ceph_users(pool) for pool in ("st-pool-a", "st-pool-b"))
     write_as_tenant("lab-tenant-a", b"kept")
+    # A volume of Q's: Rook deletes a pool that holds images only when asked to force it.
+    rbd_as_tenant(Q, "create", "--size", "8M", "%s-volumes/volume-1" % Q, tmp_path=tmp_path)
+    assert rbd_as_tenant(Q, "ls", "%s-volumes" % Q, tmp_path=tmp_path).split() == ["volume-1"]
     rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % Q, "-e", "confirm=%s" % Q, "-e", "allow_data_loss=true")
     assert rc == 0, failures(out)
     steps = task_results(out, "Delete the tenant step by step")[REGION_HOST]["results"]
     by_step = dict((item["item"]["step"] + "@" + item["item"]["cluster"], item) for item in steps)
     release = by_step["release-data@st-pool-a"]
-    assert sorted((r["kind"], r["result"]) for r in release["results"]) == [
+    assert sorted((r["kind"], r["result"]) for r in release["results"]) == [("CephBlockPool", "configured")] * 3 + [
         ("CephFilesystem", "configured"), ("CephObjectStore", "configured")]
     # Reverse dependency order: K-ORC's objects, the ControlPlane with its Keystone, the key's copy, the client,
     # then the data (released first), then the namespace. Q has a catalog (the region's build bootstrapped it).
     # Q is on both storage pools since test_a_failing_pool_fails_the_run_naming_tenant_pool_and_rooks_message.
     assert list(by_step) == [
         "k-orc@" + REGION_HOST, "control-plane@" + REGION_HOST, "ceph-client-secrets@" + REGION_HOST,
-        "ceph-clients@st-pool-a", "ceph-clients@st-pool-b", "release-data@st-pool-a", "ceph-pools@st-pool-a",
-        "ceph-pools@st-pool-b", "namespace@" + REGION_HOST], list(by_step)
+        "ceph-clients@st-pool-a", "ceph-clients@st-pool-b", "release-data@st-pool-a", "release-data@st-pool-b",
+        "ceph-pools@st-pool-a", "ceph-pools@st-pool-b", "namespace@" + REGION_HOST], list(by_step)
     assert {"Endpoint", "Service", "User"} <= set(r["kind"] for r in by_step["k-orc@" + REGION_HOST]["results"])
     assert sorted(r["kind"] for r in by_step["control-plane@" + REGION_HOST]["results"]) == ["ControlPlane", "Keystone"]
     assert tenant_state(Q) == {}

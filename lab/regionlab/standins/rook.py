@@ -40,8 +40,11 @@ on github.com/rook/rook v1.17.9, pkg/operator/ceph:
   Ready, then "Ready" with info.secretName and the Secret rook-ceph-object-user-<store>-<name>
   (AccessKey, SecretKey, Endpoint).
 
-Not played: finalizers (the lab deletes the CRs at once; the Secrets carry owner references so
-that the garbage collector removes them), Ceph itself, mirroring, upgrades, deletion blocking.
+Ceph is real (lab/regionlab/ceph.py): the CephCluster's daemons, its status from `ceph status`, a CephBlockPool's pool,
+a CephClient's user. Deletion: CephBlockPool and CephClient carry Rook's finalizers; a pool that holds RBD images is
+deleted only with the rook.io/force-deletion annotation (pool/controller.go handleDeletionBlocked).
+Not played: the other kinds' finalizers (deleted at once; the Secrets carry owner references so that the garbage
+collector removes them), MDS and radosgw, mirroring, upgrades, a CephCluster's deletion blocked by dependents.
 
 Each step waits the `rook` delay. Failures from standins.yaml `failures`, keyed `<Kind>`,
 `<Kind>/<namespace>` or `<Kind>/<namespace>/<name>`: {message} (the error Rook reports); for a
@@ -112,10 +115,11 @@ MONS = "abcdefghijklmnopqrstuvwxyz"
 LAB_DEVICES_PER_NODE = 3
 # Rook's health checker period (spec.healthCheck.daemonHealth.status.interval, 60 s).
 STATUS_REFRESH = 60
-# Rook's CephBlockPool finalizer-free deletion is played by removing what Ceph holds for CRs that are gone;
-# these are Ceph's own and the bootstrap's, never a CR's.
-CEPH_OWN_POOLS = (".mgr", "device_health_metrics")
-CEPH_OWN_ENTITIES = ("client.admin", "mgr.", "osd.", "mon.", "client.bootstrap-")
+# controller/finalizer.go buildFinalizerName: "<kind lowercased>.ceph.rook.io"; the kinds whose deletion the lab
+# plays against Ceph (pool/controller.go, client/controller.go).
+FINALIZED = {"CephBlockPool": "cephblockpool.ceph.rook.io", "CephClient": "cephclient.ceph.rook.io"}
+# controller/cleanup.go RESOURCE_CLEANUP_ANNOTATION: a pool that holds images is deleted with them only with it.
+FORCE_DELETION = "rook.io/force-deletion"
 
 
 def url(kind, namespace=None, name=None, subresource=None):
@@ -447,11 +451,14 @@ class RookOperator:
                 live.add(obj["metadata"]["uid"])
                 if kind == "CephObjectStore":
                     stores[(obj["metadata"]["namespace"], obj["metadata"]["name"])] = obj
-                if obj["metadata"].get("deletionTimestamp") or loop.foreign(obj, MANAGER):
+                if loop.foreign(obj, MANAGER):
+                    continue
+                if obj["metadata"].get("deletionTimestamp"):
+                    if kind in FINALIZED:
+                        self.finalize(cluster_name, kube, kind, obj, clusters)
                     continue
                 self.reconcile_child(cluster_name, kube, kind, obj, healthy.get(obj["metadata"]["namespace"], False),
                                      stores)
-        self.collect(cluster_name, kube)
         return live
 
     # CephCluster ---------------------------------------------------------------
@@ -624,6 +631,10 @@ class RookOperator:
         target = url(kind, meta["namespace"], meta["name"])
         label = "%s %s/%s/%s" % (kind, cluster_name, meta["namespace"], meta["name"])
         gen = meta.get("generation")
+        if kind in FINALIZED and FINALIZED[kind] not in (meta.get("finalizers") or []):
+            # AddFinalizerIfNotPresent, before anything else.
+            kube.patch(target, obj, {"metadata": {"finalizers": list(meta.get("finalizers") or []) + [FINALIZED[kind]]}})
+            return
         if not status and kind != "CephObjectStoreUser":
             # A new CR: Progressing before anything else (Rook checks its CephCluster after that).
             wanted = {"phase": "Progressing"}
@@ -661,7 +672,7 @@ class RookOperator:
             if kind == "CephBlockPool":
                 wanted.update(info=pool_info(obj), poolID=self.ensure_pool(cluster_name, obj))
             elif kind == "CephClient":
-                self.ensure_client_secret(cluster_name, kube, obj, self.ensure_client(cluster_name, kube, obj))
+                self.ensure_client_secret(cluster_name, kube, obj, self.ensure_client(cluster_name, obj))
                 wanted["info"] = {"secretName": client_secret_name(obj)}
         except ceph.CephError as exc:
             message = CEPH_ERROR_PREFIX[kind] % {"name": meta["name"]} + exc.message
@@ -725,49 +736,91 @@ class RookOperator:
             pool_ceph.command("osd pool set-quota", pool=name, field="max_bytes", val=str(quota))
         return live["pool_id"]
 
-    def ensure_client(self, cluster_name, kube, client):
-        """client.<name> in Ceph with exactly the CR's caps (client/client.go: get-or-create, then caps); its key.
-        A Secret left by a CephClient of the same name deleted since the last pass: that CR's user goes first, as
-        Rook's finalizer deletes it, so the new CR is a new user with a new key."""
-        meta = client["metadata"]
-        entity = "client.%s" % meta["name"]
+    def ensure_client(self, cluster_name, client):
+        """client.<name> in Ceph with exactly the CR's caps (client/client.go: get-or-create, then caps); its key."""
+        entity = "client.%s" % client["metadata"]["name"]
         caps = []
         for service, value in sorted(((client.get("spec") or {}).get("caps") or {}).items()):
             caps += [service, value]
         pool_ceph = self.cephs[cluster_name]
-        secret = kube.get(path("v1", "secrets", meta["namespace"], client_secret_name(client)))
-        if secret is not None and not self.owned_by(secret, client):
-            try:
-                pool_ceph.command("auth del", entity=entity)
-            except ceph.CephError as exc:
-                if exc.code != -errno.ENOENT:
-                    raise
         found = pool_ceph.command("auth get-or-create", entity=entity, caps=caps)[0]
         if found.get("caps") != dict(zip(caps[::2], caps[1::2])):
             pool_ceph.command("auth caps", entity=entity, caps=caps)
         return found["key"]
 
-    def collect(self, cluster_name, kube):
-        """What Ceph holds for CRs that are gone: their pools (and CRUSH rules) and cephx users, removed as Rook's
-        deletion of a CephBlockPool or CephClient removes them."""
-        pool_ceph = self.cephs[cluster_name]
-        if pool_ceph.state() is None or cluster_name in self.bootstraps:
+    def finalize(self, cluster_name, kube, kind, obj, clusters):
+        """A deleted CephBlockPool or CephClient (pool/controller.go, client/controller.go): without a CephCluster the
+        finalizer goes at once; a pool that holds RBD images or snapshots stays, with PoolDeletionIsBlocked, unless the
+        rook.io/force-deletion annotation is "true" (then Rook's clean-up Job removes them first); otherwise Ceph's
+        pool or user is deleted, then the finalizer."""
+        meta = obj["metadata"]
+        if FINALIZED[kind] not in (meta.get("finalizers") or []):
             return
-        pools = {p["metadata"]["name"] for p in kube.list(url("CephBlockPool"))}
-        clients = {"client.%s" % c["metadata"]["name"] for c in kube.list(url("CephClient"))}
-        for live in pool_ceph.command("osd pool ls", detail="detail"):
-            name = live["pool_name"]
-            if name not in pools and name not in CEPH_OWN_POOLS:
-                pool_ceph.command("osd pool rm", pool=name, pool2=name, yes_i_really_really_mean_it=True)
-                self.ctl.log("Ceph %s: pool %s removed (its CephBlockPool is gone)" % (cluster_name, name))
-        for rule in pool_ceph.command("osd crush rule ls"):
-            if "_" in rule and rule.rsplit("_", 1)[0] not in pools and rule != "replicated_rule":
+        target = url(kind, meta["namespace"], meta["name"])
+        label = "%s %s/%s/%s" % (kind, cluster_name, meta["namespace"], meta["name"])
+        alive = [c for c in clusters if c["metadata"]["namespace"] == meta["namespace"]
+                 and not c["metadata"].get("deletionTimestamp")]
+        pool_ceph = self.cephs[cluster_name]
+        if alive and pool_ceph.state() is None:
+            return  # the cluster's Ceph is not up yet: Rook waits for it
+        if alive:
+            try:
+                if kind == "CephBlockPool" and not self.delete_pool(cluster_name, kube, obj, target, label):
+                    return
+                if kind == "CephClient":
+                    self.delete_client(cluster_name, obj)
+            except ceph.CephError as exc:
+                self.ctl.log("%s: deletion failed, again later: %s" % (label, exc))
+                self.ctl.next_due = min(self.ctl.next_due, 5.0)
+                return
+        kept = [f for f in meta.get("finalizers") or [] if f != FINALIZED[kind]]
+        if kube.patch(target, obj, {"metadata": {"finalizers": kept or None}}) is not None:
+            self.ctl.log("%s: finalizer %s removed" % (label, FINALIZED[kind]))
+
+    def delete_pool(self, cluster_name, kube, pool, target, label):
+        """handleDeletionBlocked, then deletePool; False while the deletion is blocked."""
+        meta = pool["metadata"]
+        pool_ceph = self.cephs[cluster_name]
+        present = pool_detail(pool_ceph, meta["name"]) is not None
+        images, snapshots = pool_ceph.rbd_usage(meta["name"]) if present else (0, 0)
+        name = "%s/%s" % (meta["namespace"], meta["name"])
+        if images or snapshots:
+            empty = ("True", "PoolNotEmpty", 'pool "%s" contains images or snapshots and cannot be deleted' % meta["name"])
+        elif present:
+            empty = ("False", "PoolEmpty", 'pool "%s" is empty and can be deleted' % meta["name"])
+        else:
+            empty = ("False", "PoolEmpty", 'pool "%s" is not found in cluster' % meta["name"])
+        conditions = copy.deepcopy((pool.get("status") or {}).get("conditions") or [])
+        changed = loop.set_condition(conditions, "PoolDeletionIsBlocked", *empty)
+        changed = loop.set_condition(conditions, "DeletionIsBlocked", "False", "ObjectHasNoDependents",
+                                     'CephBlockPool "%s" has no dependent custom resources blocking deletion' % name) \
+            or changed
+        if changed:
+            kube.patch(target, pool, {"status": {"conditions": conditions}}, "status")
+            self.ctl.log("%s: PoolDeletionIsBlocked %s (%s)" % (label, empty[0], empty[2]))
+        if empty[0] == "True":
+            if (meta.get("annotations") or {}).get(FORCE_DELETION) == "true" and \
+                    self.ctl.after((meta["uid"], "cleanup"), self.ctl.delay("rook")):
+                removed = pool_ceph.remove_images(meta["name"])
+                self.ctl.log("%s: force deletion removed %d images (Rook's clean-up Job)" % (label, removed))
+                self.ctl.next_due = min(self.ctl.next_due, 0.5)
+            else:
+                self.ctl.next_due = min(self.ctl.next_due, 5.0)
+            return False
+        if present:
+            pool_ceph.command("osd pool rm", pool=meta["name"], pool2=meta["name"], yes_i_really_really_mean_it=True)
+            rule = "%s_%s" % (meta["name"], (pool.get("spec") or {}).get("failureDomain") or "host")
+            if rule in pool_ceph.command("osd crush rule ls"):
                 pool_ceph.command("osd crush rule rm", name=rule)
-        for entry in pool_ceph.command("auth ls").get("auth_dump") or []:
-            entity = entry["entity"]
-            if entity.startswith("client.") and entity not in clients and not entity.startswith(CEPH_OWN_ENTITIES):
-                pool_ceph.command("auth del", entity=entity)
-                self.ctl.log("Ceph %s: %s removed (its CephClient is gone)" % (cluster_name, entity))
+            self.ctl.log("%s: pool deleted in Ceph" % label)
+        return True
+
+    def delete_client(self, cluster_name, client):
+        try:
+            self.cephs[cluster_name].command("auth del", entity="client.%s" % client["metadata"]["name"])
+        except ceph.CephError as exc:
+            if exc.code != -errno.ENOENT:
+                raise
 
     def ensure_client_secret(self, cluster_name, kube, client, key):
         """The client's Secret with the Ceph user's key (a recreated CephClient is a new Ceph user, a new key)."""

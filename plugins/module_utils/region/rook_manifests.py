@@ -74,11 +74,23 @@ def object_store(name, labels, data_replication):
     }))
 
 
+# Rook's annotation (controller/cleanup.go) that lets it delete a CephBlockPool holding RBD images: its clean-up
+# Job removes them; without it the pool's deletion stays blocked (PoolDeletionIsBlocked).
+FORCE_DELETION = "rook.io/force-deletion"
+# The kinds whose data a tenant's removal with allow_data_loss releases before it deletes them.
+RELEASED_KINDS = tuple(PRESERVE_ON_DELETE) + ("CephBlockPool",)
+
+
 def release_data(kind, name):
-    """The patch that lets Rook delete a CephFilesystem's/CephObjectStore's Ceph pools with it."""
-    return {"apiVersion": naming.ROOK_API_VERSION, "kind": kind,
-            "metadata": {"name": name, "namespace": naming.ROOK_NAMESPACE},
-            "spec": _preserved(kind, {}, preserve=False)}
+    """The patch that lets Rook delete the data with the CR: a CephFilesystem's/CephObjectStore's Ceph pools (not
+    preserved), a CephBlockPool's images (force deletion)."""
+    manifest = {"apiVersion": naming.ROOK_API_VERSION, "kind": kind,
+                "metadata": {"name": name, "namespace": naming.ROOK_NAMESPACE}}
+    if kind in PRESERVE_ON_DELETE:
+        manifest["spec"] = _preserved(kind, {}, preserve=False)
+    else:
+        manifest["metadata"]["annotations"] = {FORCE_DELETION: "true"}
+    return manifest
 
 
 def object_store_user(name, labels, store, display_name):

@@ -15,7 +15,7 @@ __metaclass__ = type
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import endpoints
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.rook_manifests import (
-    PRESERVE_ON_DELETE, release_data)
+    RELEASED_KINDS, release_data)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import claim_name_problems
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import compose_openstack_clusters
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
@@ -164,7 +164,8 @@ def removal_steps(name, found):
     ({apiVersion, kind, name, namespace}). Returns [{step, cluster, objects}], only steps
     with objects, each step's objects in creation order (the engine deletes a batch in reverse).
     Steps: K-ORC, the ControlPlane with its Keystone, the ceph-client Secrets, the CephClients,
-    releasing the filesystems' and object stores' Ceph pools (preserve...OnDelete false; a step with
+    releasing the data (filesystems' and object stores' Ceph pools: preserve...OnDelete false; block pools'
+    images: Rook's force-deletion annotation; a step with
     state present and no deletion), the Ceph pools (object store user and store, filesystem, block
     pools), the namespace. Every step has state absent unless it says present.
     Objects outside the tenant (another namespace on the control plane) are never included.
@@ -177,7 +178,7 @@ def removal_steps(name, found):
         ("control-plane", CONTROL_PLANE, lambda o: o["kind"] in ("Keystone", naming.CONTROL_PLANE_KIND)),
         ("ceph-client-secrets", CONTROL_PLANE, lambda o: o["kind"] == "Secret"),
         ("ceph-clients", STORAGE, lambda o: o["kind"] == "CephClient"),
-        ("release-data", STORAGE, lambda o: o["kind"] in PRESERVE_ON_DELETE),
+        ("release-data", STORAGE, lambda o: o["kind"] in RELEASED_KINDS),
         ("ceph-pools", STORAGE, lambda o: o["kind"] in DATA_KINDS),
         ("namespace", CONTROL_PLANE, lambda o: o["kind"] == "Namespace"),
     ]

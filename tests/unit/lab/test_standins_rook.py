@@ -89,9 +89,17 @@ class FakeKube:
         merge(have["metadata"], {k: v for k, v in meta.items() if k != "resourceVersion"})
         self._bump(have)
         self.writes += 1
+        if have["metadata"].get("deletionTimestamp") and not have["metadata"].get("finalizers"):
+            del self.objects[url]  # the last finalizer gone: the API server removes it
         return have
 
     def delete(self, url):
+        """As the API server deletes: an object with finalizers gets a deletionTimestamp and stays."""
+        have = self.objects.get(url)
+        if have is not None and have["metadata"].get("finalizers"):
+            have["metadata"]["deletionTimestamp"] = "2026-12-03T00:00:00Z"
+            self._bump(have)
+            return have
         return self.objects.pop(url, None)
 
 
@@ -101,7 +109,7 @@ class FakeCeph:
 
     def __init__(self):
         self.booted = None
-        self.pools, self.rules, self.users, self.commands = {}, [], {}, []
+        self.pools, self.rules, self.users, self.commands, self.images = {}, [], {}, [], {}
 
     def state(self):
         return self.booted
@@ -121,6 +129,12 @@ class FakeCeph:
         return {"fsid": self.booted["fsid"], "health": {"status": "HEALTH_OK", "checks": {}},
                 "osdmap": {"num_osds": self.booted["osds"], "num_up_osds": self.booted["osds"]},
                 "pgmap": {"bytes_total": 3 << 30, "bytes_used": 1 << 20, "bytes_avail": (3 << 30) - (1 << 20)}}
+
+    def rbd_usage(self, pool):
+        return len(self.images.get(pool, [])), 0
+
+    def remove_images(self, pool):
+        return len(self.images.pop(pool, []))
 
     def command(self, prefix, **args):
         self.commands.append((prefix, args))
@@ -374,16 +388,20 @@ def test_children_wait_for_their_cluster_then_become_ready_with_rooks_outputs():
     assert not any(secret["userKey"] in line for line in ctl.logs)
     # Deleted and created again: a new Ceph user, a new key in the same Secret.
     kube.delete(rook.url("CephClient", NS, "openstack-t"))
+    passes(operator, 1)
     add(kube, "CephClient", "openstack-t", {"caps": {"mon": "profile rbd"}})
     passes(operator)
     again = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-client-openstack-t"])
     assert again["userKey"] != secret["userKey"] and again["openstack-t"] == again["userKey"]
-    # A CR gone: its pool, rule and Ceph user go with it; the others stay.
+    # Deleted: Rook's finalizers delete the pool with its rule and the Ceph user, then let the CRs go.
+    assert obj(kube, "CephBlockPool", "t-volumes")["metadata"]["finalizers"] == ["cephblockpool.ceph.rook.io"]
     kube.delete(rook.url("CephBlockPool", NS, "t-volumes"))
     kube.delete(rook.url("CephClient", NS, "openstack-t"))
     passes(operator, 1)
     assert "t-volumes" not in fake.pools and "t-volumes_host" not in fake.rules
     assert "client.openstack-t" not in fake.users
+    assert rook.url("CephBlockPool", NS, "t-volumes") not in kube.objects
+    assert rook.url("CephClient", NS, "openstack-t") not in kube.objects
 
 
 def test_injected_child_failures_and_refused_pools():
@@ -468,3 +486,30 @@ def test_host_networking_puts_each_mon_on_its_nodes_address():
     # The default pod network: a Service's cluster-internal address, whatever the Nodes are.
     del cluster["spec"]["network"]
     assert rook.mon_endpoints("st-pool-a", cluster, nodes)[0] == ("a", "%s:6789" % rook.mon_address("st-pool-a", NS, "a"))
+
+
+def test_a_pool_with_images_is_not_deleted_until_force_deletion_is_asked_for():
+    kube, ctl = FakeKube(), Ctl()
+    node(kube, "st-1", "10.250.5.10")
+    operator = operator_for(ctl, {"st-pool-a": kube})
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    add(kube, "CephBlockPool", "t-volumes", {"failureDomain": "osd", "replicated": {"size": 3}})
+    passes(operator, 12)
+    fake = operator.cephs["st-pool-a"]
+    fake.images["t-volumes"] = ["volume-1", "volume-2"]
+    kube.delete(rook.url("CephBlockPool", NS, "t-volumes"))
+    passes(operator)
+    pool = obj(kube, "CephBlockPool", "t-volumes")
+    blocked = dict((c["type"], c) for c in pool["status"]["conditions"])
+    assert (blocked["PoolDeletionIsBlocked"]["status"], blocked["PoolDeletionIsBlocked"]["reason"]) == (
+        "True", "PoolNotEmpty")
+    assert blocked["PoolDeletionIsBlocked"]["message"] == 'pool "t-volumes" contains images or snapshots and cannot be deleted'
+    assert (blocked["DeletionIsBlocked"]["status"], blocked["DeletionIsBlocked"]["reason"]) == (
+        "False", "ObjectHasNoDependents")
+    assert "t-volumes" in fake.pools and fake.images["t-volumes"]
+    # rook.io/force-deletion: Rook's clean-up removes the images, then the pool and the CR go.
+    kube.patch(rook.url("CephBlockPool", NS, "t-volumes"), pool,
+               {"metadata": {"annotations": {"rook.io/force-deletion": "true"}}})
+    passes(operator, 3)
+    assert "t-volumes" not in fake.pools and "t-volumes" not in fake.images
+    assert rook.url("CephBlockPool", NS, "t-volumes") not in kube.objects

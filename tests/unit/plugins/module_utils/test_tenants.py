@@ -176,8 +176,11 @@ def test_removal_steps_in_reverse_dependency_order():
         ("release-data", "st-pool-a"), ("ceph-pools", "st-pool-a"), ("namespace", "lab-control-plane")]
     by_step = dict((s["step"], s) for s in steps)
     assert [s["state"] for s in steps] == ["absent"] * 5 + ["present", "absent", "absent"]
-    # Before they go, the filesystem and the object store let Rook delete their Ceph pools with them.
+    # Before they go, the block pool lets Rook delete its images (force deletion), the filesystem and the object store
+    # their Ceph pools.
     assert by_step["release-data"]["definition"] == [
+        {"apiVersion": "ceph.rook.io/v1", "kind": "CephBlockPool",
+         "metadata": {"name": "t-volumes", "namespace": "rook-ceph", "annotations": {"rook.io/force-deletion": "true"}}},
         {"apiVersion": "ceph.rook.io/v1", "kind": "CephObjectStore", "metadata": {"name": "t-rgw", "namespace": "rook-ceph"},
          "spec": {"preservePoolsOnDelete": False}},
         {"apiVersion": "ceph.rook.io/v1", "kind": "CephFilesystem", "metadata": {"name": "t-cephfs", "namespace": "rook-ceph"},
