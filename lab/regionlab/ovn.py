@@ -166,6 +166,12 @@ class Central:
         return found
 
 
+    def delete_chassis(self, name):
+        """Remove a chassis (and its encapsulations) from the Southbound database."""
+        _run(BINARIES["ovn-sbctl"], "--db=%s" % remotes("sb"), "--timeout=%d" % TIMEOUT, "--if-exists", "chassis-del",
+             name)
+
+
 class Chassis:
     """One hypervisor Node's Open vSwitch and ovn-controller, under .lab/ovn/chassis/<pool>.<node>."""
 

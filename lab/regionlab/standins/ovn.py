@@ -235,6 +235,7 @@ class OVNOperator:
                 self.kube.delete(object_path(GV, "ovnchassis", obj))
                 self.ctl.log("OVNChassis %s: Node %s of %s is gone or not selected; deleted"
                              % (name, labels.get(NODE_LABEL), labels[POOL_LABEL]))
+        self.forget_stale_chassis(wanted)
         return [o for n, o in self.live_chassis().items() if n in wanted]
 
     def run_chassis(self, pool, name, spec, data):
@@ -258,6 +259,20 @@ class OVNOperator:
         connected = chassis.connected()
         self.chassis_checked[(pool, name)] = (wanted, connected, time.monotonic())
         return connected
+
+    def forget_stale_chassis(self, wanted):
+        """Chassis rows of the Southbound database that no selected Node owns (a Node gone, a pool's Nodes made anew):
+        deleted, as the operator deletes a chassis with its OVNChassis. A stale row keeps its encapsulation address,
+        which another Node may have now, and the Southbound refuses a second chassis with it."""
+        owned = {str(uuid.uuid5(LAB_NAMESPACE, "ovn/%s/%s" % (pool, name))) for name, (pool, dummy) in wanted.items()}
+        for name in [n for n in self.registered if n not in owned]:
+            try:
+                self.central.delete_chassis(name)
+            except RuntimeError as exc:
+                self.ctl.log("OVN chassis %s: not deleted from the Southbound database: %s" % (name, exc))
+                continue
+            self.registered.pop(name, None)
+            self.ctl.log("OVN chassis %s: deleted from the Southbound database (no Node owns it)" % name)
 
     def stop_chassis(self, pool, name):
         self.chassis_of(pool, name).destroy()

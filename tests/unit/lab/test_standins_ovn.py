@@ -109,7 +109,7 @@ class FakeCentral:
     chassis whose ovn-controller reaches the Southbound database - through an address a load balancer serves."""
 
     def __init__(self):
-        self.stopped, self.chassis_ids, self.relayed = set(), {}, set()
+        self.stopped, self.chassis_ids, self.relayed, self.deleted = set(), {}, set(), []
 
     def start(self, skip=()):
         self.stopped = set(skip)
@@ -117,6 +117,12 @@ class FakeCentral:
     def members(self, db):
         names = ["ovn-%s-%d" % (db, i) for i in range(3)]
         return [n for n in names if n not in self.stopped]
+
+    def delete_chassis(self, name):
+        self.deleted.append(name)
+        for ids in self.chassis_ids.values():
+            if ids.get("system-id") == name:
+                ids["ovn-remote"] = None
 
     def chassis(self):
         return dict((ids["system-id"], {"hostname": ids["hostname"], "encaps": [ids["ovn-encap-ip"]]})
@@ -259,6 +265,8 @@ def test_a_node_gone_or_unselected_loses_its_chassis_and_a_foreign_chassis_stays
     pools["hv-pool-a"].objects[(NODES, "hv-a-1")]["metadata"]["labels"].pop(ovn.HYPERVISOR_LABEL)
     run(op)
     assert sorted(c["metadata"]["name"] for c in control.list(CHASSIS)) == ["hv-a-0", "manual"]
+    run(op)  # the Southbound read after: the chassis of the Nodes gone are deleted there too
+    assert len(op.central.deleted) == 2 and [c["hostname"] for c in op.central.chassis().values()] == ["hv-a-0"]
     assert control.get(CLUSTERS + "/" + ovn.NAME)["status"]["chassisCount"] == 1
     problems = judge(op, pools)["problems"]
     assert problems == ["OVNChassis manual has no hypervisor Node in any pool"], problems
