@@ -15,9 +15,11 @@ import pytest
 from conftest import REPO
 
 SCRIPT = os.path.join(REPO, "tests", "debian-packages.sh")
-TOOLS = ("make", "gcc", "git", "python3", "shellcheck", "memcached", "chromium", "chromedriver")
-# The one check that is not a command: the fonts' directory of the machine the test runs on.
+TOOLS = ("make", "gcc", "git", "python3", "shellcheck", "memcached", "ceph-mon", "ceph-mgr", "ceph-osd", "ceph-authtool",
+         "ovn-northd", "ovn-controller", "ovs-vswitchd", "chromium", "chromedriver")
+# The checks that are not commands, of the machine the test runs on: the fonts' directory, librados for Python.
 FONTS = [] if os.path.isdir("/usr/share/fonts/truetype/liberation") else ["fonts-liberation"]
+RADOS = [] if os.path.exists("/usr/lib/python3/dist-packages/rados.cpython-311-x86_64-linux-gnu.so") else ["python3-rados"]
 
 
 def _stub(path, body):
@@ -59,8 +61,8 @@ UPDATE = "apt-get update -qq DEBIAN_FRONTEND=noninteractive"
 def test_nothing_missing_runs_no_apt_get(machine):
     proc, log = machine(TOOLS)
     assert proc.returncode == 0, proc.stderr
-    if FONTS:  # a machine without the fonts (make test installs them before the unit tests)
-        assert log == [UPDATE, _install(*FONTS)]
+    if FONTS or RADOS:  # a machine without them (make test installs them before the unit tests)
+        assert log == [UPDATE, _install(*(RADOS + FONTS))]
     else:
         assert (proc.stdout, proc.stderr, log) == ("", "", [])
 
@@ -68,22 +70,23 @@ def test_nothing_missing_runs_no_apt_get(machine):
 def test_as_root_it_installs_only_what_is_missing(machine):
     proc, log = machine([t for t in TOOLS if t not in ("chromium", "chromedriver")])
     assert proc.returncode == 0, proc.stderr
-    assert log == [UPDATE, _install("chromium", "chromium-driver", *FONTS)]
+    assert log == [UPDATE, _install(*(RADOS + ["chromium", "chromium-driver"] + FONTS))]
 
 
 def test_not_root_it_installs_through_sudo(machine):
     proc, log = machine([t for t in TOOLS if t != "shellcheck"], uid=1000)
     assert proc.returncode == 0, proc.stderr
-    assert log == ["sudo", UPDATE, "sudo", _install("shellcheck", *FONTS)]
+    assert log == ["sudo", UPDATE, "sudo", _install(*(RADOS + ["shellcheck"] + FONTS))]
 
 
 def test_not_root_without_sudo_it_names_what_is_missing(machine):
     proc, log = machine([t for t in TOOLS if t != "chromedriver"], uid=1000, sudo=False)
     assert proc.returncode == 1 and log == []
-    assert "missing %s" % " ".join(["chromium-driver"] + FONTS) in proc.stderr
+    assert "missing %s" % " ".join(RADOS + ["chromium-driver"] + FONTS) in proc.stderr
 
 
 def test_the_lab_scope_installs_what_the_lab_needs_and_nothing_for_the_tests(machine):
-    proc, log = machine([t for t in TOOLS if t not in ("memcached", "chromium")], args=["lab"])
+    proc, log = machine([t for t in TOOLS if t not in ("memcached", "ceph-osd", "ovn-controller", "chromium")],
+                        args=["lab"])
     assert proc.returncode == 0, proc.stderr
-    assert log == [UPDATE, _install("memcached")]
+    assert log == [UPDATE, _install(*(["memcached", "ceph-osd"] + RADOS + ["ovn-host"]))]

@@ -35,8 +35,8 @@ def test_filter_names():
         "validate_claims", "compose_openstack_cluster", "region_model", "size_preset",
         "ceph_caps", "ceph_cluster", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
         "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
-        "operator_releases", "network_plan", "cross_cluster_endpoints", "tenant_claims", "tenant_plan", "tenant_removal",
-        "claim_statuses", "valid_claims", "changed_objects"])
+        "operator_releases", "network_plan", "cross_cluster_endpoints", "ovn_southbound_service", "tenant_claims",
+        "tenant_plan", "tenant_removal", "claim_statuses", "valid_claims", "changed_objects"])
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
@@ -146,7 +146,14 @@ def test_tenant_removal_filter():
         {"apiVersion": "ceph.rook.io/v1", "kind": "CephBlockPool", "name": "t-volumes", "namespace": "rook-ceph"}]}}
     removal = FILTERS["tenant_removal"]("t", found)
     assert removal["data_loss"] == ["st-pool-a: CephBlockPool rook-ceph/t-volumes"]
-    assert [s["step"] for s in removal["steps"]] == ["ceph-pools"]
+    assert [s["step"] for s in removal["steps"]] == ["release-data", "ceph-pools"]
+
+
+def test_ovn_southbound_service_filter():
+    service = FILTERS["ovn_southbound_service"]("tcp:10.100.0.50:6642")
+    assert service["spec"]["loadBalancerIP"] == "10.100.0.50" and service["metadata"]["namespace"] == "ovn-system"
+    with pytest.raises(AnsibleFilterError, match="invalid OVN Southbound address, nothing changed"):
+        FILTERS["ovn_southbound_service"]("ovn-sb.ovn-system.svc:6642")
 
 
 def test_claim_statuses_and_valid_claims_filters():
