@@ -86,11 +86,18 @@ def _rados_path():
 
 
 _RADOS = []
+_RADOS_LOADING = threading.Lock()
 
 
 def rados():
     """Debian's librados binding (python3-rados), loaded by its file so that nothing else of dist-packages enters
-    this interpreter; it is built for the system's Python 3.11, the lab's interpreter too."""
+    this interpreter; it is built for the system's Python 3.11, the lab's interpreter too. Loaded once, under a lock:
+    two pools' bootstraps start at once, and a half-initialised module fails (NameError in Rados.__setup)."""
+    with _RADOS_LOADING:
+        return _load_rados()
+
+
+def _load_rados():
     if not _RADOS:
         path = _rados_path()
         if path is None:
@@ -144,12 +151,17 @@ class Cluster:
     # What exists ---------------------------------------------------------------
 
     def state(self):
-        """{fsid, mons: [[id, address]], mgrs: [[id, address]], osds: [{id, uuid, host, address}], device_class},
-        or None before the bootstrap finished."""
+        """{fsid, mons: [[id, address]], mgrs: [[id, address]], osds: [{id, uuid, host, address}], device_class,
+        complete}, or None before the bootstrap began; `complete` once every OSD was up."""
         try:
             return json.loads(self.state_file.read_text())
         except (OSError, ValueError):
             return None
+
+    def complete(self, fsid=None):
+        """Whether a bootstrap (of this fsid) finished; a half-made cluster is made again."""
+        state = self.state() or {}
+        return bool(state.get("complete")) and (fsid is None or state.get("fsid") == fsid)
 
     def process(self, kind, daemon_id):
         return "ceph-%s-%s-%s" % (self.pool, kind, daemon_id)
@@ -173,10 +185,9 @@ class Cluster:
         address)], osds_per_host OSDs on each; returns once every OSD is up. A cluster of another fsid (its
         CephCluster was deleted and created again) is removed first, as Rook's hosts are cleaned."""
         require_packages()
-        state = self.state()
-        if state and state.get("fsid") == fsid:
+        if self.complete(fsid):
             self.start()
-            return state
+            return self.state()
         self.destroy()
         (self.dir / "run").mkdir(parents=True)
         (self.dir / "log").mkdir()
@@ -213,6 +224,8 @@ class Cluster:
                 state["osds"].append(self._make_osd(admin, host, address, device_class))
                 self._save(state)
         self.wait(lambda s: s["osdmap"]["num_up_osds"] == len(state["osds"]), "%d OSDs up" % len(state["osds"]))
+        state["complete"] = True
+        self._save(state)
         return state
 
     def _make_osd(self, admin, host, address, device_class):

@@ -542,7 +542,7 @@ class RookOperator:
         secret = kube.get(path("v1", "secrets", meta["namespace"], MON_SECRET))
         fsid = _decode(secret, "fsid")
         pool_ceph = self.cephs[cluster_name]
-        if (pool_ceph.state() or {}).get("fsid") == fsid and cluster_name not in self.bootstraps:
+        if pool_ceph.complete(fsid) and cluster_name not in self.bootstraps:
             return pool_ceph.status(), None
         running = self.bootstraps.get(cluster_name)
         if running is None or (running["fsid"] != fsid and not running["thread"].is_alive()):
@@ -560,7 +560,7 @@ class RookOperator:
                                         hosts, per_node, device_class)
                     self.ctl.log("Ceph %s: mons %s, %d OSDs up (fsid and keys not logged)" % (
                         cluster_name, flatten_endpoints(mons), per_node * len(hosts)))
-                except (ceph.CephError, OSError, RuntimeError) as exc:
+                except Exception as exc:  # noqa: BLE001 -- a thread's end: every failure is the orchestration's error
                     running["error"] = "failed to create cluster: failed to start ceph daemons: %s" % exc
                 self.ctl.wake.set()
 
@@ -586,7 +586,7 @@ class RookOperator:
             self.ctl.log("Ceph %s: removed (its CephCluster is gone)" % cluster_name)
         if cluster_name not in self.brought_back:
             self.brought_back.add(cluster_name)
-            if alive and pool_ceph.state() is not None:
+            if alive and pool_ceph.complete():
                 pool_ceph.start()
 
     def release_mon_outputs(self, kube, clusters):
@@ -761,7 +761,7 @@ class RookOperator:
         alive = [c for c in clusters if c["metadata"]["namespace"] == meta["namespace"]
                  and not c["metadata"].get("deletionTimestamp")]
         pool_ceph = self.cephs[cluster_name]
-        if alive and pool_ceph.state() is None:
+        if alive and not pool_ceph.complete():
             return  # the cluster's Ceph is not up yet: Rook waits for it
         if alive:
             try:

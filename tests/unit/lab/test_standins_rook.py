@@ -114,6 +114,9 @@ class FakeCeph:
     def state(self):
         return self.booted
 
+    def complete(self, fsid=None):
+        return self.booted is not None and fsid in (None, self.booted["fsid"])
+
     def bootstrap(self, fsid, mon_key, admin_key, mons, hosts, osds_per_host, device_class=None):
         self.booted = {"fsid": fsid, "mons": mons, "hosts": hosts, "osds": osds_per_host * len(hosts),
                        "keys": (mon_key, admin_key), "device_class": device_class}
@@ -513,3 +516,29 @@ def test_a_pool_with_images_is_not_deleted_until_force_deletion_is_asked_for():
     passes(operator, 3)
     assert "t-volumes" not in fake.pools and "t-volumes" not in fake.images
     assert rook.url("CephBlockPool", NS, "t-volumes") not in kube.objects
+
+
+def test_a_bootstrap_that_breaks_fails_the_orchestration_and_is_made_again():
+    kube, ctl = FakeKube(), Ctl()
+    node(kube, "st-1", "10.250.5.10")
+    operator = operator_for(ctl, {"st-pool-a": kube})
+    fake = operator.cephs["st-pool-a"]
+    real_bootstrap, calls = fake.bootstrap, []
+
+    def breaking(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise NameError("name 'cstr' is not defined")  # whatever breaks: not a Ready cluster
+        return real_bootstrap(*args, **kwargs)
+
+    fake.bootstrap = breaking
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    seen = []
+    for dummy in range(12):
+        passes(operator, 1)
+        status = obj(kube, "CephCluster", "rook-ceph")["status"]
+        seen.append((status["phase"], status["state"], status["message"]))
+    # Reported as Rook reports a failed orchestration, then orchestrated again from the start, and Ready.
+    error = "failed to create cluster: failed to start ceph daemons: name 'cstr' is not defined"
+    assert ("Progressing", "Error", error) in seen
+    assert seen[-1] == ("Ready", "Created", "Cluster created successfully") and len(calls) == 2
