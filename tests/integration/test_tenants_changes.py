@@ -114,7 +114,7 @@ def rbd_as_tenant(tenant, *args, tmp_path):
     keyfile.write_bytes(base64.b64decode(copied_key("openstack-" + tenant, "ceph-client-" + tenant)["userKey"]))
     keyfile.chmod(0o600)
     return subprocess.run(["rbd", "-m", ",".join(cp["spec"]["storage"]["ceph"]["monitors"]), "--id", "openstack-" + tenant,
-                           "--keyfile", str(keyfile), "--no-progress"] + list(args), capture_output=True, text=True,
+                           "--keyfile", str(keyfile)] + list(args), capture_output=True, text=True,
                           timeout=60, check=True).stdout
 
 
@@ -242,7 +242,7 @@ def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only
     assert all("client.openstack-" + Q in ceph_users(pool) for pool in ("st-pool-a", "st-pool-b"))
     write_as_tenant("lab-tenant-a", b"kept")
     # A volume of Q's: Rook deletes a pool that holds images only when asked to force it.
-    rbd_as_tenant(Q, "create", "--size", "8M", "%s-volumes/volume-1" % Q, tmp_path=tmp_path)
+    rbd_as_tenant(Q, "create", "--no-progress", "--size", "8M", "%s-volumes/volume-1" % Q, tmp_path=tmp_path)
     assert rbd_as_tenant(Q, "ls", "%s-volumes" % Q, tmp_path=tmp_path).split() == ["volume-1"]
     rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % Q, "-e", "confirm=%s" % Q, "-e", "allow_data_loss=true")
     assert rc == 0, failures(out)
