@@ -24,7 +24,6 @@ import importlib.machinery
 import importlib.util
 import json
 import shutil
-import subprocess
 import sysconfig
 import threading
 import time
@@ -63,26 +62,9 @@ class CephError(RuntimeError):
         self.code, self.message = code, message
 
 
-def packages_missing():
-    """The Debian packages whose programs are missing (tests/debian-packages.sh installs them)."""
-    need = [("ceph-" + kind) for kind, binary in BINARIES.items() if not Path(binary).exists()]
-    if not all(Path(tool).exists() for tool in TOOLS.values()):
-        need.append("ceph-common")
-    if _rados_path() is None:
-        need.append("python3-rados")
-    return need
-
-
-def require_packages():
-    missing = packages_missing()
-    if missing:
-        raise RuntimeError("Ceph is not installed here: apt-get install %s (tests/debian-packages.sh does)"
-                           % " ".join(missing))
-
-
-def _rados_path():
-    path = RADOS_DIR / ("rados" + sysconfig.get_config_var("EXT_SUFFIX"))
-    return path if path.exists() else None
+RADOS = RADOS_DIR / ("rados" + sysconfig.get_config_var("EXT_SUFFIX"))
+PACKAGES = dict([(binary, "ceph-" + kind) for kind, binary in BINARIES.items()]
+                + [(tool, "ceph-common") for tool in TOOLS.values()] + [(RADOS, "python3-rados")])
 
 
 _RADOS = []
@@ -99,21 +81,18 @@ def rados():
 
 def _load_rados():
     if not _RADOS:
-        path = _rados_path()
-        if path is None:
-            raise RuntimeError("python3-rados for this Python (%s) is missing: apt-get install python3-rados "
-                               "(tests/debian-packages.sh does)" % sysconfig.get_config_var("EXT_SUFFIX"))
-        loader = importlib.machinery.ExtensionFileLoader("rados", str(path))
-        spec = importlib.util.spec_from_file_location("rados", str(path), loader=loader)
+        processes.require({RADOS: "python3-rados"}, "librados for this Python")
+        loader = importlib.machinery.ExtensionFileLoader("rados", str(RADOS))
+        spec = importlib.util.spec_from_file_location("rados", str(RADOS), loader=loader)
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
         _RADOS.append(module)
     return _RADOS[0]
 
 
-def mon_host(mons):
-    """mon_host for [(id, address)]: each mon's msgr2 and msgr1 addresses."""
-    return ",".join("[v2:%s:%d,v1:%s:%d]" % (address, MSGR2_PORT, address, MON_PORT) for dummy, address in mons)
+def address_vector(address):
+    """A mon's msgr2 and msgr1 addresses, as mon_host and monmaptool take them."""
+    return "[v2:%s:%d,v1:%s:%d]" % (address, MSGR2_PORT, address, MON_PORT)
 
 
 def connect(monitors, name, key, timeout=10):
@@ -166,17 +145,12 @@ class Cluster:
     def process(self, kind, daemon_id):
         return "ceph-%s-%s-%s" % (self.pool, kind, daemon_id)
 
-    def daemons(self, state=None):
-        state = state or self.state() or {}
+    def daemons(self):
         """[(kind, id, address, Node)]: mons and mgrs carry no Node name (their address places them)."""
+        state = self.state() or {}
         return ([("mon", m, a, None) for m, a in state.get("mons") or []]
                 + [("mgr", m, a, None) for m, a in state.get("mgrs") or []]
                 + [("osd", str(o["id"]), o["address"], o["host"]) for o in state.get("osds") or []])
-
-    def running(self):
-        """{process name: alive} of every daemon."""
-        return dict((self.process(k, i), processes.pid_of(self.process(k, i)) is not None)
-                    for k, i, dummy, dummy in self.daemons())
 
     # Bootstrap -----------------------------------------------------------------
 
@@ -184,7 +158,7 @@ class Cluster:
         """Make and start the cluster unless it exists with this fsid: mons [(id, address)], hosts [(Node name,
         address)], osds_per_host OSDs on each; returns once every OSD is up. A cluster of another fsid (its
         CephCluster was deleted and created again) is removed first, as Rook's hosts are cleaned."""
-        require_packages()
+        processes.require(PACKAGES, "Ceph")
         if self.complete(fsid):
             self.start()
             return self.state()
@@ -193,28 +167,28 @@ class Cluster:
         (self.dir / "log").mkdir()
         self._write_conf(fsid, mons, hosts[0][1])
         mon_keyring = self.dir / "mon.a.keyring"
-        _run(TOOLS["authtool"], "--create-keyring", mon_keyring, "--add-key", mon_key, "-n", "mon.", "--cap", "mon",
-             "allow *")
-        _run(TOOLS["authtool"], "--create-keyring", self.dir / ("%s.keyring" % ADMIN), "--add-key", admin_key, "-n",
-             ADMIN, "--cap", "mon", "allow *", "--cap", "osd", "allow *", "--cap", "mds", "allow *", "--cap", "mgr",
-             "allow *")
-        _run(TOOLS["authtool"], mon_keyring, "--import-keyring", self.dir / ("%s.keyring" % ADMIN))
+        processes.run_tool(TOOLS["authtool"], "--create-keyring", mon_keyring, "--add-key", mon_key, "-n", "mon.",
+                           "--cap", "mon", "allow *")
+        processes.run_tool(TOOLS["authtool"], "--create-keyring", self.dir / ("%s.keyring" % ADMIN), "--add-key",
+                           admin_key, "-n", ADMIN, "--cap", "mon", "allow *", "--cap", "osd", "allow *", "--cap", "mds",
+                           "allow *", "--cap", "mgr", "allow *")
+        processes.run_tool(TOOLS["authtool"], mon_keyring, "--import-keyring", self.dir / ("%s.keyring" % ADMIN))
         monmap = self.dir / "monmap"
         args = [TOOLS["monmaptool"], "--create", "--fsid", fsid]
         for mon, address in mons:
-            args += ["--addv", mon, "[v2:%s:%d,v1:%s:%d]" % (address, MSGR2_PORT, address, MON_PORT)]
-        _run(*(args + [monmap]))
+            args += ["--addv", mon, address_vector(address)]
+        processes.run_tool(*(args + [monmap]))
         for mon, dummy in mons:
             (self.dir / ("mon-%s" % mon)).mkdir()
-            _run(BINARIES["mon"], "-c", self.conf, "--mkfs", "-i", mon, "--monmap", monmap, "--keyring", mon_keyring)
+            processes.run_tool(BINARIES["mon"], "-c", self.conf, "--mkfs", "-i", mon, "--monmap", monmap, "--keyring",
+                               mon_keyring)
         state = {"fsid": fsid, "mons": [list(m) for m in mons], "mgrs": [["a", hosts[0][1]]], "osds": [],
                  "device_class": device_class}
         self._save(state)
         for mon, address in mons:
             self._start("mon", mon, address)
         admin = self.admin()
-        mgr_dir = self.dir / "mgr-a"
-        mgr_dir.mkdir()
+        (self.dir / "mgr-a").mkdir()
         key = command(admin, "auth get-or-create", entity="mgr.a",
                       caps=["mon", "allow profile mgr", "osd", "allow *", "mds", "allow *"])
         (self.dir / "mgr.a.keyring").write_text(_keyring("mgr.a", key[0]["key"]))
@@ -235,7 +209,7 @@ class Cluster:
         key = command(admin, "auth get-or-create", entity="osd.%d" % osd_id,
                       caps=["osd", "allow *", "mon", "allow profile osd", "mgr", "allow profile osd"])
         (self.dir / ("osd.%d.keyring" % osd_id)).write_text(_keyring("osd.%d" % osd_id, key[0]["key"]))
-        _run(BINARIES["osd"], "-c", self.conf, "-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid)
+        processes.run_tool(BINARIES["osd"], "-c", self.conf, "-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid)
         command(admin, "osd crush add", id=osd_id, weight=0.001, args=["root=default", "host=%s" % host])
         if device_class:
             command(admin, "osd crush set-device-class", **{"class": device_class, "ids": [str(osd_id)]})
@@ -244,7 +218,8 @@ class Cluster:
 
     def _write_conf(self, fsid, mons, address):
         d = self.dir
-        lines = ["[global]", "fsid = %s" % fsid, "mon_host = %s" % mon_host(mons), "public_addr = %s" % address,
+        lines = ["[global]", "fsid = %s" % fsid, "mon_host = %s" % ",".join(address_vector(a) for dummy, a in mons),
+                 "public_addr = %s" % address,
                  "run_dir = %s" % (d / "run"), "admin_socket = %s" % (d / "run" / "$name.asok"),
                  "log_file = %s" % (d / "log" / "$name.log"), "keyring = %s" % (d / "$name.keyring"),
                  "mon_data = %s" % (d / "mon-$id"), "osd_data = %s" % (d / "osd-$id"),
@@ -307,21 +282,25 @@ class Cluster:
         return self.command("status")
 
     def rbd(self, *args):
-        """The rbd tool as the admin (what Rook's `rbd` calls run), its JSON output."""
-        out = _run(TOOLS["rbd"], "-c", self.conf, "-n", ADMIN, "--format", "json", *args)
+        """The rbd tool as the admin (what Rook's `rbd` calls run); its output."""
+        return processes.run_tool(TOOLS["rbd"], "-c", self.conf, "-n", ADMIN, *args).stdout
+
+    def rbd_json(self, *args):
+        """A listing of the rbd tool, parsed (None when it prints nothing)."""
+        out = self.rbd(*(args + ("--format", "json")))
         return json.loads(out) if out.strip() else None
 
     def rbd_usage(self, pool):
         """(images, snapshots) of a pool (`rbd pool stats`, Rook's GetPoolStatistics)."""
-        stats = self.rbd("pool", "stats", pool)
+        stats = self.rbd_json("pool", "stats", pool)
         return stats.get("image_count", 0), stats.get("image_snap_count", 0)
 
     def remove_images(self, pool):
         """What Rook's clean-up Job for a force-deleted pool does: every image's snapshots, then the image."""
-        images = self.rbd("ls", pool) or []
+        images = self.rbd_json("ls", pool) or []
         for image in images:
-            _run(TOOLS["rbd"], "-c", self.conf, "-n", ADMIN, "snap", "purge", "%s/%s" % (pool, image))
-            _run(TOOLS["rbd"], "-c", self.conf, "-n", ADMIN, "rm", "--no-progress", "%s/%s" % (pool, image))
+            self.rbd("snap", "purge", "%s/%s" % (pool, image))
+            self.rbd("rm", "--no-progress", "%s/%s" % (pool, image))
         return len(images)
 
     def wait(self, predicate, what, timeout=BOOTSTRAP_TIMEOUT):
@@ -338,10 +317,3 @@ class Cluster:
 def _keyring(entity, key):
     return "[%s]\n\tkey = %s\n" % (entity, key)
 
-
-def _run(*argv):
-    result = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise RuntimeError("%s failed (%d): %s" % (Path(str(argv[0])).name, result.returncode,
-                                                   (result.stderr or result.stdout).strip()[-500:]))
-    return result.stdout

@@ -19,7 +19,6 @@ Data lives under .lab/ovn/. The Southbound database's Chassis and Encap tables a
 import json
 import shutil
 import socket
-import subprocess
 import threading
 from pathlib import Path
 
@@ -38,36 +37,25 @@ BINARIES = {"ovsdb-server": "/usr/sbin/ovsdb-server", "ovsdb-tool": "/usr/bin/ov
             "ovs-appctl": "/usr/bin/ovs-appctl", "ovn-northd": "/usr/bin/ovn-northd",
             "ovn-controller": "/usr/bin/ovn-controller", "ovn-sbctl": "/usr/bin/ovn-sbctl",
             "ovn-appctl": "/usr/bin/ovn-appctl"}
-PACKAGES = {"ovsdb-server": "openvswitch-switch", "ovs-vswitchd": "openvswitch-switch",
-            "ovs-vsctl": "openvswitch-switch", "ovsdb-tool": "openvswitch-common", "ovs-appctl": "openvswitch-common",
-            "ovn-northd": "ovn-central", "ovn-controller": "ovn-host", "ovn-sbctl": "ovn-common",
-            "ovn-appctl": "ovn-common"}
+PACKAGE_OF = {"ovsdb-server": "openvswitch-switch", "ovs-vswitchd": "openvswitch-switch",
+              "ovs-vsctl": "openvswitch-switch", "ovsdb-tool": "openvswitch-common", "ovs-appctl": "openvswitch-common",
+              "ovn-northd": "ovn-central", "ovn-controller": "ovn-host", "ovn-sbctl": "ovn-common",
+              "ovn-appctl": "ovn-common"}
+PACKAGES = dict((BINARIES[name], package) for name, package in PACKAGE_OF.items())
 TIMEOUT = 10
 
 
-def require_packages():
-    missing = sorted({PACKAGES[name] for name, path in BINARIES.items() if not Path(path).exists()})
-    if missing:
-        raise RuntimeError("OVN is not installed here: apt-get install %s (tests/debian-packages.sh does)"
-                           % " ".join(missing))
-
-
-def _run(*argv, env=None, check=True):
-    result = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=TIMEOUT, check=False,
-                            env=env)
-    if check and result.returncode != 0:
-        raise RuntimeError("%s failed (%d): %s" % (Path(str(argv[0])).name, result.returncode,
-                                                   (result.stderr or result.stdout).strip()[-500:]))
-    return result
+def _run(*argv, check=True):
+    return processes.run_tool(*argv, timeout=TIMEOUT, check=check)
 
 
 def member_name(db, index):
     return "%s-%d" % (SERVICES[db], index)
 
 
-def remotes(db, addresses=None):
+def remotes(db):
     """The database's members as an OVSDB client lists them: tcp:<a>:<port>,..."""
-    return ",".join("tcp:%s:%d" % (a, CLIENT_PORTS[db]) for a in addresses or MEMBER_ADDRESSES)
+    return ",".join("tcp:%s:%d" % (a, CLIENT_PORTS[db]) for a in MEMBER_ADDRESSES)
 
 
 class Central:
@@ -80,11 +68,11 @@ class Central:
         return "ovn-%s" % member_name(db, index)
 
     def exists(self):
-        return all((self.dir / ("%s.db" % member_name(db, i))).exists() for db in DATABASES for i in range(3))
+        return all(self.db_file(db, i).exists() for db in DATABASES for i in range(len(MEMBER_ADDRESSES)))
 
     def create(self):
         """The databases' Raft clusters (member 0 creates, 1 and 2 join)."""
-        require_packages()
+        processes.require(PACKAGES, "OVN")
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True)
         for db, name in DATABASES.items():
@@ -154,22 +142,24 @@ class Central:
 
     def chassis(self):
         """{chassis name: {hostname, encaps: [ip]}} as the Southbound database has them."""
-        result = _run(BINARIES["ovn-sbctl"], "--db=%s" % remotes("sb"), "--timeout=%d" % TIMEOUT, "--format=json",
-                      "--columns=name,hostname,encaps", "list", "Chassis")
-        encaps = _run(BINARIES["ovn-sbctl"], "--db=%s" % remotes("sb"), "--timeout=%d" % TIMEOUT, "--format=json",
-                      "--columns=_uuid,ip", "list", "Encap")
-        ips = {row[0][1]: row[1] for row in json.loads(encaps.stdout)["data"]}
+        ips = {row[0][1]: row[1] for row in self.sbctl_list("Encap", "_uuid,ip")}
         found = {}
-        for name, hostname, refs in json.loads(result.stdout)["data"]:
+        for name, hostname, refs in self.sbctl_list("Chassis", "name,hostname,encaps"):
             uuids = [refs[1]] if refs[0] == "uuid" else [r[1] for r in refs[1]]
             found[name] = {"hostname": hostname, "encaps": sorted(ips[u] for u in uuids if u in ips)}
         return found
 
-
     def delete_chassis(self, name):
         """Remove a chassis (and its encapsulations) from the Southbound database."""
-        _run(BINARIES["ovn-sbctl"], "--db=%s" % remotes("sb"), "--timeout=%d" % TIMEOUT, "--if-exists", "chassis-del",
-             name)
+        self.sbctl("--if-exists", "chassis-del", name)
+
+    def sbctl(self, *args):
+        """ovn-sbctl against the Southbound members."""
+        return _run(BINARIES["ovn-sbctl"], "--db=%s" % remotes("sb"), "--timeout=%d" % TIMEOUT, *args)
+
+    def sbctl_list(self, table, columns):
+        """The rows of a Southbound table, those columns only."""
+        return json.loads(self.sbctl("--format=json", "--columns=%s" % columns, "list", table).stdout)["data"]
 
 
 class Chassis:
@@ -184,7 +174,7 @@ class Chassis:
         return "ovn-chassis-%s-%s" % (self.name, what)
 
     def start(self):
-        require_packages()
+        processes.require(PACKAGES, "OVN")
         db = self.dir / "conf.db"
         if not db.exists():
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -246,11 +236,6 @@ class Chassis:
     def destroy(self):
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def chassis_dirs():
-    base = ROOT / "chassis"
-    return sorted(p.name for p in base.iterdir()) if base.exists() else []
 
 
 class Relay:

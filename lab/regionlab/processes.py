@@ -147,6 +147,26 @@ def _alive(pid):
     return True
 
 
+def require(files, what):
+    """Fail naming the Debian packages (tests/debian-packages.sh installs them) whose files are missing:
+    files maps a path to its package."""
+    missing = sorted({package for path, package in files.items() if not Path(path).exists()})
+    if missing:
+        raise RuntimeError("%s is not installed here: apt-get install %s (tests/debian-packages.sh does)"
+                           % (what, " ".join(missing)))
+
+
+def run_tool(*argv, env=None, timeout=120, check=True):
+    """Run a command-line tool to its end (its output captured); with check, a non-zero exit raises naming the tool
+    and the end of what it said."""
+    result = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout, check=False,
+                            env=env)
+    if check and result.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (Path(str(argv[0])).name, result.returncode,
+                                                   (result.stderr or result.stdout).strip()[-500:]))
+    return result
+
+
 def port_open(port, host="127.0.0.1"):
     with socket.socket() as sock:
         sock.settimeout(0.5)

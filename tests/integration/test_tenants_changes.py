@@ -99,23 +99,27 @@ def ceph_users(pool):
     return {entry["entity"] for entry in ceph.Cluster(pool).command("auth ls")["auth_dump"]}
 
 
-def tenant_client(tenant):
-    """A librados client as the tenant's control plane holds it (its first storage pool's key and monitors)."""
+def tenant_ceph(tenant):
+    """(monitors, key) of the tenant's first storage pool, as its control plane holds them."""
     cp = get_object(REGION_HOST, "-n", "openstack-" + tenant, "controlplane.c5c3.io", tenant)
     key = copied_key("openstack-" + tenant, "ceph-client-" + tenant)["userKey"]
-    return ceph.connect(cp["spec"]["storage"]["ceph"]["monitors"], "client.openstack-" + tenant,
-                        base64.b64decode(key).decode())
+    return cp["spec"]["storage"]["ceph"]["monitors"], base64.b64decode(key).decode()
+
+
+def tenant_client(tenant):
+    """A librados client with what the tenant's control plane holds."""
+    monitors, key = tenant_ceph(tenant)
+    return ceph.connect(monitors, "client.openstack-" + tenant, key)
 
 
 def rbd_as_tenant(tenant, *args, tmp_path):
     """The rbd tool as the tenant's Cinder would run it: its key and its ControlPlane's monitors only."""
-    cp = get_object(REGION_HOST, "-n", "openstack-" + tenant, "controlplane.c5c3.io", tenant)
+    monitors, key = tenant_ceph(tenant)
     keyfile = tmp_path / ("%s.key" % tenant)
-    keyfile.write_bytes(base64.b64decode(copied_key("openstack-" + tenant, "ceph-client-" + tenant)["userKey"]))
+    keyfile.write_text(key)
     keyfile.chmod(0o600)
-    return subprocess.run(["rbd", "-m", ",".join(cp["spec"]["storage"]["ceph"]["monitors"]), "--id", "openstack-" + tenant,
-                           "--keyfile", str(keyfile)] + list(args), capture_output=True, text=True,
-                          timeout=60, check=True).stdout
+    return subprocess.run(["rbd", "-m", ",".join(monitors), "--id", "openstack-" + tenant, "--keyfile", str(keyfile)]
+                          + list(args), capture_output=True, text=True, timeout=60, check=True).stdout
 
 
 def write_as_tenant(tenant, data):

@@ -110,6 +110,11 @@ def _condition(obj, ctype):
     return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == ctype), {})
 
 
+def system_id(pool, node):
+    """A Node's chassis name in the Southbound database: stable per pool and Node."""
+    return str(uuid.uuid5(LAB_NAMESPACE, "ovn/%s/%s" % (pool, node)))
+
+
 def parse_mappings(text):
     result = []
     for part in [p.strip() for p in (text or "").split(",") if p.strip()]:
@@ -212,7 +217,6 @@ class OVNOperator:
     def reconcile_chassis(self, cluster):
         spec = cluster.get("spec") or {}
         selector = (spec.get("controller") or {}).get("nodeSelector") or {HYPERVISOR_LABEL: ""}
-        southbound = ((cluster.get("status") or {}).get("endpoints") or {}).get("southbound")
         live = {o["metadata"]["name"]: o for o in self.kube.list(path(GV, "ovnchassis", NAMESPACE))}
         wanted = {}
         for pool, kube in self.pools:
@@ -227,7 +231,7 @@ class OVNOperator:
                 if not ip:  # ovn-controller has no encapsulation address without one
                     continue
                 wanted[name] = (pool, node)
-                self.chassis(pool, node, ip, config_map, southbound, live.get(name))
+                self.chassis(pool, node, ip, config_map, live.get(name))
         for name, obj in live.items():
             labels = obj["metadata"].get("labels") or {}
             if POOL_LABEL in labels and name not in wanted:
@@ -264,7 +268,7 @@ class OVNOperator:
         """Chassis rows of the Southbound database that no selected Node owns (a Node gone, a pool's Nodes made anew):
         deleted, as the operator deletes a chassis with its OVNChassis. A stale row keeps its encapsulation address,
         which another Node may have now, and the Southbound refuses a second chassis with it."""
-        owned = {str(uuid.uuid5(LAB_NAMESPACE, "ovn/%s/%s" % (pool, name))) for name, (pool, dummy) in wanted.items()}
+        owned = {system_id(pool, name) for name, (pool, dummy) in wanted.items()}
         for name in [n for n in self.registered if n not in owned]:
             try:
                 self.central.delete_chassis(name)
@@ -282,14 +286,14 @@ class OVNOperator:
     def live_chassis(self):
         return {o["metadata"]["name"]: o for o in self.kube.list(path(GV, "ovnchassis", NAMESPACE))}
 
-    def chassis(self, pool, node, ip, config_map, southbound, live):
+    def chassis(self, pool, node, ip, config_map, live):
         name = node["metadata"]["name"]
         data = (config_map or {}).get("data") or {}
         mappings = parse_mappings(data.get("ovn-bridge-mappings"))
         desired = {
             "apiVersion": GV, "kind": "OVNChassis",
             "metadata": {"name": name, "namespace": NAMESPACE, "labels": {POOL_LABEL: pool, NODE_LABEL: name}},
-            "spec": {"hostname": name, "systemId": str(uuid.uuid5(LAB_NAMESPACE, "ovn/%s/%s" % (pool, name))),
+            "spec": {"hostname": name, "systemId": system_id(pool, name),
                      "bridgeMappings": mappings or [],
                      "encapsulation": {"type": data.get("ovn-encap-type") or "geneve", "ip": ip}},
         }

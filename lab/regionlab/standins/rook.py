@@ -158,18 +158,21 @@ def node_address(node):
     return ""
 
 
+def mon_placement(cluster, nodes):
+    """[(mon, Node)]: the mons spread over the Nodes in name order (Node None without any)."""
+    ordered = sorted(nodes, key=lambda n: n["metadata"]["name"])
+    return [(m, ordered[i % len(ordered)] if ordered else None) for i, m in enumerate(mon_names(mon_count(cluster)))]
+
+
 def mon_endpoints(cluster_name, cluster, nodes):
-    """[(mon, "ip:port")]: with network.provider host each mon's Node's address (mons spread over the Nodes in name
-    order, as placed below), else a Service's ClusterIP-like address; port 3300 when msgr2 is required, else 6789."""
-    spec = cluster.get("spec") or {}
-    network = spec.get("network") or {}
+    """[(mon, "ip:port")]: with network.provider host each mon's Node's address (mon_placement), else a Service's
+    ClusterIP-like address; port 3300 when msgr2 is required, else 6789."""
+    network = (cluster.get("spec") or {}).get("network") or {}
     port = MSGR2_PORT if (network.get("connections") or {}).get("requireMsgr2") else MON_PORT
-    names = mon_names(mon_count(cluster))
     if network.get("provider") == "host" and nodes:
-        ordered = sorted(nodes, key=lambda n: n["metadata"]["name"])
-        return [(m, "%s:%d" % (node_address(ordered[i % len(ordered)]), port)) for i, m in enumerate(names)]
+        return [(m, "%s:%d" % (node_address(node), port)) for m, node in mon_placement(cluster, nodes)]
     namespace = cluster["metadata"]["namespace"]
-    return [(m, "%s:%d" % (mon_address(cluster_name, namespace, m), port)) for m in names]
+    return [(m, "%s:%d" % (mon_address(cluster_name, namespace, m), port)) for m in mon_names(mon_count(cluster))]
 
 
 def flatten_endpoints(mons):
@@ -300,6 +303,11 @@ def pool_error(pool):
     return None
 
 
+def crush_rule(pool):
+    """The CRUSH rule Rook makes for a replicated CephBlockPool: over its failure domain."""
+    return "%s_%s" % (pool["metadata"]["name"], (pool.get("spec") or {}).get("failureDomain") or "host")
+
+
 def pool_detail(pool_ceph, name):
     """`osd pool ls detail` of one pool, or None."""
     return next((p for p in pool_ceph.command("osd pool ls", detail="detail") if p["pool_name"] == name), None)
@@ -379,7 +387,7 @@ def health_changed(previous, current):
     return any(previous.get(k) != current.get(k) for k in ("health", "fsid", "details"))
 
 
-def osd_count(cluster, nodes):
+def osd_count(cluster):
     config = ((cluster.get("spec") or {}).get("storage") or {}).get("config") or {}
     try:
         per_device = max(1, int(config.get("osdsPerDevice") or 1))
@@ -547,11 +555,10 @@ class RookOperator:
         running = self.bootstraps.get(cluster_name)
         if running is None or (running["fsid"] != fsid and not running["thread"].is_alive()):
             mons = mon_endpoints(cluster_name, cluster, nodes)
-            ordered = sorted(nodes, key=lambda n: n["metadata"]["name"])
-            hosts = [(n["metadata"]["name"], node_address(n)) for n in ordered]
+            hosts = sorted((n["metadata"]["name"], node_address(n)) for n in nodes)
             # Each mon binds its Node's address; with host networking that is also the address it publishes.
-            binds = [(m, hosts[i % len(hosts)][1]) for i, (m, dummy) in enumerate(mons)]
-            per_node, device_class = osd_count(cluster, nodes)
+            binds = [(m, node_address(node)) for m, node in mon_placement(cluster, nodes)]
+            per_node, device_class = osd_count(cluster)
             running = {"fsid": fsid, "error": None}
 
             def bootstrap():
@@ -710,7 +717,7 @@ class RookOperator:
         spec, name = pool.get("spec") or {}, pool["metadata"]["name"]
         pool_ceph = self.cephs[cluster_name]
         size = int((spec.get("replicated") or {}).get("size") or 3)
-        rule = "%s_%s" % (name, spec.get("failureDomain") or "host")
+        rule = crush_rule(pool)
         if rule not in pool_ceph.command("osd crush rule ls"):
             args = {"name": rule, "root": "default", "type": spec.get("failureDomain") or "host"}
             if spec.get("deviceClass"):
@@ -809,7 +816,7 @@ class RookOperator:
             return False
         if present:
             pool_ceph.command("osd pool rm", pool=meta["name"], pool2=meta["name"], yes_i_really_really_mean_it=True)
-            rule = "%s_%s" % (meta["name"], (pool.get("spec") or {}).get("failureDomain") or "host")
+            rule = crush_rule(pool)
             if rule in pool_ceph.command("osd crush rule ls"):
                 pool_ceph.command("osd crush rule rm", name=rule)
             self.ctl.log("%s: pool deleted in Ceph" % label)
