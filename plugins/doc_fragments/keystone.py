@@ -45,6 +45,13 @@ options:
         description: The Secret's key holding the password.
         type: str
         default: password
+      interface:
+        description:
+          - The catalog interface the module calls Keystone's identity API at once it has a token - the one
+            whose URL is O(secret_auth.auth_url) (C(internal) for the C(Keystone) CR's C(status.endpoint)).
+          - Omitted - O(interface).
+        type: str
+        choices: [public, internal, admin]
   clusters:
     description:
       - The batch form - the module's work for many OpenStack clusters in one run, each cluster with its own
@@ -93,6 +100,10 @@ options:
             description: The Secret's key holding the password.
             type: str
             default: password
+          interface:
+            description: As O(secret_auth.interface).
+            type: str
+            choices: [public, internal, admin]
       params:
         description:
           - The module's own options for this cluster (not the connection or authentication options), validated

@@ -602,7 +602,8 @@ def keystone_admin(kubeconfig, namespace=REGION_NAMESPACE):
         "auth_url": keystone_endpoint(kubeconfig, namespace), "username": "admin", "project_name": "admin",
         "user_domain_name": "Default", "project_domain_name": "Default",
         "password": secret_data(kubeconfig, "keystone-admin-credentials", namespace)["password"]},
-        region_name=lab_keystone.REGION)
+        # status.endpoint is the internal URL; the public one is where users reach the region (not the lab).
+        region_name=lab_keystone.REGION, interface="internal")
     conn.authorize()
     return conn
 

@@ -113,8 +113,10 @@ def test_keystone_cr_is_bootstrapped_with_the_generated_password(first_run, cp_k
         name, result = _failed_task(first_run["out"])
         pytest.fail("%s: %s" % (name, result.get("msg")))
     cr = json.loads(kubectl(cp_kubeconfig, "-n", NAMESPACE, "get", "keystone", "keystone", "-o", "json").stdout)
+    # The public endpoint is the region's plan (cobaltcore_network.endpoints), not the Keystone's own URL.
     assert cr["spec"]["bootstrap"] == {"adminUser": "admin", "region": lab_keystone.REGION,
-                                       "adminPasswordSecretRef": {"name": "keystone-admin-credentials", "key": "password"}}
+                                       "adminPasswordSecretRef": {"name": "keystone-admin-credentials", "key": "password"},
+                                       "publicEndpoint": public_identity_url(lab_keystone.REGION)}
     conditions = dict((c["type"], c) for c in cr["status"]["conditions"])
     for ctype in ("BootstrapReady", "Ready"):
         assert conditions[ctype]["status"] == "True"
@@ -156,8 +158,8 @@ def test_catalog_is_in_keystone_with_public_and_internal_endpoints(first_run, ad
         for interface in ("public", "internal"):
             urls = catalog.get_urls(service_type=service_type, interface=interface, region_name=lab_keystone.REGION)
             assert len(urls) == 1, (service_type, interface, urls)
-            if service_type == "identity":
-                assert urls[0] == endpoint
+            if service_type == "identity":  # bootstrap's endpoints, adopted by K-ORC
+                assert urls[0] == (public_identity_url(lab_keystone.REGION) if interface == "public" else endpoint)
             elif interface == "public":  # the region's plan: a name users reach (cobaltcore_network.endpoints)
                 assert urls[0].startswith("https://%s." % name) and ".lab.cobaltcore.test/" in urls[0] + "/", urls
             else:
@@ -468,13 +470,18 @@ def _tenant_play(kubeconfig, services, tmp_path):
                   "keystone_bootstrap_cluster_name": TENANT, "keystone_bootstrap_services": services}}]}]
 
 
-def _removing_the_korc_objects_leaves_what_the_bootstrap_created(kubeconfig, namespace, admin, endpoint):
+def public_identity_url(cluster):
+    """The lab plan's public URL of a cluster's Keystone (inventories/lab, public_url_template)."""
+    return "https://keystone.%s.lab.cobaltcore.test/v3" % cluster
+
+
+def _removing_the_korc_objects_leaves_what_the_bootstrap_created(kubeconfig, namespace, admin, endpoint, public):
     """K-ORC deletes what it manages, never the bootstrap's resources or the service project."""
     kubectl(kubeconfig, "-n", namespace, "delete", KORC_RESOURCES, "--all", "--timeout=300s")
     assert [u.name for u in admin.identity.users(domain_id="default")] == ["admin"]
     assert sorted((s.name, s.type) for s in admin.identity.services()) == [("keystone", "identity")]
     identity = sorted((e.interface, e.url) for e in admin.identity.endpoints())
-    assert identity == sorted((i, endpoint) for i in ("admin", "internal", "public"))
+    assert identity == sorted([("admin", endpoint), ("internal", endpoint), ("public", public)])
     assert admin.identity.find_project("service", domain_id="default", ignore_missing=True) is not None
     assert {"admin", "member", "reader", "service"} <= set(r.name for r in admin.identity.roles())
 
@@ -517,6 +524,6 @@ def test_tenant_cluster_has_its_own_keystone_and_keeps_the_bootstrap_when_korc_l
             korc_secret = obj["spec"].get("cloudCredentialsRef", {}).get("secretName")
             assert korc_secret in ("k-orc-clouds-yaml", "glance-keystone-user", "placement-keystone-user"), obj
         _removing_the_korc_objects_leaves_what_the_bootstrap_created(cp_kubeconfig, TENANT_NAMESPACE, tenant_admin,
-                                                                     tenant_url)
+                                                                     tenant_url, public_identity_url(TENANT))
     finally:
         assert _remove_cluster(cp_kubeconfig, TENANT_NAMESPACE)

@@ -188,7 +188,7 @@ def test_the_credential_module_twice_at_once_without_the_lock_leaves_k_orc_a_wor
     """A role or module run on its own is not under the lock: the Secret's writes are what make it safe."""
     task = {"name": "korc", "c5c3.cobaltcore.korc_credentials": {
         "secret_auth": {"auth_url": keystone_endpoint(_control_plane()), "secret_namespace": REGION_NAMESPACE,
-                        "secret_name": "keystone-admin-credentials"},
+                        "secret_name": "keystone-admin-credentials", "interface": "internal"},
         "kubeconfig": str(_control_plane()), "namespace": REGION_NAMESPACE, "region": lab_keystone.REGION,
         "auth_url": _korc_credential()["auth"]["auth_url"],
         "labels": {"c5c3.io/openstack-cluster-name": lab_keystone.REGION}}}

@@ -24,12 +24,13 @@ import json
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.catalog import catalog_plan, refs_of
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.settings import IDENTITY_SERVICE
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import openbao
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
 # What an entry of clusters may set; everything else is the role's, the same for every cluster.
 CLUSTER_KEYS = ("name", "namespace", "services", "region", "public_url", "internal_url", "admin_url",
-                "korc_auth_url", "consumer_auth_url")
+                "admin_interface", "korc_auth_url", "consumer_auth_url")
 # Before K-ORC's credentials exist the admin cloud's URL is not known: a stand-in lets every other setting be checked.
 KNOWN_URL = "https://keystone.invalid/v3"
 CATALOG_KEYS = ("namespace", "region", "services", "public_url_template", "internal_url_template", "domain",
@@ -91,7 +92,10 @@ def _labels(c):
 def _secret_auth(c, endpoint):
     if not (c.get("keystone_cr", True) and c.get("secret_auth", True)):
         return None  # the module's own cloud or auth
-    return {"auth_url": c.get("admin_url") or endpoint, "username": c.get("admin_user") or "admin",
+    # The CR's status.endpoint is the internal URL: identity calls after the token go to the same interface.
+    interface = c.get("admin_interface") or ("public" if c.get("admin_url") else "internal")
+    return {"auth_url": c.get("admin_url") or endpoint, "interface": interface,
+            "username": c.get("admin_user") or "admin",
             "project_name": c.get("admin_project") or "admin", "domain_name": c.get("domain") or "Default",
             "secret_namespace": c["namespace"], "secret_name": c.get("admin_secret") or "keystone-admin-credentials"}
 
@@ -106,6 +110,23 @@ def _entry(c, endpoint, params):
 
 def _first(*values):
     return next((v for v in values if v), None)
+
+
+def _identity_urls(c, endpoint, admin_auth_url=None):
+    """(public, internal) URLs of a cluster's identity service; None: the catalog's template.
+
+    With a Keystone CR the public URL is the given one or the public template's (where users reach the
+    region, seed 004), never the CR's status.endpoint, which is cluster-internal; the internal URL is the
+    given one or status.endpoint. An existing Keystone (no CR) keeps the URLs its admin cloud reaches.
+    """
+    if c.get("keystone_cr", True):
+        return c.get("public_url") or None, _first(c.get("internal_url"), endpoint)
+    public = _first(c.get("public_url"), endpoint, admin_auth_url)
+    return public, _first(c.get("internal_url"), public)
+
+
+def _identity_public_url(plan):
+    return next((s["public_url"] for s in plan["services"] if s["name"] == IDENTITY_SERVICE), None)
 
 
 def batch(clusters, defaults, endpoints=None, korc=None, settled=None):
@@ -126,11 +147,13 @@ def batch(clusters, defaults, endpoints=None, korc=None, settled=None):
     settled = set(settled or [])
     found, problems = _clusters(clusters, defaults)
     digests = {}
+    public_urls = {}
     for c in found:
-        known = _first(c.get("public_url"), endpoints.get(c["namespace"]), KNOWN_URL)
-        plan, found_problems = _plan(c, _catalog_settings(c, known, c.get("internal_url") or known))
+        public, internal = _identity_urls(c, endpoints.get(c["namespace"]), KNOWN_URL)
+        plan, found_problems = _plan(c, _catalog_settings(c, public, internal or KNOWN_URL))
         problems.extend(found_problems)
         digests[c["name"]] = plan_digest(plan)
+        public_urls[c["name"]] = _identity_public_url(plan) if plan else None
         if c.get("openbao"):
             problems.extend(_openbao(c, None)[1])
     if problems:
@@ -143,7 +166,7 @@ def batch(clusters, defaults, endpoints=None, korc=None, settled=None):
                            "generate": [{"key": "password", "length": c.get("admin_password_length") or 32}],
                            "labels": _labels(c)} for c in found],
         "keystones": [dict(_keystone_ref(c), namespace=c["namespace"]) for c in found],
-        "keystone_bootstraps": [_keystone_bootstrap(c) for c in found],
+        "keystone_bootstraps": [_keystone_bootstrap(c, public_urls[c["name"]]) for c in found],
         # keystone_verification_state: what each cluster's Keystone steps depend on.
         "state": [dict({"name": c["name"], "namespace": c["namespace"],
                         "settings": dict(c, plan_digest=digests[c["name"]])},
@@ -165,11 +188,10 @@ def batch(clusters, defaults, endpoints=None, korc=None, settled=None):
             continue
         minted = korc[c["name"]] or {}
         endpoint = endpoints.get(c["namespace"])
-        public = _first(c.get("public_url"), endpoint, minted.get("admin_auth_url"))
-        internal = _first(c.get("internal_url"), endpoint, public)
+        public, internal = _identity_urls(c, endpoint, minted.get("admin_auth_url"))
         plan, found_problems = _plan(c, _catalog_settings(
             c, public, internal, korc_auth_url=minted.get("auth_url"),
-            consumer_auth_url=_first(c.get("consumer_auth_url"), c.get("internal_url"), endpoint, public)))
+            consumer_auth_url=_first(c.get("consumer_auth_url"), internal, public)))
         problems.extend(found_problems)
         plans.append((c, plan, minted))
     if problems:
@@ -191,12 +213,13 @@ def _keystone_ref(c):
             "kind": "Keystone", "name": c.get("keystone_name") or "keystone"}
 
 
-def _keystone_bootstrap(c):
+def _keystone_bootstrap(c, public_url):
+    """The Keystone CR's bootstrap settings; its public endpoint is the catalog's, so K-ORC adopts it."""
     spec = {"adminUser": c.get("admin_user") or "admin",
             "adminPasswordSecretRef": {"name": c.get("admin_secret") or "keystone-admin-credentials", "key": "password"},
             "region": c["region"]}
-    if c.get("public_url"):
-        spec["publicEndpoint"] = c["public_url"]
+    if public_url:
+        spec["publicEndpoint"] = public_url
     return {"apiVersion": c.get("keystone_api_version") or "keystone.openstack.c5c3.io/v1alpha1", "kind": "Keystone",
             "metadata": {"name": c.get("keystone_name") or "keystone", "namespace": c["namespace"]},
             "spec": {"bootstrap": spec}}

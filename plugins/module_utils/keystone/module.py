@@ -69,6 +69,7 @@ SECRET_AUTH_OPTIONS = dict(
     secret_namespace=dict(type="str", required=True, no_log=False),
     secret_name=dict(type="str", required=True, no_log=False),
     secret_key=dict(type="str", default="password", no_log=False),
+    interface=dict(type="str", choices=["public", "internal", "admin"]),
 )
 SECRET_AUTH_SPEC = dict(
     secret_auth=dict(type="dict", no_log=False, options=copy.deepcopy(SECRET_AUTH_OPTIONS)),
@@ -227,7 +228,7 @@ class KeystoneModule(KubeConnection, OpenStackModule):
                           project_domain_name=settings["domain_name"]),
                 region_name=self.params["region_name"], verify=self.params["validate_certs"],
                 cacert=self.params["ca_cert"], api_timeout=self.params["api_timeout"],
-                interface=self.params["interface"])
+                interface=settings.get("interface") or self.params["interface"])
         except self.sdk.exceptions.SDKException as exc:
             raise KeystoneError(str(exc))
 

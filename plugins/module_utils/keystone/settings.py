@@ -191,9 +191,9 @@ def normalize_settings(settings):
         problems.append(problem("cluster", "%r is not a valid label value" % (s["cluster"],)))
     if not isinstance(s["region"], str) or not s["region"]:
         problems.append(problem("region", "is required (the Keystone region of the catalog's endpoints)"))
+    # Keystone's own URLs are optional (then the templates'); an internal one not given is the public one.
     checks = [_url_problem(key, s[key]) for key in ("keystone_public_url", "keystone_internal_url")
-              # An internal URL that is not given is the public one, checked already.
-              if key != "keystone_internal_url" or settings.get(key)]
+              if settings.get(key)]
     checks.extend(_template_problem(key, s[key]) for key in ("public_url_template", "internal_url_template"))
     problems.extend(check for check in checks if check)
     for key in ("domain", "admin_project", "service_project", "korc_cloud"):

@@ -37,10 +37,10 @@ def test_plan_is_what_module_utils_returns():
 
 def test_plan_problems_become_one_filter_error():
     with pytest.raises(AnsibleFilterError) as error:
-        FILTERS["keystone_catalog_plan"]({"namespace": "x"})
+        FILTERS["keystone_catalog_plan"]({"namespace": "x", "keystone_public_url": "keystone:5000"})
     assert "nothing was changed" in str(error.value)
     assert "\n- region: is required" in str(error.value)
-    assert "\n- keystone_public_url: is required" in str(error.value)
+    assert "\n- keystone_public_url: 'keystone:5000' is not an http or https URL" in str(error.value)
 
 
 def test_refs_and_failure_message():

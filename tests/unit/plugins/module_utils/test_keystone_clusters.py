@@ -43,11 +43,17 @@ def test_each_step_holds_every_cluster_in_one_list():
     assert [n["metadata"]["name"] for n in first["namespaces"]] == ["openstack-tenant-a", "openstack-tenant-b"]
     assert [s["namespace"] for s in first["admin_secrets"]] == ["openstack-tenant-a", "openstack-tenant-b"]
     assert [b["spec"]["bootstrap"]["region"] for b in first["keystone_bootstraps"]] == ["lab", "lab"]
+    # Keystone's public endpoint is the catalog's public one (the template's), known before the Keystone is.
+    assert [b["spec"]["bootstrap"]["publicEndpoint"] for b in first["keystone_bootstraps"]] == [
+        "https://keystone.openstack-tenant-a.svc.cluster.local:5000/v3",
+        "https://keystone.openstack-tenant-b.svc.cluster.local:5000/v3"]
     known = kb.batch(TENANTS, DEFAULTS, ENDPOINTS)
     # Each cluster's Keystone module entry: its own admin, password from its own namespace's Secret.
-    assert [(e["name"], e["secret_auth"]["auth_url"], e["secret_auth"]["secret_namespace"]) for e in known["korc"]] == [
-        ("tenant-a", ENDPOINTS["openstack-tenant-a"], "openstack-tenant-a"),
-        ("tenant-b", ENDPOINTS["openstack-tenant-b"], "openstack-tenant-b")]
+    # status.endpoint is the internal URL: the admin's identity calls use the internal interface.
+    assert [(e["name"], e["secret_auth"]["auth_url"], e["secret_auth"]["secret_namespace"],
+             e["secret_auth"]["interface"]) for e in known["korc"]] == [
+        ("tenant-a", ENDPOINTS["openstack-tenant-a"], "openstack-tenant-a", "internal"),
+        ("tenant-b", ENDPOINTS["openstack-tenant-b"], "openstack-tenant-b", "internal")]
     assert [e["params"]["namespace"] for e in known["korc"]] == ["openstack-tenant-a", "openstack-tenant-b"]
     assert [e["params"]["auth_url"] for e in known["korc"]] == list(ENDPOINTS.values())
     assert known["check"][0]["params"] == {"domain": "Default", "projects": ["admin"], "admin_user": "admin",
@@ -60,7 +66,10 @@ def test_each_step_holds_every_cluster_in_one_list():
             services[manifest["metadata"]["namespace"]].add(manifest["metadata"]["name"])
     assert services == {"openstack-tenant-a": {"glance", "placement"}, "openstack-tenant-b": {"glance"}}
     assert [e["name"] for e in full["verify"]] == ["tenant-a", "tenant-b"]
-    assert [e["params"]["services"][0]["public_url"] for e in full["verify"]] == list(ENDPOINTS.values())
+    assert [(e["params"]["services"][0]["public_url"], e["params"]["services"][0]["internal_url"])
+            for e in full["verify"]] == [
+        (b["spec"]["bootstrap"]["publicEndpoint"], ENDPOINTS[b["metadata"]["namespace"]])
+        for b in first["keystone_bootstraps"]]
     assert [len(e["params"]["assignments"]) for e in full["role_assignments"]] == [2, 1]
     assert full["import_refs"] == kc.refs_of(full["imports"])
     # One cluster's plan is exactly catalog_plan's: the batch adds no second concept.
@@ -72,7 +81,7 @@ def test_the_one_cluster_of_phase_5_is_the_plan_of_catalog_plan():
     endpoint = "http://keystone.openstack:5000/v3"
     full = kb.batch([], DEFAULTS, {"openstack": endpoint}, {"lab": {"auth_url": endpoint, "admin_auth_url": endpoint}})
     plan = kc.catalog_plan({"namespace": "openstack", "cluster": "lab", "region": "lab", "services": ["keystone", "glance"],
-                            "keystone_public_url": endpoint, "korc_auth_url": endpoint, "consumer_auth_url": endpoint})
+                            "keystone_internal_url": endpoint, "korc_auth_url": endpoint, "consumer_auth_url": endpoint})
     assert full["imports"] == plan["imports"] and full["catalog"] == plan["catalog"] + plan["users"]
     assert full["credential_secrets"] == plan["credential_secrets"]
     assert full["endpoint_regions"][0]["params"] == {"region": "lab", "endpoints": plan["endpoints"]}
@@ -173,3 +182,25 @@ def test_the_state_carries_the_digest_of_each_clusters_plan():
     assert digests(more, ENDPOINTS)["tenant-b"] == first["tenant-b"]
     assert digests(TENANTS, dict(ENDPOINTS, **{"openstack-tenant-b": "http://b2.example:5000/v3"}))["tenant-b"] \
         != first["tenant-b"]
+
+
+def test_identity_urls_the_public_from_the_plan_the_internal_the_keystones_own():
+    endpoint = "http://keystone-api.openstack.svc.cluster.local:5000/v3"
+    planned = dict(DEFAULTS, public_url_template="https://{name}.{cluster}.example.com{path}")
+    full = kb.batch([], planned, {"openstack": endpoint}, {"lab": {"auth_url": endpoint, "admin_auth_url": endpoint}})
+    identity = [m["spec"]["resource"]["url"] for m in full["catalog"]
+                if m["kind"] == "Endpoint" and m["spec"]["resource"]["serviceRef"] == "keystone"]
+    assert identity == ["https://keystone.lab.example.com/v3", endpoint]  # public, internal
+    assert full["keystone_bootstraps"][0]["spec"]["bootstrap"]["publicEndpoint"] == identity[0]
+    # Given URLs win; an admin URL (e.g. an ingress) is reached at the public interface unless told otherwise.
+    given = dict(planned, public_url="https://id.example.com/v3", admin_url="https://id.example.com/v3")
+    full = kb.batch([], given, {"openstack": endpoint}, {"lab": {"auth_url": endpoint, "admin_auth_url": endpoint}})
+    assert full["keystone_bootstraps"][0]["spec"]["bootstrap"]["publicEndpoint"] == "https://id.example.com/v3"
+    assert full["korc"][0]["secret_auth"]["interface"] == "public"
+    told = kb.batch([], dict(given, admin_interface="admin"), {"openstack": endpoint})
+    assert told["korc"][0]["secret_auth"]["interface"] == "admin"
+    # An existing Keystone without a CR keeps the URL its admin cloud reaches, for both interfaces.
+    existing = kb.batch([], dict(planned, keystone_cr=False), None,
+                        {"lab": {"auth_url": endpoint, "admin_auth_url": endpoint}})
+    assert [m["spec"]["resource"]["url"] for m in existing["catalog"]
+            if m["kind"] == "Endpoint" and m["spec"]["resource"]["serviceRef"] == "keystone"] == [endpoint, endpoint]
