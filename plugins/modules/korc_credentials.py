@@ -74,7 +74,7 @@ options:
     description: The region K-ORC uses; the admin cloud's region when omitted.
     type: str
   endpoint_interface:
-    description: The catalog interface K-ORC uses (C(interface) in its C(clouds.yaml)).
+    description: The catalog interface K-ORC uses (C(interface) and C(endpoint_type) in its C(clouds.yaml)).
     type: str
     choices: [public, internal, admin]
     default: internal
@@ -174,6 +174,7 @@ import calendar
 import os
 import time
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.catalog import cloud
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import normalize
@@ -199,12 +200,9 @@ def held_for(live, now):
 
 
 def clouds_yaml(cloud_name, auth_url, credential_id, secret, region, interface):
-    return {"clouds": {cloud_name: {
-        "auth_type": "v3applicationcredential",
-        "auth": {"auth_url": auth_url, "application_credential_id": credential_id,
-                 "application_credential_secret": secret},
-        "region_name": region, "interface": interface, "identity_api_version": 3,
-    }}}
+    return {"clouds": {cloud_name: cloud(
+        {"auth_url": auth_url, "application_credential_id": credential_id, "application_credential_secret": secret},
+        region, interface, auth_type="v3applicationcredential")}}
 
 
 def stored_credential(secret, cloud_name):

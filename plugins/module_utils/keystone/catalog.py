@@ -107,6 +107,14 @@ def catalog_manifests(s):
     return objects
 
 
+def cloud(auth, region, interface, auth_type=None):
+    """A cloud of a clouds.yaml. The catalog interface is in both keys: K-ORC (gophercloud's clientconfig) reads
+    endpoint_type and ignores interface, openstacksdk reads interface."""
+    entry = {"auth_type": auth_type} if auth_type else {}
+    entry.update(auth=auth, region_name=region, interface=interface, endpoint_type=interface, identity_api_version=3)
+    return entry
+
+
 def _users(s):
     return [service for service in s["services"] if service["user"]]
 
@@ -150,13 +158,11 @@ def secret_specs(s):
             "name": naming.service_keystone_user_secret(name), "namespace": s["namespace"],
             "labels": _secret_labels(s, name),
             "generate": [{"key": naming.KORC_PASSWORD_KEY, "length": PASSWORD_LENGTH}],
-            "templates": {naming.KORC_CLOUDS_KEY: {"clouds": {name: {
-                "auth": {"auth_url": s["korc_auth_url"], "username": name,
-                         "password": "${%s}" % naming.KORC_PASSWORD_KEY,
-                         "user_domain_name": s["domain"], "project_name": s["service_project"],
-                         "project_domain_name": s["domain"]},
-                "region_name": s["region"], "interface": s["korc_interface"], "identity_api_version": 3,
-            }}}},
+            "templates": {naming.KORC_CLOUDS_KEY: {"clouds": {name: cloud(
+                {"auth_url": s["korc_auth_url"], "username": name, "password": "${%s}" % naming.KORC_PASSWORD_KEY,
+                 "user_domain_name": s["domain"], "project_name": s["service_project"],
+                 "project_domain_name": s["domain"]},
+                s["region"], s["korc_interface"])}}},
         })
         specs.append({
             "name": naming.service_keystone_credentials_secret(name), "namespace": s["namespace"],
@@ -218,11 +224,9 @@ def credential_secret_specs(s):
             "values_from": [{"key": "application_credential_id", "api_version": naming.KORC_API_VERSION,
                              "kind": "ApplicationCredential", "name": name, "field": "status.id"}],
             "values": {"auth_url": s["consumer_auth_url"], "region_name": s["region"]},
-            "templates": {naming.KORC_CLOUDS_KEY: {"clouds": {name: {
-                "auth_type": "v3applicationcredential",
-                "auth": {"auth_url": s["consumer_auth_url"], "application_credential_id": "${application_credential_id}",
-                         "application_credential_secret": "${%s}" % naming.KORC_APPLICATION_CREDENTIAL_SECRET_KEY},
-                "region_name": s["region"], "interface": s["consumer_interface"], "identity_api_version": 3,
-            }}}},
+            "templates": {naming.KORC_CLOUDS_KEY: {"clouds": {name: cloud(
+                {"auth_url": s["consumer_auth_url"], "application_credential_id": "${application_credential_id}",
+                 "application_credential_secret": "${%s}" % naming.KORC_APPLICATION_CREDENTIAL_SECRET_KEY},
+                s["region"], s["consumer_interface"], auth_type="v3applicationcredential")}}},
         })
     return specs

@@ -22,7 +22,8 @@ def test_korc_clouds_yaml_shape():
         "auth_type": "v3applicationcredential",
         "auth": {"auth_url": "http://k/v3", "application_credential_id": "id1",
                  "application_credential_secret": "s3cret"},
-        "region_name": "RegionOne", "interface": "internal", "identity_api_version": 3}}}
+        # K-ORC (gophercloud) reads endpoint_type, openstacksdk interface.
+        "region_name": "RegionOne", "interface": "internal", "endpoint_type": "internal", "identity_api_version": 3}}}
 
 
 def test_stored_credential_reads_the_cloud_or_nothing():
