@@ -234,8 +234,10 @@ def test_an_admin_given_as_auth_and_a_kubeconfig_given_as_a_mapping_never_appear
     credentials = [user["user"][key] for user in kubeconfig["users"] for key in ("client-key-data", "token")
                    if user["user"].get(key)]
     assert credentials, "the lab's kubeconfig holds no credential to look for"
+    # The admin reaches Keystone at its internal URL (status.endpoint): the identity calls go to that interface.
     rc, out, text = run_verbose(PLAYBOOK, "--check", "-e", json.dumps(
-        {"keystone_bootstrap_auth": auth, "keystone_bootstrap_kubeconfig": kubeconfig}))
+        {"keystone_bootstrap_auth": auth, "keystone_bootstrap_kubeconfig": kubeconfig,
+         "keystone_bootstrap_admin_interface": "internal"}))
     assert rc == 0, failures(out)
     assert out["stats"][HOST]["changed"] == 0
     # It is a -vvv run (Ansible names its inventory's source only then; the modules run in process: no connection).
