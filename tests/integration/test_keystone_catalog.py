@@ -279,7 +279,7 @@ def test_broken_korc_credential_is_replaced_and_the_old_one_deleted(first_run, c
             json.dumps({"data": {"clouds.yaml": base64.b64encode(text.encode()).decode()}}))
     task = {"name": "korc", "c5c3.cobaltcore.korc_credentials": {
         "secret_auth": {"auth_url": _endpoint(cp_kubeconfig), "secret_namespace": NAMESPACE,
-                        "secret_name": "keystone-admin-credentials"},
+                        "secret_name": "keystone-admin-credentials", "interface": "internal"},
         "kubeconfig": str(cp_kubeconfig), "namespace": NAMESPACE,
         "region": lab_keystone.REGION, "labels": {"c5c3.io/openstack-cluster-name": lab_keystone.REGION}}}
     rc, results = run_tasks([task], tmp_path, hosts=HOST)
@@ -411,7 +411,7 @@ def test_openbao_path_deletes_a_replaced_credential_only_once_eso_delivered_the_
     kubectl(cp_kubeconfig, "create", "namespace", namespace)
     task = {"name": "korc", "c5c3.cobaltcore.korc_credentials": {
         "secret_auth": {"auth_url": _endpoint(cp_kubeconfig), "secret_namespace": NAMESPACE,
-                        "secret_name": "keystone-admin-credentials"},
+                        "secret_name": "keystone-admin-credentials", "interface": "internal"},
         "kubeconfig": str(cp_kubeconfig), "namespace": namespace, "region": lab_keystone.REGION,
         "secret_name": "k-orc-app-credential", "synced_secret": "k-orc-clouds-yaml"}}
 
