@@ -14,8 +14,8 @@ for tool in make gcc git python3; do
 done
 # The lab's Keystones cache in memcached, as upstream's do (lab/regionlab/memcached.py).
 command -v memcached >/dev/null || need+=(memcached)
-# The storage pools' real Ceph (lab/regionlab/ceph.py): mon, mgr, OSDs, the keyring tools and librados for Python.
-for daemon in ceph-mon ceph-mgr ceph-osd; do
+# The storage pools' real Ceph (lab/regionlab/ceph.py): mon, mgr, OSDs, MDS, the keyring tools and librados for Python.
+for daemon in ceph-mon ceph-mgr ceph-osd ceph-mds; do
   command -v "$daemon" >/dev/null || need+=("$daemon")
 done
 command -v ceph-authtool >/dev/null || need+=(ceph-common)

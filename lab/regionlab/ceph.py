@@ -1,11 +1,11 @@
-"""Real Ceph behind each storage pool: the daemons Rook runs (mons, a mgr, OSDs), as lab processes.
+"""Real Ceph behind each storage pool: the daemons Rook runs (mons, a mgr, OSDs, MDSs), as lab processes.
 
-Debian's ceph-mon, ceph-mgr and ceph-osd (16.2) run as plain processes, each bound to the address of
+Debian's ceph-mon, ceph-mgr, ceph-osd and ceph-mds (16.2) run as plain processes, each bound to the address of
 the storage pool's Node it stands for (the pool's public network, 127.30.x.0/24 in the lab), so the
 control plane and the tenants' clients reach the monitors only at what the pool publishes. The Rook
 stand-in (standins/rook.py) bootstraps a cluster when it orchestrates a CephCluster, with the fsid and
 the mon and admin keys it wrote into Rook's Secret rook-ceph-mon, and runs Rook's Ceph commands
-against it (pools, cephx clients, status) through librados.
+against it (pools, cephx clients, filesystems and their MDS daemons, status) through librados.
 
 Data lives under .lab/ceph/<storage pool>/. The OSDs use memstore (no block devices here), which
 keeps its objects across a restart only when it shuts down cleanly (osd_fast_shutdown false).
@@ -20,6 +20,7 @@ Lab settings beside Ceph's defaults, each for a reason of this machine rather th
 - mon_data_avail_warn 5: the machine's disk, not the region's, is the mons' disk.
 """
 
+import errno
 import importlib.machinery
 import importlib.util
 import json
@@ -33,7 +34,8 @@ from pathlib import Path
 from . import config, processes
 
 ROOT = config.STATE / "ceph"
-BINARIES = {"mon": "/usr/bin/ceph-mon", "mgr": "/usr/bin/ceph-mgr", "osd": "/usr/bin/ceph-osd"}
+BINARIES = {"mon": "/usr/bin/ceph-mon", "mgr": "/usr/bin/ceph-mgr", "osd": "/usr/bin/ceph-osd",
+            "mds": "/usr/bin/ceph-mds"}
 TOOLS = {"authtool": "/usr/bin/ceph-authtool", "monmaptool": "/usr/bin/monmaptool", "rbd": "/usr/bin/rbd"}
 RADOS_DIR = Path("/usr/lib/python3/dist-packages")
 MON_PORT, MSGR2_PORT = 6789, 3300
@@ -130,8 +132,8 @@ class Cluster:
     # What exists ---------------------------------------------------------------
 
     def state(self):
-        """{fsid, mons: [[id, address]], mgrs: [[id, address]], osds: [{id, uuid, host, address}], device_class,
-        complete}, or None before the bootstrap began; `complete` once every OSD was up."""
+        """{fsid, mons: [[id, address]], mgrs: [[id, address]], osds: [{id, uuid, host, address}], mdss: [[id,
+        address]], device_class, complete}, or None before the bootstrap began; `complete` once every OSD was up."""
         try:
             return json.loads(self.state_file.read_text())
         except (OSError, ValueError):
@@ -146,11 +148,12 @@ class Cluster:
         return "ceph-%s-%s-%s" % (self.pool, kind, daemon_id)
 
     def daemons(self):
-        """[(kind, id, address, Node)]: mons and mgrs carry no Node name (their address places them)."""
+        """[(kind, id, address, Node)]: mons, mgrs and MDSs carry no Node name (their address places them)."""
         state = self.state() or {}
         return ([("mon", m, a, None) for m, a in state.get("mons") or []]
                 + [("mgr", m, a, None) for m, a in state.get("mgrs") or []]
-                + [("osd", str(o["id"]), o["address"], o["host"]) for o in state.get("osds") or []])
+                + [("osd", str(o["id"]), o["address"], o["host"]) for o in state.get("osds") or []]
+                + [("mds", m, a, None) for m, a in state.get("mdss") or []])
 
     # Bootstrap -----------------------------------------------------------------
 
@@ -202,6 +205,40 @@ class Cluster:
         self._save(state)
         return state
 
+    def mds_ids(self):
+        return [m for m, dummy in (self.state() or {}).get("mdss") or []]
+
+    def add_mds(self, daemon_id, address, filesystem):
+        """An MDS daemon for a filesystem (Rook's mds/config.go caps; mds_join_fs ties it to its filesystem, as Rook
+        sets it), started; a known one is only started."""
+        state = self.state()
+        if daemon_id not in self.mds_ids():
+            entity = "mds.%s" % daemon_id
+            key = self.command("auth get-or-create", entity=entity,
+                               caps=["osd", "allow *", "mds", "allow", "mon", "allow profile mds"])
+            (self.dir / ("mds-%s" % daemon_id)).mkdir(exist_ok=True)
+            (self.dir / ("%s.keyring" % entity)).write_text(_keyring(entity, key[0]["key"]))
+            self.command("config set", who=entity, name="mds_join_fs", value=filesystem)
+            state.setdefault("mdss", []).append([daemon_id, address])
+            self._save(state)
+        self._start("mds", daemon_id, address)
+
+    def remove_mds(self, daemon_id):
+        """Rook's DeleteMdsCephObjects with the daemon's Deployment: stopped, its key and configuration gone."""
+        processes.stop(self.process("mds", daemon_id))
+        entity = "mds.%s" % daemon_id
+        for prefix, args in (("auth del", {"entity": entity}), ("config rm", {"who": entity, "name": "mds_join_fs"})):
+            try:
+                self.command(prefix, **args)
+            except CephError as exc:
+                if exc.code != -errno.ENOENT:
+                    raise
+        shutil.rmtree(self.dir / ("mds-%s" % daemon_id), ignore_errors=True)
+        (self.dir / ("%s.keyring" % entity)).unlink(missing_ok=True)
+        state = self.state()
+        state["mdss"] = [m for m in state.get("mdss") or [] if m[0] != daemon_id]
+        self._save(state)
+
     def _make_osd(self, admin, host, address, device_class):
         osd_uuid = str(uuid.uuid4())
         osd_id = command(admin, "osd new", uuid=osd_uuid)["osdid"]
@@ -223,7 +260,7 @@ class Cluster:
                  "run_dir = %s" % (d / "run"), "admin_socket = %s" % (d / "run" / "$name.asok"),
                  "log_file = %s" % (d / "log" / "$name.log"), "keyring = %s" % (d / "$name.keyring"),
                  "mon_data = %s" % (d / "mon-$id"), "osd_data = %s" % (d / "osd-$id"),
-                 "mgr_data = %s" % (d / "mgr-$id")]
+                 "mgr_data = %s" % (d / "mgr-$id"), "mds_data = %s" % (d / "mds-$id")]
         lines += ["%s = %s" % item for item in sorted(SETTINGS.items())]
         self.conf.write_text("\n".join(lines) + "\n")
 
@@ -280,6 +317,14 @@ class Cluster:
 
     def status(self):
         return self.command("status")
+
+    def mgr_command(self, prefix, timeout=0, **args):
+        """A command of a mgr module (`ceph fs subvolumegroup ...` is the volumes module's): its parsed output."""
+        request = dict(args, prefix=prefix, format="json")
+        code, out, status = self.admin().mgr_command(json.dumps(request), b"", timeout=timeout)
+        if code < 0:
+            raise CephError(prefix, code, status or "error")
+        return json.loads(out) if out.strip() else {}
 
     def rbd(self, *args):
         """The rbd tool as the admin (what Rook's `rbd` calls run); its output."""

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from conftest import REGION_HOST, TENANT_Q, TENANT_R, get_object, lab_kubectl
+from conftest import REGION_HOST, TENANT_Q, TENANT_R, get_object, lab_kubectl, wait_truthy
 from regionlab import ceph
 
 # What only Rook's admin may do: list the keys, make a user, lift a pool's quota (mon caps `profile rbd` read the
@@ -108,3 +108,46 @@ def test_each_pool_in_ceph_is_as_its_cephblockpool_says(region):
             want = (spec.get("quotas") or {}).get("maxSize")
             assert live[name]["quota_max_bytes"] == (int(want[:-2]) << 30 if want else 0), (pool, name)
             assert "rbd" in live[name]["application_metadata"]
+
+
+def mds_map(pool_ceph, filesystem):
+    dump = pool_ceph.command("fs dump")
+    return next(f["mdsmap"] for f in dump["filesystems"] if f["mdsmap"]["fs_name"] == filesystem)
+
+
+def test_a_tenants_filesystem_is_served_by_real_mds_daemons(region):
+    """lab-tenant-b's CephFilesystem (Manila's shares): its MDS daemons run on the storage pool's Node, one active and
+    one in standby-replay, its pools spread over OSDs, and Ceph's volumes module makes a subvolume in the CSI group -
+    which only an active MDS can serve."""
+    pool_ceph = ceph.Cluster("st-pool-a")
+    node_address = pool_ceph.state()["osds"][0]["address"]
+    found = json.loads(lab_kubectl("st-pool-a", "get", "cephfilesystems", "-n", "rook-ceph", "-o", "json").stdout)
+    filesystems = [f for f in found["items"]
+                   if f["metadata"]["labels"].get("c5c3.io/openstack-cluster-name") == "lab-tenant-b"]
+    assert len(filesystems) == 1 and filesystems[0]["status"]["phase"] == "Ready"
+    name = filesystems[0]["metadata"]["name"]
+
+    def served():
+        daemons = mds_map(pool_ceph, name)["info"].values()
+        states = sorted((d["name"], d["state"]) for d in daemons)
+        return states if [s for dummy, s in states] in (["up:active", "up:standby-replay"],
+                                                        ["up:standby-replay", "up:active"]) else None
+    states = wait_truthy(served, "an active MDS and a standby-replay one for %s" % name)
+    assert sorted(n for n, dummy in states) == [name + "-a", name + "-b"]
+    mdsmap = mds_map(pool_ceph, name)
+    assert all(d["addr"].startswith(node_address + ":") for d in mdsmap["info"].values())
+    pools = dict((p["pool_id"], p) for p in pool_ceph.command("osd pool ls", detail="detail"))
+    rules = dict((r["rule_id"], r["rule_name"]) for r in pool_ceph.command("osd crush rule dump"))
+    made = [pools[mdsmap["metadata_pool"]]] + [pools[i] for i in mdsmap["data_pools"]]
+    assert [p["pool_name"] for p in made] == [name + "-metadata", name + "-data0"]
+    assert [rules[p["crush_rule"]] for p in made] == [name + "-metadata_osd", name + "-data0_osd"]
+    groups = [g["name"] for g in pool_ceph.mgr_command("fs subvolumegroup ls", vol_name=name)]
+    assert groups == ["csi"]
+    share = dict(vol_name=name, sub_name="share-probe", group_name="csi")
+    pool_ceph.mgr_command("fs subvolume create", timeout=30, size=1 << 20, **share)
+    try:
+        info = pool_ceph.mgr_command("fs subvolume info", timeout=30, **share)
+        assert info["path"].startswith("/volumes/csi/share-probe/") and info["bytes_quota"] == 1 << 20
+    finally:
+        pool_ceph.mgr_command("fs subvolume rm", timeout=30, **share)
+    assert pool_ceph.mgr_command("fs subvolume ls", vol_name=name, group_name="csi") == []

@@ -33,7 +33,10 @@ on github.com/rook/rook v1.17.9, pkg/operator/ceph:
   rook-ceph-client-<name> (or spec.secretName; type kubernetes.io/rook) with keys <name> (the
   key), userID, userKey, adminID, adminKey. The key is made once per CephClient (uid): a CephClient
   deleted and created again gets a new one.
-- file/: CephFilesystem Progressing, Ready with observedGeneration (info only with mirroring: none).
+- file/: CephFilesystem Progressing, Ready with observedGeneration (info only with mirroring: none), once
+  createFilesystem ran against Ceph: MDS daemons <fs>-a, <fs>-b, ... (activeCount, doubled with activeStandby; extra
+  ones scaled down), the pools <fs>-metadata and <fs>-<data pool name or data<i>> (application cephfs), `fs new`, the
+  further data pools, allow_standby_replay and standby_count_wanted, max_mds above one, the subvolume group csi.
 - object/: CephObjectStore Progressing, Ready with observedGeneration, info.endpoint
   http://rook-ceph-rgw-<name>.<ns>.svc:<port> (and secureEndpoint with securePort), endpoints
   {insecure, secure}; object/user/: CephObjectStoreUser "ReconcileFailed" while its store is not
@@ -41,10 +44,14 @@ on github.com/rook/rook v1.17.9, pkg/operator/ceph:
   (AccessKey, SecretKey, Endpoint).
 
 Ceph is real (lab/regionlab/ceph.py): the CephCluster's daemons, its status from `ceph status`, a CephBlockPool's pool,
-a CephClient's user. Deletion: CephBlockPool and CephClient carry Rook's finalizers; a pool that holds RBD images is
-deleted only with the rook.io/force-deletion annotation (pool/controller.go handleDeletionBlocked).
+a CephClient's user, a CephFilesystem's filesystem and MDS daemons. Deletion: CephBlockPool, CephClient and
+CephFilesystem carry Rook's finalizers; a pool that holds RBD images is deleted only with the rook.io/force-deletion
+annotation (pool/controller.go handleDeletionBlocked); a filesystem whose subvolume groups hold subvolumes stays, with
+DeletionIsBlocked ObjectHasDependents (file/dependent.go), and otherwise loses its MDS daemons and keys, is failed,
+and - unless preserveFilesystemOnDelete - removed with its pools (unless preservePoolsOnDelete).
 Not played: the other kinds' finalizers (deleted at once; the Secrets carry owner references so that the garbage
-collector removes them), MDS and radosgw, mirroring, upgrades, a CephCluster's deletion blocked by dependents.
+collector removes them), radosgw (a CephObjectStore is Ready without a gateway), CephFilesystemSubVolumeGroup CRs as
+dependents, mirroring, upgrades, a CephCluster's deletion blocked by dependents.
 
 Each step waits the `rook` delay. Failures from standins.yaml `failures`, keyed `<Kind>`,
 `<Kind>/<namespace>` or `<Kind>/<namespace>/<name>`: {message} (the error Rook reports); for a
@@ -109,7 +116,8 @@ DEFAULT_ERRORS = {
 FAILED_PHASE = {"CephObjectStoreUser": "ReconcileFailed"}
 # How Rook wraps the error of a Ceph command it ran for the kind.
 CEPH_ERROR_PREFIX = {"CephBlockPool": "failed to create pool \"%(name)s\".: ",
-                     "CephClient": "failed to create or update client \"%(name)s\": "}
+                     "CephClient": "failed to create or update client \"%(name)s\": ",
+                     "CephFilesystem": "failed to create filesystem \"%(name)s\": "}
 MONS = "abcdefghijklmnopqrstuvwxyz"
 # The disks of a lab storage machine: Rook's useAllDevices makes an OSD (times osdsPerDevice) on each.
 LAB_DEVICES_PER_NODE = 3
@@ -117,7 +125,8 @@ LAB_DEVICES_PER_NODE = 3
 STATUS_REFRESH = 60
 # controller/finalizer.go buildFinalizerName: "<kind lowercased>.ceph.rook.io"; the kinds whose deletion the lab
 # plays against Ceph (pool/controller.go, client/controller.go).
-FINALIZED = {"CephBlockPool": "cephblockpool.ceph.rook.io", "CephClient": "cephclient.ceph.rook.io"}
+FINALIZED = {"CephBlockPool": "cephblockpool.ceph.rook.io", "CephClient": "cephclient.ceph.rook.io",
+             "CephFilesystem": "cephfilesystem.ceph.rook.io"}
 # controller/cleanup.go RESOURCE_CLEANUP_ANNOTATION: a pool that holds images is deleted with them only with it.
 FORCE_DELETION = "rook.io/force-deletion"
 
@@ -303,9 +312,54 @@ def pool_error(pool):
     return None
 
 
+def pool_crush_rule(name, spec):
+    """The CRUSH rule Rook makes for a replicated pool: over its failure domain."""
+    return "%s_%s" % (name, (spec or {}).get("failureDomain") or "host")
+
+
 def crush_rule(pool):
-    """The CRUSH rule Rook makes for a replicated CephBlockPool: over its failure domain."""
-    return "%s_%s" % (pool["metadata"]["name"], (pool.get("spec") or {}).get("failureDomain") or "host")
+    return pool_crush_rule(pool["metadata"]["name"], pool.get("spec"))
+
+
+# file/filesystem.go: a filesystem's pools' names; cephclient's default subvolume group for CSI.
+CEPHFS_APPLICATION = "cephfs"
+CSI_SUBVOLUME_GROUP = "csi"
+# file/dependent.go ignoredDependentSubvolumeGroups, and its name for subvolumes outside a group.
+IGNORED_SUBVOLUME_GROUPS = ("_nogroup", "_index", "_legacy", "_deleting")
+NO_GROUP = "<no group>"
+SUBVOLUME_DEPENDENTS = "filesystem subvolume groups that contain subvolumes (could be from CephFilesystem PVCs or " \
+                       "CephNFS exports)"
+
+
+def filesystem_pools(fs):
+    """[(pool name, pool spec)]: the metadata pool, then the data pools (generateMetaDataPoolName,
+    generateDataPoolNames)."""
+    spec, name = fs.get("spec") or {}, fs["metadata"]["name"]
+    metadata = spec.get("metadataPool") or {}
+    preserve = spec.get("preservePoolNames")
+    pools = [(metadata["name"] if preserve and metadata.get("name") else "%s-metadata" % name, metadata)]
+    for index, pool in enumerate(spec.get("dataPools") or []):
+        if not pool.get("name"):
+            pools.append(("%s-data%d" % (name, index), pool))
+        else:
+            pools.append((pool["name"] if preserve else "%s-%s" % (name, pool["name"]), pool))
+    return pools
+
+
+def mds_daemons(fs, every=False):
+    """The MDS daemon names <fs>-a, <fs>-b, ...: activeCount, doubled with activeStandby (mds.go); every=True gives
+    the activeCount * 2 whose keys a deletion removes (deleteFilesystem)."""
+    server = (fs.get("spec") or {}).get("metadataServer") or {}
+    active = server.get("activeCount") or 1
+    count = active * 2 if every or server.get("activeStandby") else active
+    return ["%s-%s" % (fs["metadata"]["name"], MONS[i]) for i in range(count)]
+
+
+def blocked_by_dependents(kind, obj, dependents):
+    """GenerateConditionBlockedDueToDependents's message: dependents {plural kind: [names]}."""
+    listed = ", ".join("%s: [%s]" % (k, " ".join(v)) for k, v in sorted(dependents.items()))
+    return '%s "%s/%s" will not be deleted until all dependents are removed: %s' % (
+        kind, obj["metadata"]["namespace"], obj["metadata"]["name"], listed)
 
 
 def pool_detail(pool_ceph, name):
@@ -322,6 +376,48 @@ def quantity_bytes(quantity):
     text = str(quantity).strip()
     digits = text.rstrip("kMGTPEi")
     return int(float(digits) * QUANTITY[text[len(digits):]])
+
+
+def ensure_ceph_pool(pool_ceph, name, spec, application):
+    """A replicated pool as Rook's CreatePool makes it (pool/pool.go createReplicatedPoolForApp): a CRUSH rule over its
+    failure domain (and device class), the pool, its size, compression, quota and application; returns its id."""
+    size = int((spec.get("replicated") or {}).get("size") or 3)
+    rule = pool_crush_rule(name, spec)
+    if rule not in pool_ceph.command("osd crush rule ls"):
+        args = {"name": rule, "root": "default", "type": spec.get("failureDomain") or "host"}
+        if spec.get("deviceClass"):
+            args["class"] = spec["deviceClass"]
+        pool_ceph.command("osd crush rule create-replicated", **args)
+    live = pool_detail(pool_ceph, name)
+    if live is None:
+        pool_ceph.command("osd pool create", pool=name, pool_type="replicated", rule=rule)
+        live = pool_detail(pool_ceph, name)
+    rules = {r["rule_id"]: r["rule_name"] for r in pool_ceph.command("osd crush rule dump")}
+    settings = [("crush_rule", rule, rules.get(live.get("crush_rule"))), ("size", str(size), str(live.get("size")))]
+    compression = (spec.get("parameters") or {}).get("compression_mode")
+    if compression:
+        have = ((live.get("options") or {}).get("compression_mode"))
+        settings.append(("compression_mode", compression, have))
+    for var, value, have in settings:
+        if value != have:
+            pool_ceph.command("osd pool set", pool=name, var=var, val=value, yes_i_really_mean_it=True)
+    if application not in (live.get("application_metadata") or {}):
+        pool_ceph.command("osd pool application enable", pool=name, app=application)
+    quota = quantity_bytes(((spec.get("quotas") or {}).get("maxSize")) or "0")
+    if quota != live.get("quota_max_bytes", 0):
+        pool_ceph.command("osd pool set-quota", pool=name, field="max_bytes", val=str(quota))
+    return live["pool_id"]
+
+
+def remove_ceph_pool(pool_ceph, name, spec):
+    """DeletePool: the pool and its CRUSH rule, if present."""
+    if pool_detail(pool_ceph, name) is None:
+        return False
+    pool_ceph.command("osd pool rm", pool=name, pool2=name, yes_i_really_really_mean_it=True)
+    rule = pool_crush_rule(name, spec)
+    if rule in pool_ceph.command("osd crush rule ls"):
+        pool_ceph.command("osd crush rule rm", name=rule)
+    return True
 
 
 def failure_message(kind, obj, failure):
@@ -681,6 +777,8 @@ class RookOperator:
             elif kind == "CephClient":
                 self.ensure_client_secret(cluster_name, kube, obj, self.ensure_client(cluster_name, obj))
                 wanted["info"] = {"secretName": client_secret_name(obj)}
+            elif kind == "CephFilesystem":
+                self.ensure_filesystem(cluster_name, obj)
         except ceph.CephError as exc:
             message = CEPH_ERROR_PREFIX[kind] % {"name": meta["name"]} + exc.message
             self.patch_status(kube, target, obj, {"phase": "Failure"}, "%s: Failure %s" % (label, message))
@@ -712,36 +810,96 @@ class RookOperator:
     # Ceph: what Rook's pool and client controllers run ------------------------
 
     def ensure_pool(self, cluster_name, pool):
-        """The CephBlockPool's pool in Ceph (pool/pool.go createReplicatedPoolForApp): a CRUSH rule over its failure
-        domain (and device class), the pool, its size, compression, quota and the rbd application; returns its id."""
-        spec, name = pool.get("spec") or {}, pool["metadata"]["name"]
+        """The CephBlockPool's pool in Ceph with the rbd application; returns its id."""
+        return ensure_ceph_pool(self.cephs[cluster_name], pool["metadata"]["name"], pool.get("spec") or {}, "rbd")
+
+    def ensure_filesystem(self, cluster_name, fs):
+        """createFilesystem (file/filesystem.go) against the pool's Ceph: the MDS daemons first, on the pool's Nodes,
+        then the pools, the filesystem, its settings and the CSI subvolume group."""
+        spec, name = fs.get("spec") or {}, fs["metadata"]["name"]
+        server = spec.get("metadataServer") or {}
+        active, standby = server.get("activeCount") or 1, bool(server.get("activeStandby"))
         pool_ceph = self.cephs[cluster_name]
-        size = int((spec.get("replicated") or {}).get("size") or 3)
-        rule = crush_rule(pool)
-        if rule not in pool_ceph.command("osd crush rule ls"):
-            args = {"name": rule, "root": "default", "type": spec.get("failureDomain") or "host"}
-            if spec.get("deviceClass"):
-                args["class"] = spec["deviceClass"]
-            pool_ceph.command("osd crush rule create-replicated", **args)
-        live = pool_detail(pool_ceph, name)
-        if live is None:
-            pool_ceph.command("osd pool create", pool=name, pool_type="replicated", rule=rule)
-            live = pool_detail(pool_ceph, name)
-        rules = {r["rule_id"]: r["rule_name"] for r in pool_ceph.command("osd crush rule dump")}
-        settings = [("crush_rule", rule, rules.get(live.get("crush_rule"))), ("size", str(size), str(live.get("size")))]
-        compression = (spec.get("parameters") or {}).get("compression_mode")
-        if compression:
-            have = ((live.get("options") or {}).get("compression_mode"))
-            settings.append(("compression_mode", compression, have))
-        for var, value, have in settings:
-            if value != have:
-                pool_ceph.command("osd pool set", pool=name, var=var, val=value, yes_i_really_mean_it=True)
-        if "rbd" not in (live.get("application_metadata") or {}):
-            pool_ceph.command("osd pool application enable", pool=name, app="rbd")
-        quota = quantity_bytes(((spec.get("quotas") or {}).get("maxSize")) or "0")
-        if quota != live.get("quota_max_bytes", 0):
-            pool_ceph.command("osd pool set-quota", pool=name, field="max_bytes", val=str(quota))
-        return live["pool_id"]
+        addresses = sorted({osd["address"] for osd in pool_ceph.state()["osds"]})
+        wanted = mds_daemons(fs)
+        for index, daemon in enumerate(wanted):
+            pool_ceph.add_mds(daemon, addresses[index % len(addresses)], name)
+        prefix = name + "-"
+        for daemon in pool_ceph.mds_ids():  # scaleDownDeployments
+            if daemon.startswith(prefix) and len(daemon) == len(prefix) + 1 and daemon not in wanted:
+                pool_ceph.remove_mds(daemon)
+        pools = filesystem_pools(fs)
+        if len(pools) > 1:  # without data pools Rook expects the filesystem to exist already
+            exists = name in [f["name"] for f in pool_ceph.command("fs ls")]
+            for pool_name, pool_spec in pools:
+                ensure_ceph_pool(pool_ceph, pool_name, pool_spec, CEPHFS_APPLICATION)
+            if exists:  # updateFilesystem
+                pool_ceph.command("fs set", fs_name=name, var="max_mds", val=str(active))
+            else:
+                pool_ceph.command("fs flag set", flag_name="enable_multiple", val="true", yes_i_really_mean_it=True)
+                pool_ceph.command("fs new", fs_name=name, metadata=pools[0][0], data=pools[1][0])
+            for pool_name, dummy in pools[1 if exists else 2:]:
+                try:
+                    pool_ceph.command("fs add_data_pool", fs_name=name, pool=pool_name)
+                except ceph.CephError as exc:
+                    if exc.code != -errno.EINVAL:  # already one of the filesystem's
+                        raise
+        pool_ceph.command("fs set", fs_name=name, var="allow_standby_replay", val=str(standby).lower())
+        pool_ceph.command("fs set", fs_name=name, var="standby_count_wanted", val=str(active if standby else 0))
+        if active > 1:
+            pool_ceph.command("fs set", fs_name=name, var="max_mds", val=str(active))
+        pool_ceph.mgr_command("fs subvolumegroup create", vol_name=name, group_name=CSI_SUBVOLUME_GROUP)
+
+    def filesystem_dependents(self, cluster_name, fs):
+        """cephFilesystemDependents's Ceph half: {plural kind: [subvolume groups holding subvolumes]}."""
+        pool_ceph, name = self.cephs[cluster_name], fs["metadata"]["name"]
+        if name not in [f["name"] for f in pool_ceph.command("fs ls")]:
+            return {}
+        groups = [g["name"] for g in pool_ceph.mgr_command("fs subvolumegroup ls", vol_name=name)]
+        holding = []
+        for group in groups + [None]:
+            if group in IGNORED_SUBVOLUME_GROUPS:
+                continue
+            args = {"vol_name": name}
+            if group:
+                args["group_name"] = group
+            if pool_ceph.mgr_command("fs subvolume ls", **args):
+                holding.append(group or NO_GROUP)
+        return {SUBVOLUME_DEPENDENTS: holding} if holding else {}
+
+    def delete_filesystem(self, cluster_name, kube, fs, target, label):
+        """The CephFilesystem's deletion (file/controller.go, filesystem.go deleteFilesystem); False while blocked."""
+        meta, spec = fs["metadata"], fs.get("spec") or {}
+        pool_ceph = self.cephs[cluster_name]
+        dependents = self.filesystem_dependents(cluster_name, fs)
+        name = "%s/%s" % (meta["namespace"], meta["name"])
+        conditions = copy.deepcopy((fs.get("status") or {}).get("conditions") or [])
+        if dependents:
+            message = blocked_by_dependents("CephFilesystem", fs, dependents)
+            if loop.set_condition(conditions, "DeletionIsBlocked", "True", "ObjectHasDependents", message):
+                kube.patch(target, fs, {"status": {"conditions": conditions}}, "status")
+                self.ctl.log("%s: %s" % (label, message))
+            self.ctl.next_due = min(self.ctl.next_due, 5.0)
+            return False
+        if loop.set_condition(conditions, "DeletionIsBlocked", "False", "ObjectHasNoDependents",
+                              'CephFilesystem "%s" has no dependent custom resources blocking deletion' % name):
+            kube.patch(target, fs, {"status": {"conditions": conditions}}, "status")
+        for daemon in mds_daemons(fs, every=True):
+            if daemon in pool_ceph.mds_ids():
+                pool_ceph.remove_mds(daemon)
+        present = meta["name"] in [f["name"] for f in pool_ceph.command("fs ls")]
+        if present:
+            pool_ceph.command("fs fail", fs_name=meta["name"])
+        if present and spec.get("dataPools") and not spec.get("preserveFilesystemOnDelete"):
+            pool_ceph.command("fs rm", fs_name=meta["name"], yes_i_really_mean_it=True)
+            if not spec.get("preservePoolsOnDelete"):
+                for pool_name, pool_spec in filesystem_pools(fs):
+                    remove_ceph_pool(pool_ceph, pool_name, pool_spec)
+            self.ctl.log("%s: filesystem removed in Ceph%s" % (
+                label, " (pools kept)" if spec.get("preservePoolsOnDelete") else ", with its pools"))
+        else:
+            self.ctl.log("%s: MDS daemons removed, filesystem kept in Ceph" % label)
+        return True
 
     def ensure_client(self, cluster_name, client):
         """client.<name> in Ceph with exactly the CR's caps (client/client.go: get-or-create, then caps); its key."""
@@ -756,10 +914,11 @@ class RookOperator:
         return found["key"]
 
     def finalize(self, cluster_name, kube, kind, obj, clusters):
-        """A deleted CephBlockPool or CephClient (pool/controller.go, client/controller.go): without a CephCluster the
-        finalizer goes at once; a pool that holds RBD images or snapshots stays, with PoolDeletionIsBlocked, unless the
-        rook.io/force-deletion annotation is "true" (then Rook's clean-up Job removes them first); otherwise Ceph's
-        pool or user is deleted, then the finalizer."""
+        """A deleted CephBlockPool, CephClient or CephFilesystem (pool/, client/, file/controller.go): without a
+        CephCluster the finalizer goes at once; a pool that holds RBD images or snapshots stays, with
+        PoolDeletionIsBlocked, unless the rook.io/force-deletion annotation is "true" (then Rook's clean-up Job removes
+        them first); a filesystem with subvolumes stays, with DeletionIsBlocked; otherwise Ceph's pool, user or
+        filesystem is deleted, then the finalizer."""
         meta = obj["metadata"]
         if FINALIZED[kind] not in (meta.get("finalizers") or []):
             return
@@ -773,6 +932,8 @@ class RookOperator:
         if alive:
             try:
                 if kind == "CephBlockPool" and not self.delete_pool(cluster_name, kube, obj, target, label):
+                    return
+                if kind == "CephFilesystem" and not self.delete_filesystem(cluster_name, kube, obj, target, label):
                     return
                 if kind == "CephClient":
                     self.delete_client(cluster_name, obj)
@@ -814,11 +975,7 @@ class RookOperator:
             else:
                 self.ctl.next_due = min(self.ctl.next_due, 5.0)
             return False
-        if present:
-            pool_ceph.command("osd pool rm", pool=meta["name"], pool2=meta["name"], yes_i_really_really_mean_it=True)
-            rule = crush_rule(pool)
-            if rule in pool_ceph.command("osd crush rule ls"):
-                pool_ceph.command("osd crush rule rm", name=rule)
+        if remove_ceph_pool(pool_ceph, meta["name"], pool.get("spec")):
             self.ctl.log("%s: pool deleted in Ceph" % label)
         return True
 

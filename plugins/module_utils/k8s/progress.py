@@ -13,7 +13,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import one_line
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import group_of, last_operation_text
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import (
+    deletion_blocked, group_of, last_operation_text)
 
 REPORT_LIMIT = 200
 NO_STATUS = "status is not reported yet"  # readiness's words for an object without status
@@ -124,7 +125,8 @@ def reported(obj, state=None):
 
 
 def reported_while_deleted(obj):
-    """What an object that should be gone reports: a Shoot's lastOperation, else its deletion and finalizers."""
+    """What an object that should be gone reports: a Shoot's lastOperation, else its deletion, finalizers and what its
+    operator says holds it."""
     if _is_shoot(obj):
         last = _status(obj).get("lastOperation")
         if isinstance(last, dict) and last:
@@ -133,8 +135,9 @@ def reported_while_deleted(obj):
     if not meta.get("deletionTimestamp"):
         return "not deleted yet"
     finalizers = meta.get("finalizers") or []
-    return one_line("being deleted%s" % (", finalizers %s" % ", ".join(finalizers) if finalizers else ""),
-                    REPORT_LIMIT)
+    blocked = deletion_blocked(obj)
+    return one_line("being deleted%s%s" % (", finalizers %s" % ", ".join(finalizers) if finalizers else "",
+                                           "; blocked: %s" % "; ".join(blocked) if blocked else ""), REPORT_LIMIT)
 
 
 def slowest(entries):

@@ -645,13 +645,16 @@ class Rule(object):
     ready/terminal/source: the rule in words and where upstream defines it (docs/readiness.md).
     events: upstream puts its error into the object's Warning events only (not into status), so a
     failed or timed-out wait reports the latest one.
+    deletion_blocked: function(obj) -> [why upstream holds the deleted object], for waits until it is gone.
     """
 
-    __slots__ = ("check", "ready", "terminal", "source", "observed_generation", "statusless", "events", "no_status")
+    __slots__ = ("check", "ready", "terminal", "source", "observed_generation", "statusless", "events", "no_status",
+                 "deletion_blocked")
 
     def __init__(self, check, ready, terminal, source, observed_generation=False, statusless=False, events=False,
-                 no_status=None):
+                 no_status=None, deletion_blocked=None):
         self.check = check
+        self.deletion_blocked = deletion_blocked
         self.no_status = no_status
         self.ready = ready
         self.terminal = terminal
@@ -664,6 +667,15 @@ class Rule(object):
 _METAL = "ironcore-dev/metal-operator api/v1alpha1/"
 _ROOK = "rook/rook pkg/apis/ceph.rook.io/v1/types.go; "
 _ROOK_FAILURE = "phase Failure (status for the current generation)"
+# Rook's conditions that hold a deleted object (reporting.go, util/dependents): dependents, a non-empty pool or RADOS
+# namespace.
+_ROOK_BLOCKING = ("DeletionIsBlocked", "PoolDeletionIsBlocked", "RadosNamespaceDeletionIsBlocked")
+
+
+def _rook_deletion_blocked(obj):
+    conditions = ((obj or {}).get("status") or {}).get("conditions") or []
+    return [c.get("message") or c.get("reason") or c["type"] for c in conditions
+            if isinstance(c, dict) and c.get("type") in _ROOK_BLOCKING and c.get("status") == "True"]
 _FLUX_READY = "Ready=True and not Reconciling, condition and status observedGeneration current"
 _FLUX_TERMINAL = "Stalled=True; not ready with spec.suspend true"
 _NONE = "none"
@@ -708,33 +720,40 @@ RULES = {
         "observedGeneration current; phase Ready (Connected when external), or state Created; "
         "status.ceph.health reported and not HEALTH_ERR",
         "none (the operator retries failed orchestrations)",
-        _ROOK + "ClusterStatus, ClusterState, ConditionType", observed_generation=True),
+        _ROOK + "ClusterStatus, ClusterState, ConditionType", observed_generation=True,
+        deletion_blocked=_rook_deletion_blocked),
     ("ceph.rook.io", "CephBlockPool"): Rule(
         _field_rule(("status", "phase"), ("Ready",), ("Failure",)),
         "observedGeneration current; phase Ready", _ROOK_FAILURE,
-        _ROOK + "pkg/operator/ceph/pool/controller.go", observed_generation=True, events=True),
+        _ROOK + "pkg/operator/ceph/pool/controller.go", observed_generation=True,
+        deletion_blocked=_rook_deletion_blocked, events=True),
     ("ceph.rook.io", "CephClient"): Rule(
         _field_rule(("status", "phase"), ("Ready",), ("Failure",)),
         "observedGeneration current; phase Ready", _ROOK_FAILURE,
-        _ROOK + "pkg/operator/ceph/client/controller.go", observed_generation=True, events=True),
+        _ROOK + "pkg/operator/ceph/client/controller.go", observed_generation=True,
+        deletion_blocked=_rook_deletion_blocked, events=True),
     ("ceph.rook.io", "CephFilesystem"): Rule(
         _field_rule(("status", "phase"), ("Ready",), ("Failure",)),
         "observedGeneration current; phase Ready", _ROOK_FAILURE,
-        _ROOK + "pkg/operator/ceph/file/controller.go", observed_generation=True, events=True),
+        _ROOK + "pkg/operator/ceph/file/controller.go", observed_generation=True,
+        deletion_blocked=_rook_deletion_blocked, events=True),
     ("ceph.rook.io", "CephObjectStore"): Rule(
         _ceph_object_store,
         "observedGeneration current; phase Ready (Connected from older RGW health checks)",
         _ROOK_FAILURE + ", unless written by the RGW bucket health check (bucketStatus.health Failure)",
-        _ROOK + "pkg/operator/ceph/object/status.go, health.go", observed_generation=True, events=True),
+        _ROOK + "pkg/operator/ceph/object/status.go, health.go", observed_generation=True,
+        deletion_blocked=_rook_deletion_blocked, events=True),
     ("ceph.rook.io", "CephObjectStoreUser"): Rule(
         _field_rule(("status", "phase"), ("Ready",)),
         "observedGeneration current; phase Ready",
         "none (ReconcileFailed is also written while the object store is not ready yet, and retried)",
-        _ROOK + "pkg/operator/ceph/object/user/controller.go", observed_generation=True, events=True),
+        _ROOK + "pkg/operator/ceph/object/user/controller.go", observed_generation=True,
+        deletion_blocked=_rook_deletion_blocked, events=True),
     ("ceph.rook.io", "CephRBDMirror"): Rule(
         _field_rule(("status", "phase"), ("Ready",), ("Failed",)),
         "observedGeneration current; phase Ready", "phase Failed (status for the current generation)",
-        _ROOK + "pkg/operator/ceph/cluster/rbd/controller.go", observed_generation=True),
+        _ROOK + "pkg/operator/ceph/cluster/rbd/controller.go", observed_generation=True,
+        deletion_blocked=_rook_deletion_blocked),
     # K-ORC
     ("openstack.k-orc.cloud", "*"): Rule(
         _korc,
@@ -873,6 +892,12 @@ def group_of(api_version):
     """The API group of an apiVersion ('' for the core group)."""
     api_version = api_version or ""
     return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+def deletion_blocked(obj):
+    """Why the operator of a deleted object holds it, as the object reports it ([] when it does not say)."""
+    rule = rule_for(group_of((obj or {}).get("apiVersion")), (obj or {}).get("kind"))
+    return rule.deletion_blocked(obj) if rule.deletion_blocked else []
 
 
 def rule_for(group, kind):

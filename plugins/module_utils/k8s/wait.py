@@ -16,7 +16,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import describe
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import waiting_line
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import reported_while_deleted, waiting_line
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.read import Reader
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate, group_of, rule_for
 
@@ -95,9 +95,10 @@ class Waiter:
             if state is None:
                 lines.append("%s: %s" % (describe(ref), "not found"))
                 continue
-            line = "%s: %s" % (describe(ref), "; ".join(state.missing) or "still present")
-            if not absent:
-                line += self._last_warning(obj)
+            if absent:
+                line = "%s: %s" % (describe(ref), reported_while_deleted(obj))
+            else:
+                line = "%s: %s%s" % (describe(ref), "; ".join(state.missing) or "still present", self._last_warning(obj))
             lines.append(line)
         return "%d object(s) %s: %s" % (len(entries), what, " | ".join(lines))
 

@@ -85,8 +85,24 @@ def compose_openstack_clusters(claims, region):
 REPLICATION_FIELDS = {"volumes": "volumePool", "images": "imagePool", "ephemeral": "ephemeralPool"}
 
 
+def _replicated_pools(spec, placement):
+    """[(claim field, replicas)]: every pool the placement puts on its storage pool - block pools, the filesystem's
+    and the object store's - by the claim field that sets its replication."""
+    ceph = spec["storage"]["ceph"]
+    pools = [("spec.storage.ceph.%s.replication" % REPLICATION_FIELDS[role], ceph[REPLICATION_FIELDS[role]]["replication"])
+             for role in placement.pools]
+    if placement.filesystem:
+        pools += [("spec.storage.ceph.filesystem.%s" % field, ceph["filesystem"][field])
+                  for field in ("dataPoolReplication", "metadataPoolReplication")]
+    if placement.object_store:
+        pools += [("spec.storage.ceph.objectStore.dataPoolReplication", ceph["objectStore"]["dataPoolReplication"]),
+                  ("spec.storage.ceph.objectStore.enabled (its metadata pools)",
+                   rook_manifests.OBJECT_STORE_METADATA_REPLICATION)]
+    return pools
+
+
 def _refuse_unplaceable_replicas(refs, region):
-    """A block pool whose replicas outnumber its storage pool's hosts, with the replicas spread over hosts: Ceph could
+    """A pool whose replicas outnumber its storage pool's hosts, with the replicas spread over hosts: Ceph could
     place only as many as there are hosts, so its placement groups would stay undersized and, below min_size,
     refuse writes. Raises InputError naming every such field."""
     problems = []
@@ -96,12 +112,10 @@ def _refuse_unplaceable_replicas(refs, region):
             if _failure_domain(region, placement.cluster) != "host":
                 continue
             hosts = region.pool(placement.cluster).data.get("workers") or 0
-            for role in placement.pools:
-                field = REPLICATION_FIELDS[role]
-                replicas = spec["storage"]["ceph"][field]["replication"]
+            for field, replicas in _replicated_pools(spec, placement):
                 if hosts and replicas > hosts:
                     problems.append(problem(
-                        "spec.storage.ceph.%s.replication" % field,
+                        field,
                         "%d replicas need %d hosts, but storage pool %s has %d (workers; its ceph.failure_domain is "
                         "host): lower the replication or spread the pool's replicas over OSDs"
                         % (replicas, replicas, placement.cluster, hosts), ref))
@@ -175,10 +189,10 @@ def storage_manifests(name, spec, placement, labels, failure_domain=rook_manifes
         manifests.append(rook_manifests.filesystem(
             naming.filesystem(name), labels,
             ceph["filesystem"]["dataPoolReplication"],
-            ceph["filesystem"]["metadataPoolReplication"]))
+            ceph["filesystem"]["metadataPoolReplication"], failure_domain))
     if placement.object_store:
         manifests.append(rook_manifests.object_store(
-            naming.object_store(name), labels, ceph["objectStore"]["dataPoolReplication"]))
+            naming.object_store(name), labels, ceph["objectStore"]["dataPoolReplication"], failure_domain))
         manifests.append(rook_manifests.object_store_user(
             naming.object_store_user(name), labels, naming.object_store(name),
             naming.object_store_user_display_name(name)))

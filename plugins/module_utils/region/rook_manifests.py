@@ -56,20 +56,30 @@ def _preserved(kind, spec, preserve=True):
     return spec
 
 
-def filesystem(name, labels, data_replication, metadata_replication):
-    """CephFilesystem with one data pool and one active MDS plus a standby; kept in Ceph when deleted."""
+def _replicated(size, failure_domain):
+    return {"failureDomain": failure_domain, "replicated": {"size": size}}
+
+
+def filesystem(name, labels, data_replication, metadata_replication, failure_domain=FAILURE_DOMAIN):
+    """CephFilesystem with one data pool and one active MDS plus a standby; kept in Ceph when deleted. Its pools
+    spread their replicas over the storage pool's failure domain, as the block pools do."""
     return _rook_object("CephFilesystem", name, labels, _preserved("CephFilesystem", {
-        "metadataPool": {"replicated": {"size": metadata_replication}},
-        "dataPools": [{"name": "data0", "replicated": {"size": data_replication}}],
+        "metadataPool": _replicated(metadata_replication, failure_domain),
+        "dataPools": [dict(_replicated(data_replication, failure_domain), name="data0")],
         "metadataServer": {"activeCount": 1, "activeStandby": True},
     }))
 
 
-def object_store(name, labels, data_replication):
-    """CephObjectStore (RadosGW) for the Swift/S3 API; its pools are kept in Ceph when deleted."""
+# The object store's metadata pools (bucket indexes, users) keep three replicas whatever the claim says.
+OBJECT_STORE_METADATA_REPLICATION = 3
+
+
+def object_store(name, labels, data_replication, failure_domain=FAILURE_DOMAIN):
+    """CephObjectStore (RadosGW) for the Swift/S3 API; its pools are kept in Ceph when deleted and spread their
+    replicas over the storage pool's failure domain."""
     return _rook_object("CephObjectStore", name, labels, _preserved("CephObjectStore", {
-        "metadataPool": {"replicated": {"size": 3}},
-        "dataPool": {"replicated": {"size": data_replication}},
+        "metadataPool": _replicated(OBJECT_STORE_METADATA_REPLICATION, failure_domain),
+        "dataPool": _replicated(data_replication, failure_domain),
         "gateway": {"port": 80, "securePort": 443, "instances": 2},
     }))
 

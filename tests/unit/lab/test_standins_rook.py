@@ -9,6 +9,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import base64
+import errno
 import json
 import os
 import sys
@@ -18,6 +19,7 @@ import uuid
 from conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "lab"))
+from regionlab import ceph  # noqa: E402  pylint: disable=wrong-import-position
 from regionlab.standins import client, rook, settings  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate  # noqa: E402
@@ -87,6 +89,8 @@ class FakeKube:
         meta = body.pop("metadata", None) or {}
         merge(have, body)
         merge(have["metadata"], {k: v for k, v in meta.items() if k != "resourceVersion"})
+        if "spec" in body and subresource is None:
+            have["metadata"]["generation"] += 1
         self._bump(have)
         self.writes += 1
         if have["metadata"].get("deletionTimestamp") and not have["metadata"].get("finalizers"):
@@ -110,6 +114,9 @@ class FakeCeph:
     def __init__(self):
         self.booted = None
         self.pools, self.rules, self.users, self.commands, self.images = {}, [], {}, [], {}
+        # MDS daemons {id: (address, filesystem)}; filesystems {name: {metadata, data, settings, groups, failed}},
+        # groups {name: [subvolumes]}, None the subvolumes outside a group.
+        self.mdss, self.filesystems = {}, {}
 
     def state(self):
         return self.booted
@@ -118,8 +125,10 @@ class FakeCeph:
         return self.booted is not None and fsid in (None, self.booted["fsid"])
 
     def bootstrap(self, fsid, mon_key, admin_key, mons, hosts, osds_per_host, device_class=None):
-        self.booted = {"fsid": fsid, "mons": mons, "hosts": hosts, "osds": osds_per_host * len(hosts),
-                       "keys": (mon_key, admin_key), "device_class": device_class}
+        self.booted = {"fsid": fsid, "mons": mons, "hosts": hosts, "keys": (mon_key, admin_key),
+                       "osds": [{"id": i, "host": host, "address": address} for i, (host, address) in
+                                enumerate(h for h in hosts for dummy in range(osds_per_host))],
+                       "device_class": device_class}
         return self.booted
 
     def start(self):
@@ -130,7 +139,7 @@ class FakeCeph:
 
     def status(self):
         return {"fsid": self.booted["fsid"], "health": {"status": "HEALTH_OK", "checks": {}},
-                "osdmap": {"num_osds": self.booted["osds"], "num_up_osds": self.booted["osds"]},
+                "osdmap": {"num_osds": len(self.booted["osds"]), "num_up_osds": len(self.booted["osds"])},
                 "pgmap": {"bytes_total": 3 << 30, "bytes_used": 1 << 20, "bytes_avail": (3 << 30) - (1 << 20)}}
 
     def rbd_usage(self, pool):
@@ -139,8 +148,50 @@ class FakeCeph:
     def remove_images(self, pool):
         return len(self.images.pop(pool, []))
 
+    def mds_ids(self):
+        return list(self.mdss)
+
+    def add_mds(self, daemon_id, address, filesystem):
+        self.mdss[daemon_id] = (address, filesystem)
+
+    def remove_mds(self, daemon_id):
+        del self.mdss[daemon_id]
+
+    def mgr_command(self, prefix, timeout=0, **args):
+        self.commands.append((prefix, args))
+        groups = self.filesystems[args["vol_name"]]["groups"]
+        if prefix == "fs subvolumegroup create":
+            groups.setdefault(args["group_name"], [])
+        elif prefix == "fs subvolumegroup ls":
+            return [{"name": g} for g in groups if g is not None]
+        elif prefix == "fs subvolume ls":
+            return [{"name": v} for v in groups.get(args.get("group_name"), [])]
+        return {}
+
+    def _filesystem_command(self, prefix, args):
+        name = args.get("fs_name")
+        if prefix == "fs ls":
+            return [{"name": n, "metadata_pool": f["metadata"], "data_pools": list(f["data"])}
+                    for n, f in self.filesystems.items()]
+        if prefix == "fs new":
+            self.filesystems[name] = {"metadata": args["metadata"], "data": [args["data"]], "settings": {},
+                                      "groups": {None: []}, "failed": False}
+        elif name is not None and name not in self.filesystems:
+            raise ceph.CephError(prefix, -errno.ENOENT, "Filesystem not found: '%s'" % name)
+        elif prefix == "fs add_data_pool" and args["pool"] not in self.filesystems[name]["data"]:
+            self.filesystems[name]["data"].append(args["pool"])
+        elif prefix == "fs set":
+            self.filesystems[name]["settings"][args["var"]] = args["val"]
+        elif prefix == "fs fail":
+            self.filesystems[name]["failed"] = True
+        elif prefix == "fs rm":
+            del self.filesystems[name]
+        return {}
+
     def command(self, prefix, **args):
         self.commands.append((prefix, args))
+        if prefix.startswith("fs "):
+            return self._filesystem_command(prefix, args)
         if prefix == "osd crush rule ls":
             return list(self.rules)
         if prefix == "osd crush rule dump":
@@ -323,7 +374,7 @@ def test_injected_cluster_failure_then_cephs_own_health():
     assert status["phase"] == "Ready" and status["ceph"]["health"] == "HEALTH_OK"
     booted = operator.cephs["st-pool-a"].state()
     assert booted["mons"] == [("a", "10.250.5.10")] and booted["hosts"] == [("st-1", "10.250.5.10")]
-    assert booted["osds"] == rook.LAB_DEVICES_PER_NODE and status["storage"]["osd"]["storeType"]["bluestore"] == 3
+    assert len(booted["osds"]) == rook.LAB_DEVICES_PER_NODE and status["storage"]["osd"]["storeType"]["bluestore"] == 3
     assert status["ceph"]["capacity"]["bytesTotal"] == 3 << 30
     # Ceph reports a problem: the health checker writes its health and checks, then their clearing.
     report = operator.cephs["st-pool-a"].status()
@@ -348,7 +399,7 @@ def test_children_wait_for_their_cluster_then_become_ready_with_rooks_outputs():
     add(kube, "CephBlockPool", "t-volumes", {"failureDomain": "host", "replicated": {"size": 3},
                                              "quotas": {"maxSize": "10Gi"}})
     add(kube, "CephClient", "openstack-t", {"caps": {"mon": "profile rbd"}})
-    add(kube, "CephFilesystem", "t-cephfs", {})
+    add(kube, "CephFilesystem", "t-cephfs", filesystem_spec())
     add(kube, "CephObjectStore", "t-rgw", {"gateway": {"port": 80, "securePort": 443, "instances": 2}})
     add(kube, "CephObjectStoreUser", "swift-t", {"store": "t-rgw"})
     passes(operator)
@@ -405,6 +456,87 @@ def test_children_wait_for_their_cluster_then_become_ready_with_rooks_outputs():
     assert "client.openstack-t" not in fake.users
     assert rook.url("CephBlockPool", NS, "t-volumes") not in kube.objects
     assert rook.url("CephClient", NS, "openstack-t") not in kube.objects
+
+
+def filesystem_spec(preserve=True, standby=True):
+    """A CephFilesystem as the composition writes it (rook_manifests.filesystem), its pools over OSDs."""
+    return {"metadataPool": {"failureDomain": "osd", "replicated": {"size": 3}},
+            "dataPools": [{"name": "data0", "failureDomain": "osd", "replicated": {"size": 2}}],
+            "metadataServer": {"activeCount": 1, "activeStandby": standby},
+            "preserveFilesystemOnDelete": preserve, "preservePoolsOnDelete": preserve}
+
+
+def filesystem_lab(spec):
+    kube, ctl = FakeKube(), Ctl()
+    node(kube, "st-1", "10.250.5.10")
+    operator = operator_for(ctl, {"st-pool-a": kube})
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    add(kube, "CephFilesystem", "t-cephfs", spec)
+    passes(operator, 12)
+    return kube, ctl, operator, operator.cephs["st-pool-a"]
+
+
+def test_a_filesystem_is_made_in_ceph_as_rook_makes_it_and_follows_its_spec():
+    kube, ctl, operator, fake = filesystem_lab(filesystem_spec())
+    fs = obj(kube, "CephFilesystem", "t-cephfs")
+    assert fs["metadata"]["finalizers"] == ["cephfilesystem.ceph.rook.io"]
+    assert (fs["status"]["phase"], fs["status"]["observedGeneration"]) == ("Ready", 1) and ready(fs)
+    # An active MDS and its standby on the pool's Node, joined to the filesystem.
+    assert fake.mdss == {"t-cephfs-a": ("10.250.5.10", "t-cephfs"), "t-cephfs-b": ("10.250.5.10", "t-cephfs")}
+    made = fake.filesystems["t-cephfs"]
+    assert (made["metadata"], made["data"]) == ("t-cephfs-metadata", ["t-cephfs-data0"])
+    for pool, size in (("t-cephfs-metadata", 3), ("t-cephfs-data0", 2)):
+        live = fake.pools[pool]
+        assert (live["size"], fake.rules[live["crush_rule"]]) == (size, pool + "_osd")
+        assert list(live["application_metadata"]) == ["cephfs"]
+    assert made["settings"] == {"allow_standby_replay": "true", "standby_count_wanted": "1"}
+    assert made["groups"] == {None: [], "csi": []}
+    writes = kube.writes
+    passes(operator)
+    assert kube.writes == writes
+    # No standby any more: the second MDS goes, Ceph wants none.
+    kube.patch(rook.url("CephFilesystem", NS, "t-cephfs"), fs,
+               {"spec": {"metadataServer": {"activeCount": 1, "activeStandby": False}}})
+    passes(operator)
+    fs = obj(kube, "CephFilesystem", "t-cephfs")
+    assert (fs["status"]["phase"], fs["status"]["observedGeneration"]) == ("Ready", 2)
+    assert list(fake.mdss) == ["t-cephfs-a"]
+    assert made["settings"] == {"allow_standby_replay": "false", "standby_count_wanted": "0", "max_mds": "1"}
+
+
+def test_a_filesystem_without_data_pools_must_exist_in_ceph_already():
+    kube, ctl, operator, fake = filesystem_lab({"metadataServer": {"activeCount": 1}})
+    fs = obj(kube, "CephFilesystem", "t-cephfs")
+    assert fs["status"]["phase"] == "Failure" and not fake.filesystems and not fake.pools
+    assert any("failed to create filesystem \"t-cephfs\": Filesystem not found" in line for line in ctl.logs)
+
+
+def test_a_filesystem_with_subvolumes_is_not_deleted_until_they_are_gone():
+    kube, ctl, operator, fake = filesystem_lab(filesystem_spec(preserve=False))
+    fake.filesystems["t-cephfs"]["groups"]["csi"].append("csi-vol-1")
+    kube.delete(rook.url("CephFilesystem", NS, "t-cephfs"))
+    passes(operator)
+    fs = obj(kube, "CephFilesystem", "t-cephfs")
+    blocked = dict((c["type"], c) for c in fs["status"]["conditions"])["DeletionIsBlocked"]
+    assert (blocked["status"], blocked["reason"]) == ("True", "ObjectHasDependents")
+    assert blocked["message"] == (
+        'CephFilesystem "rook-ceph/t-cephfs" will not be deleted until all dependents are removed: filesystem '
+        'subvolume groups that contain subvolumes (could be from CephFilesystem PVCs or CephNFS exports): [csi]')
+    assert "t-cephfs" in fake.filesystems and len(fake.mdss) == 2
+    # The subvolume gone: the MDS daemons and their keys, the filesystem, its pools and rules, then the CR.
+    fake.filesystems["t-cephfs"]["groups"]["csi"].clear()
+    passes(operator, 2)
+    assert not fake.filesystems and not fake.mdss and not fake.pools and not fake.rules
+    assert rook.url("CephFilesystem", NS, "t-cephfs") not in kube.objects
+
+
+def test_a_preserved_filesystem_keeps_its_data_when_its_cr_goes():
+    kube, ctl, operator, fake = filesystem_lab(filesystem_spec())
+    kube.delete(rook.url("CephFilesystem", NS, "t-cephfs"))
+    passes(operator, 2)
+    assert rook.url("CephFilesystem", NS, "t-cephfs") not in kube.objects
+    assert not fake.mdss and fake.filesystems["t-cephfs"]["failed"]
+    assert set(fake.pools) == {"t-cephfs-metadata", "t-cephfs-data0"}
 
 
 def test_injected_child_failures_and_refused_pools():

@@ -302,8 +302,8 @@ def test_filesystem_spec():
     storage = {"ceph": {"filesystem": {"enabled": True, "dataPoolReplication": 2, "metadataPoolReplication": 4}}}
     filesystem = compose(storage=storage)["storage"]["st-pool-a"][-1]
     assert filesystem["spec"] == {
-        "metadataPool": {"replicated": {"size": 4}},
-        "dataPools": [{"name": "data0", "replicated": {"size": 2}}],
+        "metadataPool": {"failureDomain": "host", "replicated": {"size": 4}},
+        "dataPools": [{"name": "data0", "failureDomain": "host", "replicated": {"size": 2}}],
         "metadataServer": {"activeCount": 1, "activeStandby": True},
         # A deleted filesystem keeps its data until a removal with allow_data_loss releases it.
         "preserveFilesystemOnDelete": True, "preservePoolsOnDelete": True,
@@ -315,8 +315,8 @@ def test_object_store_and_swift_user():
         "storage"]["st-pool-a"]
     store, user = manifests[-2:]
     assert store["kind"] == "CephObjectStore" and store["metadata"]["name"] == "t-rgw"
-    assert store["spec"] == {"metadataPool": {"replicated": {"size": 3}},
-                             "dataPool": {"replicated": {"size": 2}},
+    assert store["spec"] == {"metadataPool": {"failureDomain": "host", "replicated": {"size": 3}},
+                             "dataPool": {"failureDomain": "host", "replicated": {"size": 2}},
                              "gateway": {"port": 80, "securePort": 443, "instances": 2},
                              "preservePoolsOnDelete": True}
     assert user["kind"] == "CephObjectStoreUser" and user["metadata"]["name"] == "swift-t"
@@ -485,12 +485,26 @@ def region_with_pools(workers, failure_domain=None):
     return dict(REGION, storage_pools=[dict(pool, name=name) for name in REGION["storage_pools"]])
 
 
-def test_block_pools_spread_over_the_storage_pools_failure_domain():
-    result = compose_openstack_cluster(make_claim(), region_with_pools(1, "osd"))
-    pools = [m for m in result["storage"]["st-pool-a"] if m["kind"] == "CephBlockPool"]
-    assert pools and all(p["spec"]["failureDomain"] == "osd" for p in pools)
-    hosts = compose_openstack_cluster(make_claim(), region_with_pools(3))["storage"]["st-pool-a"]
-    assert all(p["spec"]["failureDomain"] == "host" for p in hosts if p["kind"] == "CephBlockPool")
+def _pool_failure_domains(manifests):
+    """The failure domain of every pool the manifests make: block pools, the filesystem's, the object store's."""
+    domains = []
+    for manifest in manifests:
+        spec = manifest["spec"]
+        if manifest["kind"] == "CephBlockPool":
+            domains.append(spec["failureDomain"])
+        elif manifest["kind"] == "CephFilesystem":
+            domains += [spec["metadataPool"]["failureDomain"]] + [p["failureDomain"] for p in spec["dataPools"]]
+        elif manifest["kind"] == "CephObjectStore":
+            domains += [spec["metadataPool"]["failureDomain"], spec["dataPool"]["failureDomain"]]
+    return domains
+
+
+def test_every_pool_spreads_over_the_storage_pools_failure_domain():
+    claim = make_claim(storage={"ceph": {"filesystem": {"enabled": True}, "objectStore": {"enabled": True}}})
+    domains = _pool_failure_domains(compose_openstack_cluster(claim, region_with_pools(1, "osd"))["storage"]["st-pool-a"])
+    assert len(domains) == 7 and set(domains) == {"osd"}  # three block pools, two of the filesystem, two of the store
+    hosts = _pool_failure_domains(compose_openstack_cluster(claim, region_with_pools(3))["storage"]["st-pool-a"])
+    assert len(hosts) == 7 and set(hosts) == {"host"}
 
 
 def test_more_replicas_than_hosts_is_refused_naming_each_field_and_pool():
@@ -507,3 +521,17 @@ def test_more_replicas_than_hosts_is_refused_naming_each_field_and_pool():
     # Replicas spread over OSDs, or enough hosts: composed.
     assert compose_openstack_clusters([claim], region_with_pools(2, "osd"))
     assert compose_openstack_clusters([claim], region_with_pools(3))
+
+
+def test_the_filesystems_and_the_object_stores_replicas_count_too():
+    claim = make_claim(storage={"ceph": {"volumePool": {"replication": 2}, "imagePool": {"replication": 2},
+                                         "ephemeralPool": {"replication": 2},
+                                         "filesystem": {"enabled": True, "dataPoolReplication": 2,
+                                                        "metadataPoolReplication": 3},
+                                         "objectStore": {"enabled": True, "dataPoolReplication": 2}}})
+    with pytest.raises(InputError) as error:
+        compose_openstack_clusters([claim], region_with_pools(2))
+    assert [p.split(":")[0] for p in error.value.problems] == [
+        "tenant-t/t spec.storage.ceph.filesystem.metadataPoolReplication",
+        "tenant-t/t spec.storage.ceph.objectStore.enabled (its metadata pools)"]
+    assert compose_openstack_clusters([claim], region_with_pools(2, "osd"))

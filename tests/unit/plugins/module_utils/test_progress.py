@@ -142,6 +142,26 @@ def test_an_absent_wait_counts_what_is_gone_and_reports_deletion_and_finalizers(
         "0/1 gone, slowest Shoot ns/a: lastOperation Delete Processing 30%: Deleting the infrastructure")
 
 
+def test_an_absent_wait_says_what_rook_holds_a_deleted_object_for():
+    message = ('CephFilesystem "rook-ceph/t-cephfs" will not be deleted until all dependents are removed: filesystem '
+               'subvolume groups that contain subvolumes (could be from CephFilesystem PVCs or CephNFS exports): [csi]')
+    held = obj("ceph.rook.io/v1", "CephFilesystem", "t-cephfs",
+               {"phase": "Ready", "conditions": [cond("DeletionIsBlocked", "True", "ObjectHasDependents", message)]},
+               namespace="rook-ceph", deletionTimestamp="2026-01-01T00:00:00Z",
+               finalizers=["cephfilesystem.ceph.rook.io"])
+    line = progress.waiting_line([(ref(held), evaluate(held), held)], absent=True)
+    assert line.startswith("0/1 gone, slowest CephFilesystem rook-ceph/t-cephfs: being deleted, finalizers "
+                           "cephfilesystem.ceph.rook.io; blocked: CephFilesystem \"rook-ceph/t-cephfs\" will not")
+    # A condition that does not block (False), or another vendor's condition of that name, is not reported.
+    held["status"]["conditions"][0]["status"] = "False"
+    assert progress.waiting_line([(ref(held), evaluate(held), held)], absent=True).endswith(
+        "finalizers cephfilesystem.ceph.rook.io")
+    other = obj("test.example.com/v1", "Widget", "w",
+                {"conditions": [cond("DeletionIsBlocked", "True", "Dependents", "held")]},
+                deletionTimestamp="2026-01-01T00:00:00Z", finalizers=["x"])
+    assert "blocked" not in progress.waiting_line([(ref(other), evaluate(other), other)], absent=True)
+
+
 def test_problems_line():
     assert progress.problems_line("server discovery", []) is None
     assert progress.problems_line("server discovery", ["BMC a: no Server yet"]) == (
