@@ -14,8 +14,9 @@ for tool in make gcc git python3; do
 done
 # The lab's Keystones cache in memcached, as upstream's do (lab/regionlab/memcached.py).
 command -v memcached >/dev/null || need+=(memcached)
-# The storage pools' real Ceph (lab/regionlab/ceph.py): mon, mgr, OSDs, MDS, the keyring tools and librados for Python.
-for daemon in ceph-mon ceph-mgr ceph-osd ceph-mds; do
+# The storage pools' real Ceph (lab/regionlab/ceph.py): mon, mgr, OSDs, MDS, RADOS gateway, the keyring tools and
+# librados for Python.
+for daemon in ceph-mon ceph-mgr ceph-osd ceph-mds radosgw; do
   command -v "$daemon" >/dev/null || need+=("$daemon")
 done
 command -v ceph-authtool >/dev/null || need+=(ceph-common)

@@ -1,11 +1,13 @@
-"""Real Ceph behind each storage pool: the daemons Rook runs (mons, a mgr, OSDs, MDSs), as lab processes.
+"""Real Ceph behind each storage pool: the daemons Rook runs (mons, a mgr, OSDs, MDSs, RADOS gateways), as lab
+processes.
 
-Debian's ceph-mon, ceph-mgr, ceph-osd and ceph-mds (16.2) run as plain processes, each bound to the address of
+Debian's ceph-mon, ceph-mgr, ceph-osd, ceph-mds and radosgw (16.2) run as plain processes, each bound to the address of
 the storage pool's Node it stands for (the pool's public network, 127.30.x.0/24 in the lab), so the
 control plane and the tenants' clients reach the monitors only at what the pool publishes. The Rook
 stand-in (standins/rook.py) bootstraps a cluster when it orchestrates a CephCluster, with the fsid and
 the mon and admin keys it wrote into Rook's Secret rook-ceph-mon, and runs Rook's Ceph commands
-against it (pools, cephx clients, filesystems and their MDS daemons, status) through librados.
+against it (pools, cephx clients, filesystems and their MDS daemons, object stores and their gateways, status)
+through librados and radosgw-admin.
 
 Data lives under .lab/ceph/<storage pool>/. The OSDs use memstore (no block devices here), which
 keeps its objects across a restart only when it shuts down cleanly (osd_fast_shutdown false).
@@ -35,10 +37,14 @@ from . import config, processes
 
 ROOT = config.STATE / "ceph"
 BINARIES = {"mon": "/usr/bin/ceph-mon", "mgr": "/usr/bin/ceph-mgr", "osd": "/usr/bin/ceph-osd",
-            "mds": "/usr/bin/ceph-mds"}
-TOOLS = {"authtool": "/usr/bin/ceph-authtool", "monmaptool": "/usr/bin/monmaptool", "rbd": "/usr/bin/rbd"}
+            "mds": "/usr/bin/ceph-mds", "rgw": "/usr/bin/radosgw"}
+TOOLS = {"authtool": "/usr/bin/ceph-authtool", "monmaptool": "/usr/bin/monmaptool", "rbd": "/usr/bin/rbd",
+         "rgw-admin": "/usr/bin/radosgw-admin"}
 RADOS_DIR = Path("/usr/lib/python3/dist-packages")
 MON_PORT, MSGR2_PORT = 6789, 3300
+# The gateways' HTTP ports on their Node's address (Rook's pods each listen on 8080 behind a Service; the lab's share
+# the Node address).
+RGW_PORTS = range(7480, 7580)
 ADMIN = "client.admin"
 SETTINGS = {
     "auth_cluster_required": "cephx", "auth_service_required": "cephx", "auth_client_required": "cephx",
@@ -65,7 +71,7 @@ class CephError(RuntimeError):
 
 
 RADOS = RADOS_DIR / ("rados" + sysconfig.get_config_var("EXT_SUFFIX"))
-PACKAGES = dict([(binary, "ceph-" + kind) for kind, binary in BINARIES.items()]
+PACKAGES = dict([(binary, "radosgw" if kind == "rgw" else "ceph-" + kind) for kind, binary in BINARIES.items()]
                 + [(tool, "ceph-common") for tool in TOOLS.values()] + [(RADOS, "python3-rados")])
 
 
@@ -133,7 +139,8 @@ class Cluster:
 
     def state(self):
         """{fsid, mons: [[id, address]], mgrs: [[id, address]], osds: [{id, uuid, host, address}], mdss: [[id,
-        address]], device_class, complete}, or None before the bootstrap began; `complete` once every OSD was up."""
+        address]], rgws: [[id, address, port]], device_class, complete}, or None before the bootstrap began;
+        `complete` once every OSD was up."""
         try:
             return json.loads(self.state_file.read_text())
         except (OSError, ValueError):
@@ -148,12 +155,14 @@ class Cluster:
         return "ceph-%s-%s-%s" % (self.pool, kind, daemon_id)
 
     def daemons(self):
-        """[(kind, id, address, Node)]: mons, mgrs and MDSs carry no Node name (their address places them)."""
+        """[(kind, id, address, Node)]: mons, mgrs, MDSs and gateways carry no Node name (their address places
+        them)."""
         state = self.state() or {}
         return ([("mon", m, a, None) for m, a in state.get("mons") or []]
                 + [("mgr", m, a, None) for m, a in state.get("mgrs") or []]
                 + [("osd", str(o["id"]), o["address"], o["host"]) for o in state.get("osds") or []]
-                + [("mds", m, a, None) for m, a in state.get("mdss") or []])
+                + [("mds", m, a, None) for m, a in state.get("mdss") or []]
+                + [("rgw", r, a, None) for r, a, dummy in state.get("rgws") or []])
 
     # Bootstrap -----------------------------------------------------------------
 
@@ -226,18 +235,67 @@ class Cluster:
     def remove_mds(self, daemon_id):
         """Rook's DeleteMdsCephObjects with the daemon's Deployment: stopped, its key and configuration gone."""
         processes.stop(self.process("mds", daemon_id))
-        entity = "mds.%s" % daemon_id
-        for prefix, args in (("auth del", {"entity": entity}), ("config rm", {"who": entity, "name": "mds_join_fs"})):
+        self._forget("mds.%s" % daemon_id, ("mds_join_fs",))
+        shutil.rmtree(self.dir / ("mds-%s" % daemon_id), ignore_errors=True)
+        state = self.state()
+        state["mdss"] = [m for m in state.get("mdss") or [] if m[0] != daemon_id]
+        self._save(state)
+
+    def rgws(self):
+        """{gateway id: (address, port)}."""
+        return dict((r, (a, p)) for r, a, p in (self.state() or {}).get("rgws") or [])
+
+    def add_rgw(self, daemon_id, address, realm, zonegroup, zone):
+        """A RADOS gateway client.rgw.<daemon_id> (Rook's caps) in its realm, zone group and zone, its beast frontend
+        on a free port of the Node address; started. Returns its (address, port)."""
+        known = self.rgws()
+        if daemon_id not in known:
+            entity = "client.rgw.%s" % daemon_id
+            key = self.command("auth get-or-create", entity=entity, caps=["mon", "allow rw", "osd", "allow rwx"])
+            (self.dir / ("rgw-%s" % daemon_id)).mkdir(exist_ok=True)
+            (self.dir / ("%s.keyring" % entity)).write_text(_keyring(entity, key[0]["key"]))
+            used = {port for have, port in known.values() if have == address}
+            port = next(p for p in RGW_PORTS if p not in used and not processes.port_open(p, address))
+            for name, value in (("rgw_realm", realm), ("rgw_zonegroup", zonegroup), ("rgw_zone", zone),
+                                ("rgw_frontends", "beast endpoint=%s:%d" % (address, port))):
+                self.command("config set", who=entity, name=name, value=value)
+            state = self.state()
+            state.setdefault("rgws", []).append([daemon_id, address, port])
+            self._save(state)
+            known[daemon_id] = (address, port)
+        self._start("rgw", daemon_id, address)
+        return known[daemon_id]
+
+    def remove_rgw(self, daemon_id):
+        """A gateway's Deployment and key gone (Rook's deleteRgw... with the object store)."""
+        processes.stop(self.process("rgw", daemon_id))
+        entity = "client.rgw.%s" % daemon_id
+        self._forget(entity, ("rgw_realm", "rgw_zonegroup", "rgw_zone", "rgw_frontends"))
+        shutil.rmtree(self.dir / ("rgw-%s" % daemon_id), ignore_errors=True)
+        state = self.state()
+        state["rgws"] = [r for r in state.get("rgws") or [] if r[0] != daemon_id]
+        self._save(state)
+
+    def _forget(self, entity, options):
+        """An entity's key, keyring file and options in the mons' configuration, gone."""
+        for prefix, args in [("auth del", {"entity": entity})] + [("config rm", {"who": entity, "name": o})
+                                                                   for o in options]:
             try:
                 self.command(prefix, **args)
             except CephError as exc:
                 if exc.code != -errno.ENOENT:
                     raise
-        shutil.rmtree(self.dir / ("mds-%s" % daemon_id), ignore_errors=True)
         (self.dir / ("%s.keyring" % entity)).unlink(missing_ok=True)
-        state = self.state()
-        state["mdss"] = [m for m in state.get("mdss") or [] if m[0] != daemon_id]
-        self._save(state)
+
+    def rgw_admin(self, *args):
+        """radosgw-admin as the admin: its parsed output (None when it prints nothing), or CephError with the
+        tool's errno."""
+        result = processes.run_tool(TOOLS["rgw-admin"], "-c", self.conf, "-n", ADMIN, "--format", "json", *args,
+                                    check=False)
+        if result.returncode != 0:
+            raise CephError("radosgw-admin %s" % " ".join(a for a in args[:2]), -result.returncode,
+                            (result.stderr or result.stdout).strip()[-300:])
+        return json.loads(result.stdout) if result.stdout.strip() else None
 
     def _make_osd(self, admin, host, address, device_class):
         osd_uuid = str(uuid.uuid4())
@@ -260,7 +318,8 @@ class Cluster:
                  "run_dir = %s" % (d / "run"), "admin_socket = %s" % (d / "run" / "$name.asok"),
                  "log_file = %s" % (d / "log" / "$name.log"), "keyring = %s" % (d / "$name.keyring"),
                  "mon_data = %s" % (d / "mon-$id"), "osd_data = %s" % (d / "osd-$id"),
-                 "mgr_data = %s" % (d / "mgr-$id"), "mds_data = %s" % (d / "mds-$id")]
+                 "mgr_data = %s" % (d / "mgr-$id"), "mds_data = %s" % (d / "mds-$id"),
+                 "rgw_data = %s" % (d / "rgw-$id")]
         lines += ["%s = %s" % item for item in sorted(SETTINGS.items())]
         self.conf.write_text("\n".join(lines) + "\n")
 
@@ -270,7 +329,8 @@ class Cluster:
     # Processes -----------------------------------------------------------------
 
     def _start(self, kind, daemon_id, address, host=None):
-        argv = [BINARIES[kind], "-f", "-c", self.conf, "-i", daemon_id, "--public-addr", address]
+        name = ["-n", "client.rgw.%s" % daemon_id] if kind == "rgw" else ["-i", daemon_id]
+        argv = [BINARIES[kind], "-f", "-c", self.conf] + name + ["--public-addr", address]
         if host:  # where the OSD puts itself in the CRUSH map at start: its Node, as Rook's OSD pods do
             argv += ["--crush-location", "root=default host=%s" % host]
         processes.ensure(self.process(kind, daemon_id), argv)

@@ -10,8 +10,13 @@ The Keystone step and the ControlPlane wait are left out: these runs are about w
 """
 
 import base64
+import email.utils
+import hashlib
+import hmac
 import json
 import subprocess
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -131,6 +136,39 @@ def write_as_tenant(tenant, data):
         client.shutdown()
 
 
+def s3(gateway, keys, method, resource="/"):
+    """A request to a RADOS gateway at (address, port), signed (AWS signature v2) with a user's keys; (status, body)."""
+    date = email.utils.formatdate(usegmt=True)
+    signed = hmac.new(keys["SecretKey"].encode(), ("%s\n\n\n%s\n%s" % (method, date, resource)).encode(), hashlib.sha1)
+    request = urllib.request.Request("http://%s:%d%s" % (gateway[0], gateway[1], resource), method=method, headers={
+        "Date": date, "Authorization": "AWS %s:%s" % (keys["AccessKey"], base64.b64encode(signed.digest()).decode())})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def assert_the_object_users_keys_work_at_its_gateways(tenant):
+    """The Swift user's keys, as Rook's Secret holds them, against each real gateway of the tenant's store; a wrong
+    secret is refused."""
+    secret = get_object("st-pool-a", "-n", "rook-ceph", "secret", "rook-ceph-object-user-%s-rgw-swift-%s" % (
+        tenant, tenant))
+    keys = dict((k, base64.b64decode(v).decode()) for k, v in secret["data"].items())
+    gateways = [g for d, g in ceph.Cluster("st-pool-a").rgws().items() if d.startswith(tenant.replace("-", ".") + ".")]
+    assert len(gateways) == 2, gateways
+    bucket = "/%s-probe" % tenant
+    assert s3(gateways[0], keys, "PUT", bucket)[0] == 200
+    try:
+        for gateway in gateways:
+            status, body = s3(gateway, keys, "GET")
+            assert status == 200 and "<ID>swift-%s</ID>" % tenant in body and bucket[1:] in body, body
+        status, body = s3(gateways[0], dict(keys, SecretKey="not-" + keys["SecretKey"]), "GET")
+        assert status == 403 and "SignatureDoesNotMatch" in body, body
+    finally:
+        assert s3(gateways[0], keys, "DELETE", bucket)[0] == 204
+
+
 def read_as_tenant(tenant):
     client = tenant_client(tenant)
     try:
@@ -248,6 +286,7 @@ def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only
     # A volume of Q's: Rook deletes a pool that holds images only when asked to force it.
     rbd_as_tenant(Q, "create", "--no-progress", "--size", "8M", "%s-volumes/volume-1" % Q, tmp_path=tmp_path)
     assert rbd_as_tenant(Q, "ls", "%s-volumes" % Q, tmp_path=tmp_path).split() == ["volume-1"]
+    assert_the_object_users_keys_work_at_its_gateways(Q)
     rc, out = play(REMOVE_PLAY, "-e", "tenant=%s" % Q, "-e", "confirm=%s" % Q, "-e", "allow_data_loss=true")
     assert rc == 0, failures(out)
     steps = task_results(out, "Delete the tenant step by step")[REGION_HOST]["results"]
@@ -272,6 +311,7 @@ def test_removal_releases_the_filesystem_and_object_store_data_then_deletes_only
     for pool in ("st-pool-a", "st-pool-b"):
         wait_truthy(lambda pool=pool: not [p for p in ceph_pools(pool) if p.startswith(Q + "-")], "%s's pools gone" % Q)
         wait_truthy(lambda pool=pool: "client.openstack-" + Q not in ceph_users(pool), "%s's user gone" % Q)
+        assert not [d for d in ceph.Cluster(pool).rgws() if d.startswith(Q.replace("-", ".") + ".")]
         assert "client.openstack-" + R in ceph_users(pool)
     assert {"lab-tenant-a-volumes", "lab-tenant-b-volumes", R + "-volumes"} <= set(ceph_pools("st-pool-a"))
     assert read_as_tenant("lab-tenant-a") == b"kept"

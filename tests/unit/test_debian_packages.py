@@ -16,7 +16,7 @@ from conftest import REPO
 
 SCRIPT = os.path.join(REPO, "tests", "debian-packages.sh")
 TOOLS = ("make", "gcc", "git", "python3", "shellcheck", "memcached", "ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds",
-         "ceph-authtool",
+         "radosgw", "ceph-authtool",
          "ovn-northd", "ovn-controller", "ovs-vswitchd", "chromium", "chromedriver")
 # The checks that are not commands, of the machine the test runs on: the fonts' directory, librados for Python.
 FONTS = [] if os.path.isdir("/usr/share/fonts/truetype/liberation") else ["fonts-liberation"]

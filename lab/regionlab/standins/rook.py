@@ -37,21 +37,25 @@ on github.com/rook/rook v1.17.9, pkg/operator/ceph:
   createFilesystem ran against Ceph: MDS daemons <fs>-a, <fs>-b, ... (activeCount, doubled with activeStandby; extra
   ones scaled down), the pools <fs>-metadata and <fs>-<data pool name or data<i>> (application cephfs), `fs new`, the
   further data pools, allow_standby_replay and standby_count_wanted, max_mds above one, the subvolume group csi.
-- object/: CephObjectStore Progressing, Ready with observedGeneration, info.endpoint
-  http://rook-ceph-rgw-<name>.<ns>.svc:<port> (and secureEndpoint with securePort), endpoints
-  {insecure, secure}; object/user/: CephObjectStoreUser "ReconcileFailed" while its store is not
-  Ready, then "Ready" with info.secretName and the Secret rook-ceph-object-user-<store>-<name>
-  (AccessKey, SecretKey, Endpoint).
+- object/: CephObjectStore Progressing, Ready with observedGeneration once its pools (<store>.rgw.*, .rgw.root; the
+  rgw application), its realm, zone group and zone (named as the store, the advertised endpoint) and its gateways
+  (one radosgw per instance) are made; info (buildStatusInfo: with port and securePort, secureEndpoint is the advertised
+  endpoint - https only with a certificate - and endpoint http at port), endpoints {insecure, secure};
+  object/user/: CephObjectStoreUser "ReconcileFailed" while its store is not Ready or no gateway answers, then
+  "Ready" with info.secretName and the Secret rook-ceph-object-user-<store>-<name> (the RGW user's AccessKey and
+  SecretKey, the advertised Endpoint).
 
 Ceph is real (lab/regionlab/ceph.py): the CephCluster's daemons, its status from `ceph status`, a CephBlockPool's pool,
-a CephClient's user, a CephFilesystem's filesystem and MDS daemons. Deletion: CephBlockPool, CephClient and
-CephFilesystem carry Rook's finalizers; a pool that holds RBD images is deleted only with the rook.io/force-deletion
+a CephClient's user, a CephFilesystem's filesystem and MDS daemons, a CephObjectStore's realm and gateways, a
+CephObjectStoreUser's RGW user. Deletion: every child kind carries Rook's finalizer; a pool that holds RBD images is deleted only with the rook.io/force-deletion
 annotation (pool/controller.go handleDeletionBlocked); a filesystem whose subvolume groups hold subvolumes stays, with
 DeletionIsBlocked ObjectHasDependents (file/dependent.go), and otherwise loses its MDS daemons and keys, is failed,
-and - unless preserveFilesystemOnDelete - removed with its pools (unless preservePoolsOnDelete).
-Not played: the other kinds' finalizers (deleted at once; the Secrets carry owner references so that the garbage
-collector removes them), radosgw (a CephObjectStore is Ready without a gateway), CephFilesystemSubVolumeGroup CRs as
-dependents, mirroring, upgrades, a CephCluster's deletion blocked by dependents.
+and - unless preserveFilesystemOnDelete - removed with its pools (unless preservePoolsOnDelete); an object store with
+buckets or CephObjectStoreUsers stays (DeletionIsBlocked), otherwise loses its gateways, realm, zone group and zone
+and - unless preservePoolsOnDelete - its pools; a user's RGW user is removed without its data (RGW refuses while it
+owns buckets, and the deletion is retried). The Secrets carry owner references for the garbage collector.
+Not played: CephFilesystemSubVolumeGroup CRs as dependents, multisite, the RGW bucket health check, mirroring,
+upgrades, a CephCluster's deletion blocked by dependents.
 
 Each step waits the `rook` delay. Failures from standins.yaml `failures`, keyed `<Kind>`,
 `<Kind>/<namespace>` or `<Kind>/<namespace>/<name>`: {message} (the error Rook reports); for a
@@ -71,7 +75,7 @@ import threading
 import time
 import uuid
 
-from .. import ceph
+from .. import ceph, processes
 from . import loop
 from .client import ApiError, path
 
@@ -117,7 +121,9 @@ FAILED_PHASE = {"CephObjectStoreUser": "ReconcileFailed"}
 # How Rook wraps the error of a Ceph command it ran for the kind.
 CEPH_ERROR_PREFIX = {"CephBlockPool": "failed to create pool \"%(name)s\".: ",
                      "CephClient": "failed to create or update client \"%(name)s\": ",
-                     "CephFilesystem": "failed to create filesystem \"%(name)s\": "}
+                     "CephFilesystem": "failed to create filesystem \"%(name)s\": ",
+                     "CephObjectStore": "failed to create object store deployments: ",
+                     "CephObjectStoreUser": "failed to create or update object store user \"%(name)s\": "}
 MONS = "abcdefghijklmnopqrstuvwxyz"
 # The disks of a lab storage machine: Rook's useAllDevices makes an OSD (times osdsPerDevice) on each.
 LAB_DEVICES_PER_NODE = 3
@@ -126,7 +132,8 @@ STATUS_REFRESH = 60
 # controller/finalizer.go buildFinalizerName: "<kind lowercased>.ceph.rook.io"; the kinds whose deletion the lab
 # plays against Ceph (pool/controller.go, client/controller.go).
 FINALIZED = {"CephBlockPool": "cephblockpool.ceph.rook.io", "CephClient": "cephclient.ceph.rook.io",
-             "CephFilesystem": "cephfilesystem.ceph.rook.io"}
+             "CephFilesystem": "cephfilesystem.ceph.rook.io", "CephObjectStore": "cephobjectstore.ceph.rook.io",
+             "CephObjectStoreUser": "cephobjectstoreuser.ceph.rook.io"}
 # controller/cleanup.go RESOURCE_CLEANUP_ANNOTATION: a pool that holds images is deleted with them only with it.
 FORCE_DELETION = "rook.io/force-deletion"
 
@@ -255,16 +262,30 @@ def object_store_domain(store):
     return "rook-ceph-rgw-%s.%s.svc" % (store["metadata"]["name"], store["metadata"]["namespace"])
 
 
-def object_store_info(store):
-    """buildStatusInfo: endpoint (http), secureEndpoint (https) when both ports are set."""
+def object_store_tls(store):
+    """IsTLSEnabled: a securePort with a certificate (sslCertificateRef, or a service serving cert annotation)."""
     gateway = (store.get("spec") or {}).get("gateway") or {}
-    port, secure = gateway.get("port") or 0, gateway.get("securePort") or 0
-    domain = object_store_domain(store)
-    if port and secure:
-        return {"secureEndpoint": "https://%s:%d" % (domain, secure), "endpoint": "http://%s:%d" % (domain, port)}
-    if secure:
-        return {"endpoint": "https://%s:%d" % (domain, secure)}
-    return {"endpoint": "http://%s:%d" % (domain, port)}
+    return bool(gateway.get("securePort") and (gateway.get("sslCertificateRef") or gateway.get("service", {}).get(
+        "annotations", {}).get("service.beta.openshift.io/serving-cert-secret-name")))
+
+
+def advertise_endpoint(store):
+    """GetAdvertiseEndpointUrl: https at securePort with TLS, else http at port - a securePort without a certificate
+    is advertised as http."""
+    gateway = (store.get("spec") or {}).get("gateway") or {}
+    if object_store_tls(store):
+        return "https://%s:%d" % (object_store_domain(store), gateway["securePort"])
+    return "http://%s:%d" % (object_store_domain(store), gateway.get("port") or 0)
+
+
+def object_store_info(store):
+    """buildStatusInfo: with port and securePort, secureEndpoint the advertised endpoint and endpoint http at port;
+    else endpoint the advertised one."""
+    gateway = (store.get("spec") or {}).get("gateway") or {}
+    if gateway.get("port") and gateway.get("securePort"):
+        return {"secureEndpoint": advertise_endpoint(store),
+                "endpoint": "http://%s:%d" % (object_store_domain(store), gateway["port"])}
+    return {"endpoint": advertise_endpoint(store)}
 
 
 def object_store_endpoints(store):
@@ -274,15 +295,56 @@ def object_store_endpoints(store):
             "secure": ["https://%s:%d" % (domain, gateway["securePort"])] if gateway.get("securePort") else []}
 
 
+# object/objectstore.go: a store's pools (<store>.<name>, .rgw.root shared by the stores), its application.
+RGW_METADATA_POOLS = ("rgw.control", "rgw.meta", "rgw.log", "rgw.buckets.index", "rgw.buckets.non-ec", "rgw.otp")
+RGW_DATA_POOL = "rgw.buckets.data"
+RGW_ROOT_POOL = ".rgw.root"
+RGW_APPLICATION = "rgw"
+BUCKET_DEPENDENTS = "buckets in the object store (could be from ObjectBucketClaims or COSI Buckets)"
+# object/user: the CR's capabilities as RGW names them; every user may own this many buckets.
+USER_CAPS = {"user": "users", "bucket": "buckets", "metadata": "metadata", "usage": "usage", "zone": "zone",
+             "roles": "roles", "info": "info", "amz-cache": "amz-cache", "bilog": "bilog", "mdlog": "mdlog",
+             "datalog": "datalog", "user-policy": "user-policy", "oidc-provider": "oidc-provider",
+             "ratelimit": "ratelimit"}
+USER_MAX_BUCKETS = 1000
+
+
+def object_store_pools(store, last=False):
+    """[(pool name, pool spec)]: the metadata pools (and .rgw.root) with metadataPool, the data pool with dataPool;
+    .rgw.root only for the last store when deleting."""
+    spec, name = store.get("spec") or {}, store["metadata"]["name"]
+    metadata = spec.get("metadataPool") or {}
+    pools = [("%s.%s" % (name, pool), metadata) for pool in RGW_METADATA_POOLS]
+    pools.append(("%s.%s" % (name, RGW_DATA_POOL), spec.get("dataPool") or {}))
+    return pools + ([(RGW_ROOT_POOL, metadata)] if last else [])
+
+
+def rgw_daemons(store):
+    """The gateways of a store: rgw.<store with dots>.<a, b, ...> (generateCephXUser), one per instance (Rook runs the
+    instances as replicas sharing the first; each lab gateway has its own)."""
+    instances = ((store.get("spec") or {}).get("gateway") or {}).get("instances") or 1
+    return ["%s.%s" % (store["metadata"]["name"].replace("-", "."), MONS[i]) for i in range(instances)]
+
+
+def realm_args(store):
+    """A single-site store's realm, zone group and zone: all named as the store."""
+    name = store["metadata"]["name"]
+    return ["--rgw-realm=%s" % name, "--rgw-zonegroup=%s" % name, "--rgw-zone=%s" % name]
+
+
+def user_caps(user):
+    """The RGW caps string of a CephObjectStoreUser (generateUserConfig): "buckets=*;users=*"."""
+    capabilities = (user.get("spec") or {}).get("capabilities") or {}
+    return ";".join(sorted("%s=%s" % (USER_CAPS[k], v) for k, v in capabilities.items() if k in USER_CAPS and v))
+
+
 def user_secret_name(user):
     return "rook-ceph-object-user-%s-%s" % ((user.get("spec") or {}).get("store") or "", user["metadata"]["name"])
 
 
-def user_secret(user, store):
-    info = object_store_info(store)
-    access = hashlib.sha256(os.urandom(16)).hexdigest()[:20].upper()
-    data = {"AccessKey": access, "SecretKey": base64.b64encode(os.urandom(30)).decode(),
-            "Endpoint": info.get("secureEndpoint") or info["endpoint"]}
+def user_secret(user, store, keys):
+    """Rook's Secret of an object store user: its S3 keys (the RGW user's) and the store's advertised endpoint."""
+    data = {"AccessKey": keys["access_key"], "SecretKey": keys["secret_key"], "Endpoint": advertise_endpoint(store)}
     return {"apiVersion": "v1", "kind": "Secret", "type": ROOK_TYPE,
             "metadata": {"name": user_secret_name(user), "namespace": user["metadata"]["namespace"],
                          "labels": {"app": "rook-ceph-rgw", "rook_cluster": user["metadata"]["namespace"],
@@ -779,18 +841,22 @@ class RookOperator:
                 wanted["info"] = {"secretName": client_secret_name(obj)}
             elif kind == "CephFilesystem":
                 self.ensure_filesystem(cluster_name, obj)
+            elif kind == "CephObjectStore":
+                self.ensure_object_store(cluster_name, obj)
+                wanted.update(info=object_store_info(obj), endpoints=object_store_endpoints(obj))
+            elif kind == "CephObjectStoreUser":
+                store = stores[(meta["namespace"], obj["spec"]["store"])]
+                keys = self.ensure_object_user(cluster_name, obj, store)
+                self.ensure_user_secret(cluster_name, kube, obj, store, keys)
+                wanted["info"] = {"secretName": user_secret_name(obj)}
         except ceph.CephError as exc:
             message = CEPH_ERROR_PREFIX[kind] % {"name": meta["name"]} + exc.message
-            self.patch_status(kube, target, obj, {"phase": "Failure"}, "%s: Failure %s" % (label, message))
+            phase = FAILED_PHASE.get(kind, "Failure")
+            self.patch_status(kube, target, obj, {"phase": phase}, "%s: %s %s" % (label, phase, message))
             self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". %s' % (
                 kind, meta["namespace"], meta["name"], message))
             self.ctl.next_due = min(self.ctl.next_due, 5.0)
             return
-        if kind == "CephObjectStore":
-            wanted.update(info=object_store_info(obj), endpoints=object_store_endpoints(obj))
-        elif kind == "CephObjectStoreUser":
-            self.ensure_user_secret(cluster_name, kube, obj, stores[(meta["namespace"], obj["spec"]["store"])])
-            wanted["info"] = {"secretName": user_secret_name(obj)}
         self.patch_status(kube, target, obj, wanted, label + ": Ready")
 
     def outputs_present(self, kube, kind, obj):
@@ -872,18 +938,8 @@ class RookOperator:
         meta, spec = fs["metadata"], fs.get("spec") or {}
         pool_ceph = self.cephs[cluster_name]
         dependents = self.filesystem_dependents(cluster_name, fs)
-        name = "%s/%s" % (meta["namespace"], meta["name"])
-        conditions = copy.deepcopy((fs.get("status") or {}).get("conditions") or [])
-        if dependents:
-            message = blocked_by_dependents("CephFilesystem", fs, dependents)
-            if loop.set_condition(conditions, "DeletionIsBlocked", "True", "ObjectHasDependents", message):
-                kube.patch(target, fs, {"status": {"conditions": conditions}}, "status")
-                self.ctl.log("%s: %s" % (label, message))
-            self.ctl.next_due = min(self.ctl.next_due, 5.0)
+        if not self.report_dependents(kube, "CephFilesystem", fs, target, label, dependents):
             return False
-        if loop.set_condition(conditions, "DeletionIsBlocked", "False", "ObjectHasNoDependents",
-                              'CephFilesystem "%s" has no dependent custom resources blocking deletion' % name):
-            kube.patch(target, fs, {"status": {"conditions": conditions}}, "status")
         for daemon in mds_daemons(fs, every=True):
             if daemon in pool_ceph.mds_ids():
                 pool_ceph.remove_mds(daemon)
@@ -899,6 +955,141 @@ class RookOperator:
                 label, " (pools kept)" if spec.get("preservePoolsOnDelete") else ", with its pools"))
         else:
             self.ctl.log("%s: MDS daemons removed, filesystem kept in Ceph" % label)
+        return True
+
+    def ensure_object_store(self, cluster_name, store):
+        """A single-site object store as Rook makes it (object/objectstore.go, rgw.go): its pools, the realm, zone
+        group and zone named as the store with the advertised endpoint, the period committed, then the gateways."""
+        name, pool_ceph = store["metadata"]["name"], self.cephs[cluster_name]
+        for pool_name, pool_spec in object_store_pools(store):
+            ensure_ceph_pool(pool_ceph, pool_name, pool_spec, RGW_APPLICATION)
+        if pool_detail(pool_ceph, RGW_ROOT_POOL) is None:
+            ensure_ceph_pool(pool_ceph, RGW_ROOT_POOL, (store.get("spec") or {}).get("metadataPool") or {},
+                             RGW_APPLICATION)
+        endpoint = "--endpoints=%s" % advertise_endpoint(store)
+        realm, zonegroup, zone = realm_args(store)
+        created = False
+        for level, get, create in (("realm", [realm], [realm]),
+                                   ("zonegroup", [zonegroup, realm], ["--master", realm, endpoint, zonegroup]),
+                                   ("zone", [zone], ["--master", endpoint, realm, zonegroup, zone])):
+            try:
+                pool_ceph.rgw_admin(level, "get", *get)
+            except ceph.CephError as exc:
+                if exc.code != -errno.ENOENT:
+                    raise
+                pool_ceph.rgw_admin(level, "create", *create)
+                created = True
+        if created:
+            pool_ceph.rgw_admin("period", "update", "--commit", realm, zonegroup, zone)
+        addresses = sorted({osd["address"] for osd in pool_ceph.state()["osds"]})
+        wanted = rgw_daemons(store)
+        for index, daemon in enumerate(wanted):
+            pool_ceph.add_rgw(daemon, addresses[index % len(addresses)], name, name, name)
+        prefix = name.replace("-", ".") + "."
+        for daemon in pool_ceph.rgws():
+            if daemon.startswith(prefix) and len(daemon) == len(prefix) + 1 and daemon not in wanted:
+                pool_ceph.remove_rgw(daemon)
+
+    def gateways(self, cluster_name, store):
+        """[(address, port)] of the store's gateways."""
+        known = self.cephs[cluster_name].rgws()
+        return [known[d] for d in rgw_daemons(store) if d in known]
+
+    def ensure_object_user(self, cluster_name, user, store):
+        """The RGW user of a CephObjectStoreUser (object/user/controller.go, through the store's admin API - so a
+        gateway must answer), its display name, bucket limit and exactly the CR's caps; its S3 keys."""
+        pool_ceph, uid = self.cephs[cluster_name], user["metadata"]["name"]
+        if not any(processes.port_open(port, address) for address, port in self.gateways(cluster_name, store)):
+            raise ceph.CephError("user info", -errno.ECONNREFUSED, "failed to get details from ceph object user \"%s\": "
+                                 "no gateway of object store \"%s\" answers" % (uid, store["metadata"]["name"]))
+        where = realm_args(store)
+        try:
+            found = pool_ceph.rgw_admin("user", "info", "--uid=%s" % uid, *where)
+        except ceph.CephError as exc:
+            if exc.code != -errno.ENOENT:
+                raise
+            display = (user.get("spec") or {}).get("displayName") or uid
+            found = pool_ceph.rgw_admin("user", "create", "--uid=%s" % uid, "--display-name=%s" % display,
+                                        "--max-buckets=%d" % USER_MAX_BUCKETS, *where)
+        have = ";".join(sorted("%s=%s" % (c["type"], c["perm"]) for c in found.get("caps") or []))
+        wanted = user_caps(user)
+        if have != wanted:
+            if have:
+                pool_ceph.rgw_admin("caps", "rm", "--uid=%s" % uid, "--caps=%s" % have, *where)
+            if wanted:
+                pool_ceph.rgw_admin("caps", "add", "--uid=%s" % uid, "--caps=%s" % wanted, *where)
+        return found["keys"][0]
+
+    def delete_object_user(self, cluster_name, user):
+        """deleteUser: the RGW user, without its data - RGW refuses a user who owns buckets, and Rook retries."""
+        store = self.store_of(user)
+        try:
+            self.cephs[cluster_name].rgw_admin("user", "rm", "--uid=%s" % user["metadata"]["name"], *realm_args(store))
+        except ceph.CephError as exc:
+            if exc.code != -errno.ENOENT:
+                raise
+
+    @staticmethod
+    def store_of(user):
+        return {"metadata": {"name": (user.get("spec") or {}).get("store") or ""}}
+
+    def object_store_dependents(self, cluster_name, kube, store):
+        """CephObjectStoreDependents: its buckets (when its pools exist) and the CephObjectStoreUsers of it."""
+        pool_ceph, meta = self.cephs[cluster_name], store["metadata"]
+        dependents = {}
+        if all(pool_detail(pool_ceph, name) is not None for name, dummy in object_store_pools(store)):
+            buckets = pool_ceph.rgw_admin("bucket", "list", *realm_args(store)) or []
+            if buckets:
+                dependents[BUCKET_DEPENDENTS] = list(buckets)
+        users = [u["metadata"]["name"] for u in kube.list(url("CephObjectStoreUser", meta["namespace"]))
+                 if (u.get("spec") or {}).get("store") == meta["name"]]
+        if users:
+            dependents["CephObjectStoreUsers"] = users
+        return dependents
+
+    def delete_object_store(self, cluster_name, kube, store, target, label):
+        """The CephObjectStore's deletion (object/controller.go, objectstore.go deleteSingleSiteRealmAndPools); False
+        while dependents block it."""
+        meta, spec = store["metadata"], store.get("spec") or {}
+        pool_ceph = self.cephs[cluster_name]
+        dependents = self.object_store_dependents(cluster_name, kube, store)
+        if not self.report_dependents(kube, "CephObjectStore", store, target, label, dependents):
+            return False
+        for daemon in rgw_daemons(store):
+            if daemon in pool_ceph.rgws():
+                pool_ceph.remove_rgw(daemon)
+        realm, zonegroup, zone = realm_args(store)
+        stores = (pool_ceph.rgw_admin("realm", "list") or {}).get("realms") or []
+        if meta["name"] in stores:
+            for args in (("realm", "delete", realm), ("zonegroup", "delete", realm, zonegroup),
+                         ("zone", "delete", realm, zonegroup, zone)):
+                try:
+                    pool_ceph.rgw_admin(*args)
+                except ceph.CephError as exc:  # Rook only warns
+                    self.ctl.log("%s: radosgw-admin %s %s: %s" % (label, args[0], args[1], exc.message))
+            if not spec.get("preservePoolsOnDelete"):
+                for pool_name, pool_spec in object_store_pools(store, last=stores == [meta["name"]]):
+                    remove_ceph_pool(pool_ceph, pool_name, pool_spec)
+        self.ctl.log("%s: gateways and realm removed in Ceph%s" % (
+            label, " (pools kept)" if spec.get("preservePoolsOnDelete") else ", with the pools"))
+        return True
+
+    def report_dependents(self, kube, kind, obj, target, label, dependents):
+        """ReportDeletionBlockedDueToDependents / ...NotBlocked...: the DeletionIsBlocked condition; True when the
+        deletion may go on."""
+        meta = obj["metadata"]
+        conditions = copy.deepcopy((obj.get("status") or {}).get("conditions") or [])
+        if dependents:
+            message = blocked_by_dependents(kind, obj, dependents)
+            if loop.set_condition(conditions, "DeletionIsBlocked", "True", "ObjectHasDependents", message):
+                kube.patch(target, obj, {"status": {"conditions": conditions}}, "status")
+                self.ctl.log("%s: %s" % (label, message))
+            self.ctl.next_due = min(self.ctl.next_due, 5.0)
+            return False
+        if loop.set_condition(conditions, "DeletionIsBlocked", "False", "ObjectHasNoDependents",
+                              '%s "%s/%s" has no dependent custom resources blocking deletion' % (
+                                  kind, meta["namespace"], meta["name"])):
+            kube.patch(target, obj, {"status": {"conditions": conditions}}, "status")
         return True
 
     def ensure_client(self, cluster_name, client):
@@ -935,6 +1126,10 @@ class RookOperator:
                     return
                 if kind == "CephFilesystem" and not self.delete_filesystem(cluster_name, kube, obj, target, label):
                     return
+                if kind == "CephObjectStore" and not self.delete_object_store(cluster_name, kube, obj, target, label):
+                    return
+                if kind == "CephObjectStoreUser":
+                    self.delete_object_user(cluster_name, obj)
                 if kind == "CephClient":
                     self.delete_client(cluster_name, obj)
             except ceph.CephError as exc:
@@ -1002,13 +1197,13 @@ class RookOperator:
         self.ctl.log("Secret %s/%s/%s written (key not logged)" % (cluster_name, meta["namespace"],
                                                                    client_secret_name(client)))
 
-    def ensure_user_secret(self, cluster_name, kube, user, store):
+    def ensure_user_secret(self, cluster_name, kube, user, store, keys):
         meta = user["metadata"]
         secret_url = path("v1", "secrets", meta["namespace"], user_secret_name(user))
         secret = kube.get(secret_url)
-        if secret is not None and self.owned_by(secret, user):
+        wanted = user_secret(user, store, keys)
+        if secret is not None and self.owned_by(secret, user) and secret.get("data") == wanted["data"]:
             return
-        wanted = user_secret(user, store)
         if secret is None:
             kube.create(path("v1", "secrets", meta["namespace"]), wanted)
         else:

@@ -16,6 +16,7 @@ import sys
 import threading
 import uuid
 
+import pytest
 from conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "lab"))
@@ -117,6 +118,9 @@ class FakeCeph:
         # MDS daemons {id: (address, filesystem)}; filesystems {name: {metadata, data, settings, groups, failed}},
         # groups {name: [subvolumes]}, None the subvolumes outside a group.
         self.mdss, self.filesystems = {}, {}
+        # Gateways {id: (address, port)}; RGW configuration {(level, name)}; users {uid: {display_name, caps, keys,
+        # buckets}}; periods committed.
+        self.gateways, self.rgw_config, self.rgw_users, self.periods = {}, set(), {}, 0
 
     def state(self):
         return self.booted
@@ -156,6 +160,57 @@ class FakeCeph:
 
     def remove_mds(self, daemon_id):
         del self.mdss[daemon_id]
+
+    def rgws(self):
+        return dict(self.gateways)
+
+    def add_rgw(self, daemon_id, address, realm, zonegroup, zone):
+        assert {("realm", realm), ("zonegroup", zonegroup), ("zone", zone)} <= self.rgw_config
+        return self.gateways.setdefault(daemon_id, (address, 7480 + len(self.gateways)))
+
+    def remove_rgw(self, daemon_id):
+        del self.gateways[daemon_id]
+
+    def rgw_admin(self, *args):
+        self.commands.append(("radosgw-admin",) + args)
+        level, verb = args[0], args[1]
+        options = dict(a[2:].split("=", 1) for a in args[2:] if "=" in a)
+        name = options.get("rgw-" + level)
+        missing = ceph.CephError("radosgw-admin %s %s" % (level, verb), -errno.ENOENT, "not found")
+        if level in ("realm", "zonegroup", "zone"):
+            if verb == "list":
+                return {"realms": sorted(n for k, n in self.rgw_config if k == "realm")}
+            if verb == "get" and (level, name) not in self.rgw_config:
+                raise missing
+            if verb == "create":
+                self.rgw_config.add((level, name))
+            if verb == "delete":
+                self.rgw_config.discard((level, name))
+            return {"name": name}
+        if level == "period":
+            self.periods += 1
+            return {}
+        if level == "bucket":
+            return sorted(b for u in self.rgw_users.values() for b in u["buckets"])
+        user = self.rgw_users.get(options.get("uid"))
+        if verb == "create":
+            user = self.rgw_users[options["uid"]] = {
+                "display_name": options["display-name"], "max_buckets": int(options["max-buckets"]), "caps": [],
+                "keys": [{"user": options["uid"], "access_key": rook.cephx_key()[:20],
+                          "secret_key": rook.cephx_key()}], "buckets": []}
+        elif user is None:
+            raise missing
+        elif level == "caps":
+            caps = dict(c.split("=") for c in options["caps"].split(";"))
+            user["caps"] = [c for c in user["caps"] if c["type"] not in caps]
+            if verb == "add":
+                user["caps"] += [{"type": t, "perm": p} for t, p in sorted(caps.items())]
+        elif verb == "rm":
+            if user["buckets"]:
+                raise ceph.CephError("radosgw-admin user rm", -errno.ENOTEMPTY, "could not remove user: unable to "
+                                     "remove user, must specify purge data to remove user with buckets")
+            del self.rgw_users[options["uid"]]
+        return dict(user, user_id=options["uid"])
 
     def mgr_command(self, prefix, timeout=0, **args):
         self.commands.append((prefix, args))
@@ -232,6 +287,14 @@ class FakeCeph:
         elif prefix == "auth del":
             del self.users[args["entity"]]
         return {}
+
+
+@pytest.fixture(autouse=True)
+def gateways_answer(monkeypatch):
+    """Whether the fake gateways answer on their ports (the lab's are real radosgw processes)."""
+    answering = [True]
+    monkeypatch.setattr(rook.processes, "port_open", lambda port, host="127.0.0.1": answering[0])
+    return answering
 
 
 def operator_for(ctl, kubes):
@@ -425,13 +488,16 @@ def test_children_wait_for_their_cluster_then_become_ready_with_rooks_outputs():
     assert secret["openstack-t"] == secret["userKey"] == secret["adminKey"] and secret["userID"] == "openstack-t"
     assert obj(kube, "CephFilesystem", "t-cephfs")["status"]["phase"] == "Ready"
     store = obj(kube, "CephObjectStore", "t-rgw")["status"]
+    # A securePort without a certificate: Rook advertises http at port, also as the secureEndpoint.
     assert store["info"] == {"endpoint": "http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80",
-                             "secureEndpoint": "https://rook-ceph-rgw-t-rgw.rook-ceph.svc:443"}
+                             "secureEndpoint": "http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80"}
     user = obj(kube, "CephObjectStoreUser", "swift-t")["status"]
     assert user["phase"] == "Ready" and user["info"] == {"secretName": "rook-ceph-object-user-t-rgw-swift-t"}
     keys = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-object-user-t-rgw-swift-t"])
     assert set(keys) == {"AccessKey", "SecretKey", "Endpoint"}
-    assert keys["Endpoint"] == "https://rook-ceph-rgw-t-rgw.rook-ceph.svc:443"
+    assert keys["Endpoint"] == "http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80"
+    rgw_user = fake.rgw_users["swift-t"]
+    assert (keys["AccessKey"], keys["SecretKey"]) == (rgw_user["keys"][0]["access_key"], rgw_user["keys"][0]["secret_key"])
     for kind, name in (("CephBlockPool", "t-volumes"), ("CephClient", "openstack-t"), ("CephFilesystem", "t-cephfs"),
                        ("CephObjectStore", "t-rgw"), ("CephObjectStoreUser", "swift-t")):
         assert ready(obj(kube, kind, name)), kind
@@ -537,6 +603,93 @@ def test_a_preserved_filesystem_keeps_its_data_when_its_cr_goes():
     assert rook.url("CephFilesystem", NS, "t-cephfs") not in kube.objects
     assert not fake.mdss and fake.filesystems["t-cephfs"]["failed"]
     assert set(fake.pools) == {"t-cephfs-metadata", "t-cephfs-data0"}
+
+
+def object_store_lab(store_spec):
+    kube, ctl = FakeKube(), Ctl()
+    node(kube, "st-1", "10.250.5.10")
+    operator = operator_for(ctl, {"st-pool-a": kube})
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    add(kube, "CephObjectStore", "t-rgw", store_spec)
+    add(kube, "CephObjectStoreUser", "swift-t", {"store": "t-rgw", "displayName": "OpenStack Swift User - t",
+                                                 "capabilities": {"user": "*", "bucket": "*"}})
+    passes(operator, 12)
+    return kube, ctl, operator, operator.cephs["st-pool-a"]
+
+
+STORE = {"metadataPool": {"failureDomain": "osd", "replicated": {"size": 3}},
+         "dataPool": {"failureDomain": "osd", "replicated": {"size": 2}},
+         "gateway": {"port": 80, "securePort": 443, "instances": 2}, "preservePoolsOnDelete": True}
+
+
+def test_an_object_store_is_made_in_ceph_as_rook_makes_it_with_its_users_keys():
+    kube, ctl, operator, fake = object_store_lab(STORE)
+    store = obj(kube, "CephObjectStore", "t-rgw")
+    assert store["metadata"]["finalizers"] == ["cephobjectstore.ceph.rook.io"] and ready(store)
+    pools = ["t-rgw.rgw.%s" % p for p in ("control", "meta", "log", "buckets.index", "buckets.non-ec", "otp",
+                                           "buckets.data")] + [".rgw.root"]
+    assert sorted(fake.pools) == sorted(pools)
+    assert all(list(fake.pools[p]["application_metadata"]) == ["rgw"] for p in pools)
+    assert fake.pools["t-rgw.rgw.buckets.data"]["size"] == 2 and fake.pools["t-rgw.rgw.meta"]["size"] == 3
+    assert fake.rgw_config == {("realm", "t-rgw"), ("zonegroup", "t-rgw"), ("zone", "t-rgw")} and fake.periods == 1
+    zonegroup = next(c for c in fake.commands if c[:3] == ("radosgw-admin", "zonegroup", "create"))
+    assert "--endpoints=http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80" in zonegroup and "--master" in zonegroup
+    assert fake.gateways == {"t.rgw.a": ("10.250.5.10", 7480), "t.rgw.b": ("10.250.5.10", 7481)}
+    user = fake.rgw_users["swift-t"]
+    assert (user["display_name"], user["max_buckets"]) == ("OpenStack Swift User - t", 1000)
+    assert user["caps"] == [{"type": "buckets", "perm": "*"}, {"type": "users", "perm": "*"}]
+    secret = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-object-user-t-rgw-swift-t"])
+    assert secret["AccessKey"] == user["keys"][0]["access_key"]
+    assert not any(secret["SecretKey"] in line for line in ctl.logs)
+    writes, commands = kube.writes, len(fake.commands)
+    passes(operator)
+    assert (kube.writes, len(fake.commands)) == (writes, commands)
+    # One instance fewer: its gateway goes.
+    kube.patch(rook.url("CephObjectStore", NS, "t-rgw"), store, {"spec": {"gateway": {"instances": 1}}})
+    passes(operator)
+    assert list(fake.gateways) == ["t.rgw.a"] and obj(kube, "CephObjectStore", "t-rgw")["status"][
+        "observedGeneration"] == 2
+
+
+def test_with_a_certificate_the_store_advertises_https():
+    spec = dict(STORE, gateway=dict(STORE["gateway"], sslCertificateRef="t-rgw-tls"))
+    kube, ctl, operator, fake = object_store_lab(spec)
+    assert obj(kube, "CephObjectStore", "t-rgw")["status"]["info"] == {
+        "secureEndpoint": "https://rook-ceph-rgw-t-rgw.rook-ceph.svc:443",
+        "endpoint": "http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80"}
+    secret = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-object-user-t-rgw-swift-t"])
+    assert secret["Endpoint"] == "https://rook-ceph-rgw-t-rgw.rook-ceph.svc:443"
+
+
+def test_a_user_waits_for_a_gateway_that_answers(gateways_answer):
+    gateways_answer[0] = False
+    kube, ctl, operator, fake = object_store_lab(STORE)
+    assert obj(kube, "CephObjectStore", "t-rgw")["status"]["phase"] == "Ready"
+    assert obj(kube, "CephObjectStoreUser", "swift-t")["status"]["phase"] == "ReconcileFailed" and not fake.rgw_users
+    gateways_answer[0] = True
+    passes(operator)
+    assert obj(kube, "CephObjectStoreUser", "swift-t")["status"]["phase"] == "Ready" and fake.rgw_users
+
+
+def test_buckets_and_users_hold_an_object_store_and_a_users_buckets_hold_the_user():
+    kube, ctl, operator, fake = object_store_lab(dict(STORE, preservePoolsOnDelete=False))
+    fake.rgw_users["swift-t"]["buckets"].append("glance-images")
+    kube.delete(rook.url("CephObjectStoreUser", NS, "swift-t"))
+    kube.delete(rook.url("CephObjectStore", NS, "t-rgw"))
+    passes(operator)
+    # RGW refuses to remove a user who owns buckets: the user stays; the store waits for its dependents.
+    assert rook.url("CephObjectStoreUser", NS, "swift-t") in kube.objects and "swift-t" in fake.rgw_users
+    store = obj(kube, "CephObjectStore", "t-rgw")
+    blocked = dict((c["type"], c) for c in store["status"]["conditions"])["DeletionIsBlocked"]
+    assert blocked["message"] == (
+        'CephObjectStore "rook-ceph/t-rgw" will not be deleted until all dependents are removed: CephObjectStoreUsers: '
+        '[swift-t], buckets in the object store (could be from ObjectBucketClaims or COSI Buckets): [glance-images]')
+    assert fake.gateways and fake.rgw_config
+    fake.rgw_users["swift-t"]["buckets"].clear()
+    passes(operator, 3)
+    assert rook.url("CephObjectStoreUser", NS, "swift-t") not in kube.objects and not fake.rgw_users
+    assert rook.url("CephObjectStore", NS, "t-rgw") not in kube.objects
+    assert not fake.gateways and not fake.rgw_config and not fake.pools  # the last store: .rgw.root too
 
 
 def test_injected_child_failures_and_refused_pools():
