@@ -532,14 +532,21 @@ def filesystem_spec(preserve=True, standby=True):
             "preserveFilesystemOnDelete": preserve, "preservePoolsOnDelete": preserve}
 
 
-def filesystem_lab(spec):
+def ceph_lab(*children):
+    """A Ready CephCluster on one Node with the children [(kind, name, spec)] reconciled: (kube, ctl, operator, its
+    FakeCeph)."""
     kube, ctl = FakeKube(), Ctl()
     node(kube, "st-1", "10.250.5.10")
     operator = operator_for(ctl, {"st-pool-a": kube})
     add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
-    add(kube, "CephFilesystem", "t-cephfs", spec)
+    for kind, name, spec in children:
+        add(kube, kind, name, spec)
     passes(operator, 12)
     return kube, ctl, operator, operator.cephs["st-pool-a"]
+
+
+def filesystem_lab(spec):
+    return ceph_lab(("CephFilesystem", "t-cephfs", spec))
 
 
 def test_a_filesystem_is_made_in_ceph_as_rook_makes_it_and_follows_its_spec():
@@ -606,15 +613,9 @@ def test_a_preserved_filesystem_keeps_its_data_when_its_cr_goes():
 
 
 def object_store_lab(store_spec):
-    kube, ctl = FakeKube(), Ctl()
-    node(kube, "st-1", "10.250.5.10")
-    operator = operator_for(ctl, {"st-pool-a": kube})
-    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
-    add(kube, "CephObjectStore", "t-rgw", store_spec)
-    add(kube, "CephObjectStoreUser", "swift-t", {"store": "t-rgw", "displayName": "OpenStack Swift User - t",
-                                                 "capabilities": {"user": "*", "bucket": "*"}})
-    passes(operator, 12)
-    return kube, ctl, operator, operator.cephs["st-pool-a"]
+    return ceph_lab(("CephObjectStore", "t-rgw", store_spec),
+                    ("CephObjectStoreUser", "swift-t", {"store": "t-rgw", "displayName": "OpenStack Swift User - t",
+                                                        "capabilities": {"user": "*", "bucket": "*"}}))
 
 
 STORE = {"metadataPool": {"failureDomain": "osd", "replicated": {"size": 3}},
