@@ -293,8 +293,9 @@ class Cluster:
         result = processes.run_tool(TOOLS["rgw-admin"], "-c", self.conf, "-n", ADMIN, "--format", "json", *args,
                                     check=False)
         if result.returncode != 0:
+            said = [line for line in (result.stderr or result.stdout).splitlines() if "AdminSocket" not in line]
             raise CephError("radosgw-admin %s" % " ".join(a for a in args[:2]), -result.returncode,
-                            (result.stderr or result.stdout).strip()[-300:])
+                            " ".join(said).strip()[-300:])
         return json.loads(result.stdout) if result.stdout.strip() else None
 
     def _make_osd(self, admin, host, address, device_class):

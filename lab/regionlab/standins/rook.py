@@ -1003,11 +1003,9 @@ class RookOperator:
             raise ceph.CephError("user info", -errno.ECONNREFUSED, "failed to get details from ceph object user \"%s\": "
                                  "no gateway of object store \"%s\" answers" % (uid, store["metadata"]["name"]))
         where = realm_args(store)
-        try:
+        if uid in (pool_ceph.rgw_admin("user", "list", *where) or []):
             found = pool_ceph.rgw_admin("user", "info", "--uid=%s" % uid, *where)
-        except ceph.CephError as exc:
-            if exc.code != -errno.ENOENT:
-                raise
+        else:
             display = (user.get("spec") or {}).get("displayName") or uid
             found = pool_ceph.rgw_admin("user", "create", "--uid=%s" % uid, "--display-name=%s" % display,
                                         "--max-buckets=%d" % USER_MAX_BUCKETS, *where)
@@ -1023,11 +1021,9 @@ class RookOperator:
     def delete_object_user(self, cluster_name, user):
         """deleteUser: the RGW user, without its data - RGW refuses a user who owns buckets, and Rook retries."""
         store = self.store_of(user)
-        try:
-            self.cephs[cluster_name].rgw_admin("user", "rm", "--uid=%s" % user["metadata"]["name"], *realm_args(store))
-        except ceph.CephError as exc:
-            if exc.code != -errno.ENOENT:
-                raise
+        pool_ceph, where = self.cephs[cluster_name], realm_args(store)
+        if user["metadata"]["name"] in (pool_ceph.rgw_admin("user", "list", *where) or []):
+            pool_ceph.rgw_admin("user", "rm", "--uid=%s" % user["metadata"]["name"], *where)
 
     @staticmethod
     def store_of(user):

@@ -192,6 +192,8 @@ class FakeCeph:
             return {}
         if level == "bucket":
             return sorted(b for u in self.rgw_users.values() for b in u["buckets"])
+        if (level, verb) == ("user", "list"):
+            return sorted(self.rgw_users)
         user = self.rgw_users.get(options.get("uid"))
         if verb == "create":
             user = self.rgw_users[options["uid"]] = {
@@ -207,7 +209,7 @@ class FakeCeph:
                 user["caps"] += [{"type": t, "perm": p} for t, p in sorted(caps.items())]
         elif verb == "rm":
             if user["buckets"]:
-                raise ceph.CephError("radosgw-admin user rm", -errno.ENOTEMPTY, "could not remove user: unable to "
+                raise ceph.CephError("radosgw-admin user rm", -errno.EEXIST, "could not remove user: unable to "
                                      "remove user, must specify purge data to remove user with buckets")
             del self.rgw_users[options["uid"]]
         return dict(user, user_id=options["uid"])
