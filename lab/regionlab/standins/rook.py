@@ -1055,7 +1055,7 @@ class RookOperator:
             if daemon in pool_ceph.rgws():
                 pool_ceph.remove_rgw(daemon)
         realm, zonegroup, zone = realm_args(store)
-        stores = (pool_ceph.rgw_admin("realm", "list") or {}).get("realms") or []
+        stores = self.realms(pool_ceph)
         if meta["name"] in stores:
             for args in (("realm", "delete", realm), ("zonegroup", "delete", realm, zonegroup),
                          ("zone", "delete", realm, zonegroup, zone)):
@@ -1070,6 +1070,13 @@ class RookOperator:
             label, " (pools kept)" if spec.get("preservePoolsOnDelete") else ", with the pools"))
         return True
 
+    @staticmethod
+    def realms(pool_ceph):
+        """The object stores' realms; none without .rgw.root (the last store's deletion removed it)."""
+        if pool_detail(pool_ceph, RGW_ROOT_POOL) is None:
+            return []
+        return (pool_ceph.rgw_admin("realm", "list") or {}).get("realms") or []
+
     def report_dependents(self, kube, kind, obj, target, label, dependents):
         """ReportDeletionBlockedDueToDependents / ...NotBlocked...: the DeletionIsBlocked condition; True when the
         deletion may go on."""
@@ -1078,14 +1085,14 @@ class RookOperator:
         if dependents:
             message = blocked_by_dependents(kind, obj, dependents)
             if loop.set_condition(conditions, "DeletionIsBlocked", "True", "ObjectHasDependents", message):
-                kube.patch(target, obj, {"status": {"conditions": conditions}}, "status")
+                self.patch_conditions(kube, target, obj, conditions)
                 self.ctl.log("%s: %s" % (label, message))
             self.ctl.next_due = min(self.ctl.next_due, 5.0)
             return False
         if loop.set_condition(conditions, "DeletionIsBlocked", "False", "ObjectHasNoDependents",
                               '%s "%s/%s" has no dependent custom resources blocking deletion' % (
                                   kind, meta["namespace"], meta["name"])):
-            kube.patch(target, obj, {"status": {"conditions": conditions}}, "status")
+            self.patch_conditions(kube, target, obj, conditions)
         return True
 
     def ensure_client(self, cluster_name, client):
@@ -1155,7 +1162,7 @@ class RookOperator:
                                      'CephBlockPool "%s" has no dependent custom resources blocking deletion' % name) \
             or changed
         if changed:
-            kube.patch(target, pool, {"status": {"conditions": conditions}}, "status")
+            self.patch_conditions(kube, target, pool, conditions)
             self.ctl.log("%s: PoolDeletionIsBlocked %s (%s)" % (label, empty[0], empty[2]))
         if empty[0] == "True":
             if (meta.get("annotations") or {}).get(FORCE_DELETION) == "true" and \
@@ -1169,6 +1176,14 @@ class RookOperator:
         if remove_ceph_pool(pool_ceph, meta["name"], pool.get("spec")):
             self.ctl.log("%s: pool deleted in Ceph" % label)
         return True
+
+    @staticmethod
+    def patch_conditions(kube, target, obj, conditions):
+        """The deleted object's conditions written; obj takes the new resourceVersion, so that the finalizer's removal
+        in the same pass is not refused as a conflict."""
+        updated = kube.patch(target, obj, {"status": {"conditions": conditions}}, "status")
+        if updated is not None:
+            obj["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"]
 
     def delete_client(self, cluster_name, client):
         try:

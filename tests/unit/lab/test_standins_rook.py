@@ -9,6 +9,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import base64
+import copy
 import errno
 import json
 import os
@@ -39,7 +40,8 @@ def merge(target, patch):
 
 
 class FakeKube:
-    """Objects by URL path; list of a collection path returns the objects below it (any namespace)."""
+    """Objects by URL path; list of a collection path returns the objects below it (any namespace). Reads return
+    copies, as an API server's responses are: a write with an older copy's resourceVersion is a conflict."""
 
     def __init__(self):
         self.objects = {}
@@ -59,12 +61,12 @@ class FakeKube:
         return url.startswith(prefix + "/")
 
     def list(self, url):
-        return [obj for key, obj in sorted(self.objects.items()) if self._matches(url, key)]
+        return [copy.deepcopy(obj) for key, obj in sorted(self.objects.items()) if self._matches(url, key)]
 
     def get(self, url):
         if url.endswith(("/cephclusters", "/cephblockpools")):
             return {"items": self.list(url)}
-        return self.objects.get(url)
+        return copy.deepcopy(self.objects.get(url))
 
     def _bump(self, obj):
         self.version += 1
@@ -80,7 +82,7 @@ class FakeKube:
         self._bump(obj)
         self.objects[key] = obj
         self.writes += 1
-        return obj
+        return copy.deepcopy(obj)
 
     def patch(self, url, obj, patch, subresource=None):
         have = self.objects.get(url)
@@ -96,7 +98,7 @@ class FakeKube:
         self.writes += 1
         if have["metadata"].get("deletionTimestamp") and not have["metadata"].get("finalizers"):
             del self.objects[url]  # the last finalizer gone: the API server removes it
-        return have
+        return copy.deepcopy(have)
 
     def delete(self, url):
         """As the API server deletes: an object with finalizers gets a deletionTimestamp and stays."""
@@ -178,6 +180,8 @@ class FakeCeph:
         name = options.get("rgw-" + level)
         missing = ceph.CephError("radosgw-admin %s %s" % (level, verb), -errno.ENOENT, "not found")
         if level in ("realm", "zonegroup", "zone"):
+            if ".rgw.root" not in self.pools:  # where radosgw-admin keeps them
+                raise ceph.CephError("radosgw-admin %s %s" % (level, verb), -errno.ENOENT, "failed to list realms")
             if verb == "list":
                 return {"realms": sorted(n for k, n in self.rgw_config if k == "realm")}
             if verb == "get" and (level, name) not in self.rgw_config:
@@ -598,9 +602,10 @@ def test_a_filesystem_with_subvolumes_is_not_deleted_until_they_are_gone():
         'CephFilesystem "rook-ceph/t-cephfs" will not be deleted until all dependents are removed: filesystem '
         'subvolume groups that contain subvolumes (could be from CephFilesystem PVCs or CephNFS exports): [csi]')
     assert "t-cephfs" in fake.filesystems and len(fake.mdss) == 2
-    # The subvolume gone: the MDS daemons and their keys, the filesystem, its pools and rules, then the CR.
+    # The subvolume gone: the MDS daemons and their keys, the filesystem, its pools and rules, then the CR - in one
+    # pass, the condition's write notwithstanding.
     fake.filesystems["t-cephfs"]["groups"]["csi"].clear()
-    passes(operator, 2)
+    passes(operator, 1)
     assert not fake.filesystems and not fake.mdss and not fake.pools and not fake.rules
     assert rook.url("CephFilesystem", NS, "t-cephfs") not in kube.objects
 
@@ -688,8 +693,9 @@ def test_buckets_and_users_hold_an_object_store_and_a_users_buckets_hold_the_use
         'CephObjectStore "rook-ceph/t-rgw" will not be deleted until all dependents are removed: CephObjectStoreUsers: '
         '[swift-t], buckets in the object store (could be from ObjectBucketClaims or COSI Buckets): [glance-images]')
     assert fake.gateways and fake.rgw_config
+    # The bucket gone: the user goes, then (the next pass, in one) the store.
     fake.rgw_users["swift-t"]["buckets"].clear()
-    passes(operator, 3)
+    passes(operator, 2)
     assert rook.url("CephObjectStoreUser", NS, "swift-t") not in kube.objects and not fake.rgw_users
     assert rook.url("CephObjectStore", NS, "t-rgw") not in kube.objects
     assert not fake.gateways and not fake.rgw_config and not fake.pools  # the last store: .rgw.root too
