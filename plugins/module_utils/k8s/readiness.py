@@ -676,6 +676,8 @@ def _rook_deletion_blocked(obj):
     conditions = ((obj or {}).get("status") or {}).get("conditions") or []
     return [c.get("message") or c.get("reason") or c["type"] for c in conditions
             if isinstance(c, dict) and c.get("type") in _ROOK_BLOCKING and c.get("status") == "True"]
+
+
 _FLUX_READY = "Ready=True and not Reconciling, condition and status observedGeneration current"
 _FLUX_TERMINAL = "Stalled=True; not ready with spec.suspend true"
 _NONE = "none"

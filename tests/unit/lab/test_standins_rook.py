@@ -634,8 +634,8 @@ def test_an_object_store_is_made_in_ceph_as_rook_makes_it_with_its_users_keys():
     kube, ctl, operator, fake = object_store_lab(STORE)
     store = obj(kube, "CephObjectStore", "t-rgw")
     assert store["metadata"]["finalizers"] == ["cephobjectstore.ceph.rook.io"] and ready(store)
-    pools = ["t-rgw.rgw.%s" % p for p in ("control", "meta", "log", "buckets.index", "buckets.non-ec", "otp",
-                                           "buckets.data")] + [".rgw.root"]
+    kinds = ("control", "meta", "log", "buckets.index", "buckets.non-ec", "otp", "buckets.data")
+    pools = ["t-rgw.rgw.%s" % kind for kind in kinds] + [".rgw.root"]
     assert sorted(fake.pools) == sorted(pools)
     assert all(list(fake.pools[p]["application_metadata"]) == ["rgw"] for p in pools)
     assert fake.pools["t-rgw.rgw.buckets.data"]["size"] == 2 and fake.pools["t-rgw.rgw.meta"]["size"] == 3
