@@ -76,10 +76,9 @@ def down(log=print):
 def status():
     clusters = config.clusters()
     info = {"clusters": {}, "keystone": None, "korc": None, "processes": processes.running()}
-    total = 0
-    for name in info["processes"]:
-        total += processes.rss_bytes(name)
-    info["rss_mib"] = round(total / 1024 ** 2)
+    memory = [processes.memory_bytes(name) for name in info["processes"]]
+    info["rss_mib"] = round(sum(rss for rss, dummy in memory) / 1024 ** 2)
+    info["pss_mib"] = round(sum(pss for dummy, pss in memory) / 1024 ** 2)
     for cluster in clusters:
         ready = kube.apiserver_ready(cluster)
         info["clusters"][cluster.name] = {

@@ -25,7 +25,8 @@ def _print_status(info):
     for ks in info.get("keystones") or []:
         print("%-20s %-26s %-8s Keystone CR %s/%s" % (
             "keystone (CR)", ks["url"], "up" if ks["ready"] else "down", ks["namespace"], ks["name"]))
-    print("processes: %d, resident memory: %d MiB" % (len(info["processes"]), info["rss_mib"]))
+    print("processes: %d, resident memory: %d MiB summed over the processes, %d MiB with shared pages counted once"
+          % (len(info["processes"]), info["rss_mib"], info["pss_mib"]))
 
 
 def main(argv=None):

@@ -205,12 +205,13 @@ def wait_until(predicate, timeout, what, log_name=None):
     raise RuntimeError("%s: not ready after %ss%s" % (what, timeout, hint))
 
 
-def rss_bytes(name):
-    """Resident memory of a lab process and its children."""
+def memory_bytes(name):
+    """(resident, proportional) memory of a lab process and its children: their RSS summed, and their PSS summed - the
+    pages they share (one binary's eight API servers, a zygote's forks) counted once over all who map them."""
     pid = pid_of(name)
     if not pid:
-        return 0
-    total = 0
+        return 0, 0
+    totals = {"Rss:": 0, "Pss:": 0}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -219,9 +220,10 @@ def rss_bytes(name):
             sid = int(stat.rsplit(")", 1)[1].split()[3])
             if sid != pid:
                 continue
-            for line in (proc / "status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
+            for line in (proc / "smaps_rollup").read_text().splitlines():
+                field = line.split()
+                if field and field[0] in totals:
+                    totals[field[0]] += int(field[1]) * 1024
         except (OSError, ValueError, IndexError):
             continue
-    return total
+    return totals["Rss:"], totals["Pss:"]
