@@ -302,10 +302,10 @@ RGW_ROOT_POOL = ".rgw.root"
 RGW_APPLICATION = "rgw"
 BUCKET_DEPENDENTS = "buckets in the object store (could be from ObjectBucketClaims or COSI Buckets)"
 # object/user: the CR's capabilities as RGW names them; every user may own this many buckets.
-USER_CAPS = {"user": "users", "bucket": "buckets", "metadata": "metadata", "usage": "usage", "zone": "zone",
-             "roles": "roles", "info": "info", "amz-cache": "amz-cache", "bilog": "bilog", "mdlog": "mdlog",
-             "datalog": "datalog", "user-policy": "user-policy", "oidc-provider": "oidc-provider",
-             "ratelimit": "ratelimit"}
+USER_CAPS = {"user": "users", "users": "users", "bucket": "buckets", "buckets": "buckets", "metadata": "metadata",
+             "usage": "usage", "zone": "zone", "roles": "roles", "info": "info", "amz-cache": "amz-cache",
+             "bilog": "bilog", "mdlog": "mdlog", "datalog": "datalog", "user-policy": "user-policy",
+             "oidc-provider": "oidc-provider", "ratelimit": "ratelimit"}
 USER_MAX_BUCKETS = 1000
 
 

@@ -659,6 +659,13 @@ def test_an_object_store_is_made_in_ceph_as_rook_makes_it_with_its_users_keys():
         "observedGeneration"] == 2
 
 
+def test_a_users_capabilities_are_rgw_caps_under_either_of_rooks_names():
+    assert rook.user_caps({"spec": {"capabilities": {"user": "*", "bucket": "read"}}}) == "buckets=read;users=*"
+    assert rook.user_caps({"spec": {"capabilities": {"users": "read", "buckets": "*", "amz-cache": "*"}}}) == (
+        "amz-cache=*;buckets=*;users=read")
+    assert rook.user_caps({"spec": {}}) == ""
+
+
 def test_with_a_certificate_the_store_advertises_https():
     spec = dict(STORE, gateway=dict(STORE["gateway"], sslCertificateRef="t-rgw-tls"))
     kube, ctl, operator, fake = object_store_lab(spec)
