@@ -47,14 +47,17 @@ on github.com/rook/rook v1.17.9, pkg/operator/ceph:
 
 Ceph is real (lab/regionlab/ceph.py): the CephCluster's daemons, its status from `ceph status`, a CephBlockPool's pool,
 a CephClient's user, a CephFilesystem's filesystem and MDS daemons, a CephObjectStore's realm and gateways, a
-CephObjectStoreUser's RGW user. Deletion: every child kind carries Rook's finalizer; a pool that holds RBD images is deleted only with the rook.io/force-deletion
-annotation (pool/controller.go handleDeletionBlocked); a filesystem whose subvolume groups hold subvolumes stays, with
-DeletionIsBlocked ObjectHasDependents (file/dependent.go), and otherwise loses its MDS daemons and keys, is failed,
-and - unless preserveFilesystemOnDelete - removed with its pools (unless preservePoolsOnDelete); an object store with
-buckets or CephObjectStoreUsers stays (DeletionIsBlocked), otherwise loses its gateways, realm, zone group and zone
-and - unless preservePoolsOnDelete - its pools; a user's RGW user is removed without its data (RGW refuses while it
-owns buckets, and the deletion is retried). The Secrets carry owner references for the garbage collector.
-Not played: CephFilesystemSubVolumeGroup CRs as dependents, multisite, the RGW bucket health check, mirroring,
+CephObjectStoreUser's RGW user. Deletion: every child kind carries Rook's finalizer.
+- A pool that holds RBD images is deleted only with the rook.io/force-deletion annotation (pool/controller.go
+  handleDeletionBlocked).
+- A filesystem whose subvolume groups hold subvolumes, or that a CephFilesystemSubVolumeGroup names, stays, with
+  DeletionIsBlocked ObjectHasDependents (file/dependent.go); otherwise it loses its MDS daemons and keys, is failed,
+  and - unless preserveFilesystemOnDelete - removed with its pools (unless preservePoolsOnDelete).
+- An object store with buckets or CephObjectStoreUsers stays (DeletionIsBlocked); otherwise it loses its gateways,
+  realm, zone group and zone and - unless preservePoolsOnDelete - its pools. A user's RGW user is removed without its
+  data (RGW refuses while it owns buckets, and the deletion is retried).
+- The Secrets carry owner references for the garbage collector.
+Not played: CephFilesystemSubVolumeGroup's own reconciler, multisite, the RGW bucket health check, mirroring,
 upgrades, a CephCluster's deletion blocked by dependents.
 
 Each step waits the `rook` delay. Failures from standins.yaml `failures`, keyed `<Kind>`,
@@ -389,6 +392,7 @@ CSI_SUBVOLUME_GROUP = "csi"
 # file/dependent.go ignoredDependentSubvolumeGroups, and its name for subvolumes outside a group.
 IGNORED_SUBVOLUME_GROUPS = ("_nogroup", "_index", "_legacy", "_deleting")
 NO_GROUP = "<no group>"
+SUBVOLUME_GROUPS = "cephfilesystemsubvolumegroups"
 SUBVOLUME_DEPENDENTS = "filesystem subvolume groups that contain subvolumes (could be from CephFilesystem PVCs or " \
                        "CephNFS exports)"
 
@@ -916,28 +920,35 @@ class RookOperator:
             pool_ceph.command("fs set", fs_name=name, var="max_mds", val=str(active))
         pool_ceph.mgr_command("fs subvolumegroup create", vol_name=name, group_name=CSI_SUBVOLUME_GROUP)
 
-    def filesystem_dependents(self, cluster_name, fs):
-        """cephFilesystemDependents's Ceph half: {plural kind: [subvolume groups holding subvolumes]}."""
-        pool_ceph, name = self.cephs[cluster_name], fs["metadata"]["name"]
-        if name not in [f["name"] for f in pool_ceph.command("fs ls")]:
-            return {}
-        groups = [g["name"] for g in pool_ceph.mgr_command("fs subvolumegroup ls", vol_name=name)]
-        holding = []
-        for group in groups + [None]:
-            if group in IGNORED_SUBVOLUME_GROUPS:
-                continue
-            args = {"vol_name": name}
-            if group:
-                args["group_name"] = group
-            if pool_ceph.mgr_command("fs subvolume ls", **args):
-                holding.append(group or NO_GROUP)
-        return {SUBVOLUME_DEPENDENTS: holding} if holding else {}
+    def filesystem_dependents(self, cluster_name, kube, fs):
+        """cephFilesystemDependents: {plural kind: [names]} - the subvolume groups holding subvolumes (when the
+        filesystem exists in Ceph) and the CephFilesystemSubVolumeGroups of the filesystem."""
+        pool_ceph, meta = self.cephs[cluster_name], fs["metadata"]
+        dependents = {}
+        if meta["name"] in [f["name"] for f in pool_ceph.command("fs ls")]:
+            groups = [g["name"] for g in pool_ceph.mgr_command("fs subvolumegroup ls", vol_name=meta["name"])]
+            holding = []
+            for group in groups + [None]:
+                if group in IGNORED_SUBVOLUME_GROUPS:
+                    continue
+                args = {"vol_name": meta["name"]}
+                if group:
+                    args["group_name"] = group
+                if pool_ceph.mgr_command("fs subvolume ls", **args):
+                    holding.append(group or NO_GROUP)
+            if holding:
+                dependents[SUBVOLUME_DEPENDENTS] = holding
+        crs = [g["metadata"]["name"] for g in kube.list(path(GV, SUBVOLUME_GROUPS, meta["namespace"]))
+               if (g.get("spec") or {}).get("filesystemName") == meta["name"]]
+        if crs:
+            dependents["CephFilesystemSubVolumeGroups"] = crs
+        return dependents
 
     def delete_filesystem(self, cluster_name, kube, fs, target, label):
         """The CephFilesystem's deletion (file/controller.go, filesystem.go deleteFilesystem); False while blocked."""
         meta, spec = fs["metadata"], fs.get("spec") or {}
         pool_ceph = self.cephs[cluster_name]
-        dependents = self.filesystem_dependents(cluster_name, fs)
+        dependents = self.filesystem_dependents(cluster_name, kube, fs)
         if not self.report_dependents(kube, "CephFilesystem", fs, target, label, dependents):
             return False
         for daemon in mds_daemons(fs, every=True):

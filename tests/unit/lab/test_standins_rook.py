@@ -602,6 +602,18 @@ def test_a_filesystem_with_subvolumes_is_not_deleted_until_they_are_gone():
         'CephFilesystem "rook-ceph/t-cephfs" will not be deleted until all dependents are removed: filesystem '
         'subvolume groups that contain subvolumes (could be from CephFilesystem PVCs or CephNFS exports): [csi]')
     assert "t-cephfs" in fake.filesystems and len(fake.mdss) == 2
+    # A CephFilesystemSubVolumeGroup of the filesystem holds it too; another filesystem's does not.
+    fake.filesystems["t-cephfs"]["groups"]["csi"].clear()
+    groups = rook.path(rook.GV, "cephfilesystemsubvolumegroups", NS)
+    for name, filesystem in (("t-group", "t-cephfs"), ("other-group", "other-cephfs")):
+        kube.create(groups, {"apiVersion": rook.GV, "kind": "CephFilesystemSubVolumeGroup",
+                             "metadata": {"name": name, "namespace": NS}, "spec": {"filesystemName": filesystem}})
+    passes(operator)
+    blocked = dict((c["type"], c) for c in obj(kube, "CephFilesystem", "t-cephfs")["status"]["conditions"])[
+        "DeletionIsBlocked"]
+    assert blocked["message"].endswith("dependents are removed: CephFilesystemSubVolumeGroups: [t-group]")
+    assert "t-cephfs" in fake.filesystems
+    kube.objects.pop(groups + "/t-group")
     # The subvolume gone: the MDS daemons and their keys, the filesystem, its pools and rules, then the CR - in one
     # pass, the condition's write notwithstanding.
     fake.filesystems["t-cephfs"]["groups"]["csi"].clear()
