@@ -117,11 +117,33 @@ def connect(monitors, name, key, timeout=10):
 
 def command(client, prefix, **args):
     """A mon command as `ceph <prefix> --format json` runs it: its parsed output, or CephError."""
-    request = dict(args, prefix=prefix, format="json")
-    code, out, status = client.mon_command(json.dumps(request), b"")
+    return _reply(prefix, client.mon_command(_request(prefix, args), b""))
+
+
+def _request(prefix, args):
+    return json.dumps(dict(args, prefix=prefix, format="json"))
+
+
+def _reply(prefix, reply):
+    """A mon or mgr command's (code, output, status): the output parsed, or CephError."""
+    code, out, status = reply
     if code < 0:
         raise CephError(prefix, code, status or "error")
     return json.loads(out) if out.strip() else {}
+
+
+def _entity(kind, daemon_id):
+    """A daemon's cephx name: <kind>.<id>, a gateway's client.rgw.<id>."""
+    return "client.rgw.%s" % daemon_id if kind == "rgw" else "%s.%s" % (kind, daemon_id)
+
+
+# The daemons Rook adds with a filesystem or an object store: where the state records them, their caps (Rook's
+# mds/config.go, object/config.go) and the options they get in the mons' configuration.
+DAEMON_STATE = {"mds": "mdss", "rgw": "rgws"}
+MDS_CAPS = ["osd", "allow *", "mds", "allow", "mon", "allow profile mds"]
+RGW_CAPS = ["mon", "allow rw", "osd", "allow rwx"]
+MDS_OPTIONS = ("mds_join_fs",)
+RGW_OPTIONS = ("rgw_realm", "rgw_zonegroup", "rgw_zone", "rgw_frontends")
 
 
 class Cluster:
@@ -200,10 +222,7 @@ class Cluster:
         for mon, address in mons:
             self._start("mon", mon, address)
         admin = self.admin()
-        (self.dir / "mgr-a").mkdir()
-        key = command(admin, "auth get-or-create", entity="mgr.a",
-                      caps=["mon", "allow profile mgr", "osd", "allow *", "mds", "allow *"])
-        (self.dir / "mgr.a.keyring").write_text(_keyring("mgr.a", key[0]["key"]))
+        self._make_key("mgr.a", ["mon", "allow profile mgr", "osd", "allow *", "mds", "allow *"])
         self._start("mgr", "a", hosts[0][1])
         for host, address in hosts:
             for dummy in range(osds_per_host):
@@ -218,66 +237,59 @@ class Cluster:
         return [m for m, dummy in (self.state() or {}).get("mdss") or []]
 
     def add_mds(self, daemon_id, address, filesystem):
-        """An MDS daemon for a filesystem (Rook's mds/config.go caps; mds_join_fs ties it to its filesystem, as Rook
-        sets it), started; a known one is only started."""
-        state = self.state()
+        """An MDS daemon for a filesystem (mds_join_fs ties it to its filesystem, as Rook sets it), started; a known
+        one is only started."""
         if daemon_id not in self.mds_ids():
-            entity = "mds.%s" % daemon_id
-            key = self.command("auth get-or-create", entity=entity,
-                               caps=["osd", "allow *", "mds", "allow", "mon", "allow profile mds"])
-            (self.dir / ("mds-%s" % daemon_id)).mkdir(exist_ok=True)
-            (self.dir / ("%s.keyring" % entity)).write_text(_keyring(entity, key[0]["key"]))
-            self.command("config set", who=entity, name="mds_join_fs", value=filesystem)
-            state.setdefault("mdss", []).append([daemon_id, address])
-            self._save(state)
+            self._make_daemon("mds", [daemon_id, address], MDS_CAPS, [("mds_join_fs", filesystem)])
         self._start("mds", daemon_id, address)
 
     def remove_mds(self, daemon_id):
-        """Rook's DeleteMdsCephObjects with the daemon's Deployment: stopped, its key and configuration gone."""
-        processes.stop(self.process("mds", daemon_id))
-        self._forget("mds.%s" % daemon_id, ("mds_join_fs",))
-        shutil.rmtree(self.dir / ("mds-%s" % daemon_id), ignore_errors=True)
-        state = self.state()
-        state["mdss"] = [m for m in state.get("mdss") or [] if m[0] != daemon_id]
-        self._save(state)
+        """Rook's DeleteMdsCephObjects with the daemon's Deployment."""
+        self._remove_daemon("mds", daemon_id, MDS_OPTIONS)
 
     def rgws(self):
         """{gateway id: (address, port)}."""
         return dict((r, (a, p)) for r, a, p in (self.state() or {}).get("rgws") or [])
 
     def add_rgw(self, daemon_id, address, realm, zonegroup, zone):
-        """A RADOS gateway client.rgw.<daemon_id> (Rook's caps) in its realm, zone group and zone, its beast frontend
-        on a free port of the Node address; started. Returns its (address, port)."""
+        """A RADOS gateway client.rgw.<daemon_id> in its realm, zone group and zone, its beast frontend on a free port
+        of the Node address; started. Returns its (address, port)."""
         known = self.rgws()
         if daemon_id not in known:
-            entity = "client.rgw.%s" % daemon_id
-            key = self.command("auth get-or-create", entity=entity, caps=["mon", "allow rw", "osd", "allow rwx"])
-            (self.dir / ("rgw-%s" % daemon_id)).mkdir(exist_ok=True)
-            (self.dir / ("%s.keyring" % entity)).write_text(_keyring(entity, key[0]["key"]))
             used = {port for have, port in known.values() if have == address}
             port = next(p for p in RGW_PORTS if p not in used and not processes.port_open(p, address))
-            for name, value in (("rgw_realm", realm), ("rgw_zonegroup", zonegroup), ("rgw_zone", zone),
-                                ("rgw_frontends", "beast endpoint=%s:%d" % (address, port))):
-                self.command("config set", who=entity, name=name, value=value)
-            state = self.state()
-            state.setdefault("rgws", []).append([daemon_id, address, port])
-            self._save(state)
+            options = zip(RGW_OPTIONS, (realm, zonegroup, zone, "beast endpoint=%s:%d" % (address, port)))
+            self._make_daemon("rgw", [daemon_id, address, port], RGW_CAPS, options)
             known[daemon_id] = (address, port)
         self._start("rgw", daemon_id, address)
         return known[daemon_id]
 
     def remove_rgw(self, daemon_id):
-        """A gateway's Deployment and key gone (Rook's deleteRgw... with the object store)."""
-        processes.stop(self.process("rgw", daemon_id))
-        entity = "client.rgw.%s" % daemon_id
-        self._forget(entity, ("rgw_realm", "rgw_zonegroup", "rgw_zone", "rgw_frontends"))
-        shutil.rmtree(self.dir / ("rgw-%s" % daemon_id), ignore_errors=True)
+        """A gateway's Deployment gone with the object store."""
+        self._remove_daemon("rgw", daemon_id, RGW_OPTIONS)
+
+    def _make_key(self, entity, caps):
+        """A daemon's cephx key with its caps (get-or-create), its keyring file and its data directory (<type>-<id>,
+        as the configuration names it)."""
+        key = self.command("auth get-or-create", entity=entity, caps=caps)[0]["key"]
+        (self.dir / _data_dir(entity)).mkdir(exist_ok=True)
+        (self.dir / ("%s.keyring" % entity)).write_text(_keyring(entity, key))
+
+    def _make_daemon(self, kind, record, caps, options):
+        """A daemon Rook adds with a filesystem or an object store (record [id, address, ...]): its key, its options
+        in the mons' configuration, its record in the state."""
+        entity = _entity(kind, record[0])
+        self._make_key(entity, caps)
+        for name, value in options:
+            self.command("config set", who=entity, name=name, value=value)
         state = self.state()
-        state["rgws"] = [r for r in state.get("rgws") or [] if r[0] != daemon_id]
+        state.setdefault(DAEMON_STATE[kind], []).append(record)
         self._save(state)
 
-    def _forget(self, entity, options):
-        """An entity's key, keyring file and options in the mons' configuration, gone."""
+    def _remove_daemon(self, kind, daemon_id, options):
+        """A daemon stopped; its key, keyring, options and data directory gone; its record out of the state."""
+        processes.stop(self.process(kind, daemon_id))
+        entity = _entity(kind, daemon_id)
         for prefix, args in [("auth del", {"entity": entity})] + [("config rm", {"who": entity, "name": o})
                                                                    for o in options]:
             try:
@@ -286,6 +298,10 @@ class Cluster:
                 if exc.code != -errno.ENOENT:
                     raise
         (self.dir / ("%s.keyring" % entity)).unlink(missing_ok=True)
+        shutil.rmtree(self.dir / _data_dir(entity), ignore_errors=True)
+        state = self.state()
+        state[DAEMON_STATE[kind]] = [r for r in state.get(DAEMON_STATE[kind]) or [] if r[0] != daemon_id]
+        self._save(state)
 
     def rgw_admin(self, *args):
         """radosgw-admin as the admin: its parsed output (None when it prints nothing), or CephError with the
@@ -301,10 +317,7 @@ class Cluster:
     def _make_osd(self, admin, host, address, device_class):
         osd_uuid = str(uuid.uuid4())
         osd_id = command(admin, "osd new", uuid=osd_uuid)["osdid"]
-        (self.dir / ("osd-%d" % osd_id)).mkdir()
-        key = command(admin, "auth get-or-create", entity="osd.%d" % osd_id,
-                      caps=["osd", "allow *", "mon", "allow profile osd", "mgr", "allow profile osd"])
-        (self.dir / ("osd.%d.keyring" % osd_id)).write_text(_keyring("osd.%d" % osd_id, key[0]["key"]))
+        self._make_key("osd.%d" % osd_id, ["osd", "allow *", "mon", "allow profile osd", "mgr", "allow profile osd"])
         processes.run_tool(BINARIES["osd"], "-c", self.conf, "-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid)
         command(admin, "osd crush add", id=osd_id, weight=0.001, args=["root=default", "host=%s" % host])
         if device_class:
@@ -381,11 +394,11 @@ class Cluster:
 
     def mgr_command(self, prefix, timeout=0, **args):
         """A command of a mgr module (`ceph fs subvolumegroup ...` is the volumes module's): its parsed output."""
-        request = dict(args, prefix=prefix, format="json")
-        code, out, status = self.admin().mgr_command(json.dumps(request), b"", timeout=timeout)
-        if code < 0:
-            raise CephError(prefix, code, status or "error")
-        return json.loads(out) if out.strip() else {}
+        return _reply(prefix, self.admin().mgr_command(_request(prefix, args), b"", timeout=timeout))
+
+    def node_addresses(self):
+        """The addresses of the pool's Nodes (where its OSDs run), in order."""
+        return sorted({osd["address"] for osd in self.state()["osds"]})
 
     def rbd(self, *args):
         """The rbd tool as the admin (what Rook's `rbd` calls run); its output."""
@@ -418,6 +431,13 @@ class Cluster:
             if time.monotonic() > deadline:
                 raise RuntimeError("Ceph %s: not %s after %ds" % (self.pool, what, timeout))
             time.sleep(0.5)
+
+
+def _data_dir(entity):
+    """A daemon's data directory as ceph.conf's `<type>_data = <dir>/<type>-$id` names it: mon.a -> mon-a,
+    client.rgw.x -> rgw-rgw.x."""
+    kind, daemon_id = entity.split(".", 1)
+    return "%s-%s" % (kind if kind != "client" else daemon_id.split(".", 1)[0], daemon_id)
 
 
 def _keyring(entity, key):

@@ -329,9 +329,8 @@ def rgw_daemons(store):
     return ["%s.%s" % (store["metadata"]["name"].replace("-", "."), MONS[i]) for i in range(instances)]
 
 
-def realm_args(store):
+def realm_args(name):
     """A single-site store's realm, zone group and zone: all named as the store."""
-    name = store["metadata"]["name"]
     return ["--rgw-realm=%s" % name, "--rgw-zonegroup=%s" % name, "--rgw-zone=%s" % name]
 
 
@@ -419,6 +418,23 @@ def mds_daemons(fs, every=False):
     active = server.get("activeCount") or 1
     count = active * 2 if every or server.get("activeStandby") else active
     return ["%s-%s" % (fs["metadata"]["name"], MONS[i]) for i in range(count)]
+
+
+def filesystems(pool_ceph):
+    """The names of the filesystems in a pool's Ceph."""
+    return [f["name"] for f in pool_ceph.command("fs ls")]
+
+
+def place_daemons(pool_ceph, wanted, prefix, running, add, remove):
+    """The Deployments of a filesystem's MDS daemons or a store's gateways: each wanted daemon added on the pool's
+    Nodes in turn (add(daemon, address)), then the running() ones of that prefix and a letter that are not wanted any
+    more removed (scaleDownDeployments)."""
+    addresses = pool_ceph.node_addresses()
+    for index, daemon in enumerate(wanted):
+        add(daemon, addresses[index % len(addresses)])
+    for daemon in running():
+        if daemon.startswith(prefix) and len(daemon) == len(prefix) + 1 and daemon not in wanted:
+            remove(daemon)
 
 
 def blocked_by_dependents(kind, obj, dependents):
@@ -890,17 +906,11 @@ class RookOperator:
         server = spec.get("metadataServer") or {}
         active, standby = server.get("activeCount") or 1, bool(server.get("activeStandby"))
         pool_ceph = self.cephs[cluster_name]
-        addresses = sorted({osd["address"] for osd in pool_ceph.state()["osds"]})
-        wanted = mds_daemons(fs)
-        for index, daemon in enumerate(wanted):
-            pool_ceph.add_mds(daemon, addresses[index % len(addresses)], name)
-        prefix = name + "-"
-        for daemon in pool_ceph.mds_ids():  # scaleDownDeployments
-            if daemon.startswith(prefix) and len(daemon) == len(prefix) + 1 and daemon not in wanted:
-                pool_ceph.remove_mds(daemon)
+        place_daemons(pool_ceph, mds_daemons(fs), name + "-", pool_ceph.mds_ids,
+                      lambda daemon, address: pool_ceph.add_mds(daemon, address, name), pool_ceph.remove_mds)
         pools = filesystem_pools(fs)
         if len(pools) > 1:  # without data pools Rook expects the filesystem to exist already
-            exists = name in [f["name"] for f in pool_ceph.command("fs ls")]
+            exists = name in filesystems(pool_ceph)
             for pool_name, pool_spec in pools:
                 ensure_ceph_pool(pool_ceph, pool_name, pool_spec, CEPHFS_APPLICATION)
             if exists:  # updateFilesystem
@@ -925,7 +935,7 @@ class RookOperator:
         filesystem exists in Ceph) and the CephFilesystemSubVolumeGroups of the filesystem."""
         pool_ceph, meta = self.cephs[cluster_name], fs["metadata"]
         dependents = {}
-        if meta["name"] in [f["name"] for f in pool_ceph.command("fs ls")]:
+        if meta["name"] in filesystems(pool_ceph):
             groups = [g["name"] for g in pool_ceph.mgr_command("fs subvolumegroup ls", vol_name=meta["name"])]
             holding = []
             for group in groups + [None]:
@@ -954,7 +964,7 @@ class RookOperator:
         for daemon in mds_daemons(fs, every=True):
             if daemon in pool_ceph.mds_ids():
                 pool_ceph.remove_mds(daemon)
-        present = meta["name"] in [f["name"] for f in pool_ceph.command("fs ls")]
+        present = meta["name"] in filesystems(pool_ceph)
         if present:
             pool_ceph.command("fs fail", fs_name=meta["name"])
         if present and spec.get("dataPools") and not spec.get("preserveFilesystemOnDelete"):
@@ -978,7 +988,7 @@ class RookOperator:
             ensure_ceph_pool(pool_ceph, RGW_ROOT_POOL, (store.get("spec") or {}).get("metadataPool") or {},
                              RGW_APPLICATION)
         endpoint = "--endpoints=%s" % advertise_endpoint(store)
-        realm, zonegroup, zone = realm_args(store)
+        realm, zonegroup, zone = realm_args(name)
         created = False
         for level, get, create in (("realm", [realm], [realm]),
                                    ("zonegroup", [zonegroup, realm], ["--master", realm, endpoint, zonegroup]),
@@ -992,14 +1002,9 @@ class RookOperator:
                 created = True
         if created:
             pool_ceph.rgw_admin("period", "update", "--commit", realm, zonegroup, zone)
-        addresses = sorted({osd["address"] for osd in pool_ceph.state()["osds"]})
-        wanted = rgw_daemons(store)
-        for index, daemon in enumerate(wanted):
-            pool_ceph.add_rgw(daemon, addresses[index % len(addresses)], name, name, name)
-        prefix = name.replace("-", ".") + "."
-        for daemon in pool_ceph.rgws():
-            if daemon.startswith(prefix) and len(daemon) == len(prefix) + 1 and daemon not in wanted:
-                pool_ceph.remove_rgw(daemon)
+        place_daemons(pool_ceph, rgw_daemons(store), name.replace("-", ".") + ".", pool_ceph.rgws,
+                      lambda daemon, address: pool_ceph.add_rgw(daemon, address, name, name, name),
+                      pool_ceph.remove_rgw)
 
     def gateways(self, cluster_name, store):
         """[(address, port)] of the store's gateways."""
@@ -1013,7 +1018,7 @@ class RookOperator:
         if not any(processes.port_open(port, address) for address, port in self.gateways(cluster_name, store)):
             raise ceph.CephError("user info", -errno.ECONNREFUSED, "failed to get details from ceph object user \"%s\": "
                                  "no gateway of object store \"%s\" answers" % (uid, store["metadata"]["name"]))
-        where = realm_args(store)
+        where = realm_args(store["metadata"]["name"])
         if uid in (pool_ceph.rgw_admin("user", "list", *where) or []):
             found = pool_ceph.rgw_admin("user", "info", "--uid=%s" % uid, *where)
         else:
@@ -1031,21 +1036,16 @@ class RookOperator:
 
     def delete_object_user(self, cluster_name, user):
         """deleteUser: the RGW user, without its data - RGW refuses a user who owns buckets, and Rook retries."""
-        store = self.store_of(user)
-        pool_ceph, where = self.cephs[cluster_name], realm_args(store)
+        pool_ceph, where = self.cephs[cluster_name], realm_args((user.get("spec") or {}).get("store") or "")
         if user["metadata"]["name"] in (pool_ceph.rgw_admin("user", "list", *where) or []):
             pool_ceph.rgw_admin("user", "rm", "--uid=%s" % user["metadata"]["name"], *where)
-
-    @staticmethod
-    def store_of(user):
-        return {"metadata": {"name": (user.get("spec") or {}).get("store") or ""}}
 
     def object_store_dependents(self, cluster_name, kube, store):
         """CephObjectStoreDependents: its buckets (when its pools exist) and the CephObjectStoreUsers of it."""
         pool_ceph, meta = self.cephs[cluster_name], store["metadata"]
         dependents = {}
         if all(pool_detail(pool_ceph, name) is not None for name, dummy in object_store_pools(store)):
-            buckets = pool_ceph.rgw_admin("bucket", "list", *realm_args(store)) or []
+            buckets = pool_ceph.rgw_admin("bucket", "list", *realm_args(meta["name"])) or []
             if buckets:
                 dependents[BUCKET_DEPENDENTS] = list(buckets)
         users = [u["metadata"]["name"] for u in kube.list(url("CephObjectStoreUser", meta["namespace"]))
@@ -1065,7 +1065,7 @@ class RookOperator:
         for daemon in rgw_daemons(store):
             if daemon in pool_ceph.rgws():
                 pool_ceph.remove_rgw(daemon)
-        realm, zonegroup, zone = realm_args(store)
+        realm, zonegroup, zone = realm_args(meta["name"])
         stores = self.realms(pool_ceph)
         if meta["name"] in stores:
             for args in (("realm", "delete", realm), ("zonegroup", "delete", realm, zonegroup),

@@ -154,6 +154,9 @@ class FakeCeph:
     def remove_images(self, pool):
         return len(self.images.pop(pool, []))
 
+    def node_addresses(self):
+        return sorted({osd["address"] for osd in self.booted["osds"]})
+
     def mds_ids(self):
         return list(self.mdss)
 
