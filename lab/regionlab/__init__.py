@@ -9,7 +9,7 @@ import string
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import build, charts, config, flux, keystone, korc, kube, pki, processes, standins
+from . import build, charts, config, flux, keystone, korc, kube, kubelets, pki, processes, standins
 
 
 def up(log=print):
@@ -19,6 +19,7 @@ def up(log=print):
     clusters = config.clusters()
     bmc_passwords()
     kube.up(clusters, log)
+    kubelets.up(clusters)
     # The Helm repository Flux pulls the region's charts from (phase 3).
     charts.up(log)
     # The management cluster runs Flux before the region; a Shoot gets it with the Shoot (gardenlet stand-in).

@@ -1,7 +1,8 @@
 """Build the lab's upstream binaries from Go modules, only when their pins change.
 
-lab/go/kube builds kube-apiserver, kube-controller-manager, kubectl and etcd
-from k8s.io/kubernetes and go.etcd.io/etcd/server/v3; lab/go/korc builds the
+lab/go/kube builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and
+etcd from k8s.io/kubernetes and go.etcd.io/etcd/server/v3; lab/go/kwok builds KWOK, which plays
+the kubelets of the lab's Nodes; lab/go/korc builds the
 K-ORC manager in a module of its own, lab/go/flux-source and lab/go/flux-helm
 the Flux source-controller and helm-controller (one module each: their
 dependency pins differ). A stamp next to the binaries records the
@@ -20,9 +21,11 @@ from . import config
 KUBE_PACKAGES = {
     "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
     "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
+    "kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler",
     "kubectl": "k8s.io/kubernetes/cmd/kubectl",
     "etcd": "go.etcd.io/etcd/server/v3",
 }
+KWOK_PACKAGES = {"kwok": "sigs.k8s.io/kwok/cmd/kwok"}
 KORC_PACKAGES = {"korc-manager": "github.com/k-orc/openstack-resource-controller/v2/cmd/manager"}
 FLUX_SOURCE_PACKAGES = {"source-controller": "github.com/fluxcd/source-controller"}
 FLUX_HELM_PACKAGES = {"helm-controller": "github.com/fluxcd/helm-controller"}
@@ -40,6 +43,7 @@ def _version_ldflags():
 
 MODULES = {
     "kube": (KUBE_PACKAGES, _version_ldflags),
+    "kwok": (KWOK_PACKAGES, lambda: []),
     "korc": (KORC_PACKAGES, lambda: []),
     "flux-source": (FLUX_SOURCE_PACKAGES, lambda: []),
     "flux-helm": (FLUX_HELM_PACKAGES, lambda: []),
@@ -134,8 +138,8 @@ def build_all(log=print):
     return {module: round(build(module, log), 1) for module in MODULES}
 
 
-def module_dir(module_dir_of, version):
+def module_dir(module_dir_of, version, lab_module="korc"):
     """The extracted directory of a Go module in the module cache (downloads it if needed)."""
     out = subprocess.run(["go", "mod", "download", "-json", "%s@%s" % (module_dir_of, version)],
-                         cwd=config.GO_MODULES / "korc", check=True, capture_output=True, text=True)
+                         cwd=config.GO_MODULES / lab_module, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)["Dir"]

@@ -82,30 +82,41 @@ class Cluster:
     def pki(self):
         return STATE / "pki" / self.name
 
-
-def _hosts_of(node):
-    """Hosts of an inventory group and its children, in file order."""
-    hosts = list(node.get("hosts") or {})
-    for sub in (node.get("children") or {}).values():
-        hosts += [h for h in _hosts_of(sub or {}) if h not in hosts]
-    return hosts
+    @property
+    def runs_workloads(self):
+        """Pods run here (kubelets.py): a cluster of the groups the region's charts go to."""
+        return bool(set(WORKLOAD_GROUPS) & set(self.groups))
 
 
-def _membership(name, node, out):
-    for host in _hosts_of(node):
-        groups = out.setdefault(host, [])
-        if name != "all" and name not in groups:
-            groups.append(name)
-    for child, sub in (node.get("children") or {}).items():
-        _membership(child, sub or {}, out)
+def _group_nodes(name, node, out):
+    """Every group's definitions by name: a child given as `{}` names a group defined elsewhere."""
+    out.setdefault(name, []).append(node or {})
+    for child, sub in ((node or {}).get("children") or {}).items():
+        _group_nodes(child, sub, out)
     return out
+
+
+def _hosts_of(name, groups, seen=()):
+    """Hosts of an inventory group and of its children, in file order."""
+    hosts = []
+    for node in groups.get(name, []):
+        for host in list(node.get("hosts") or {}) + [h for child in node.get("children") or {}
+                                                       if child not in seen
+                                                       for h in _hosts_of(child, groups, seen + (name,))]:
+            if host not in hosts:
+                hosts.append(host)
+    return hosts
 
 
 def clusters():
     """The lab's clusters, in inventory order, with their groups."""
     data = yaml.safe_load((INVENTORY / "hosts.yml").read_text())
-    membership = _membership("all", data["all"], {})
-    return [Cluster(name, i, sorted(groups)) for i, (name, groups) in enumerate(membership.items())]
+    groups = _group_nodes("all", data["all"], {})
+    membership = {host: [] for host in _hosts_of("all", groups)}
+    for name in groups:
+        for host in _hosts_of(name, groups) if name != "all" else []:
+            membership[host].append(name)
+    return [Cluster(name, i, sorted(names)) for i, (name, names) in enumerate(membership.items())]
 
 
 def cluster(name):
@@ -150,6 +161,8 @@ KEYSTONE_CR_CACHE_OFFSET = 100
 # Their data: STATE/keystones/<namespace>/<name>/ (keystone.conf, SQLite database, keys).
 KEYSTONES = STATE / "keystones"
 
+# The inventory groups whose clusters run the region's charts (infra_operators' table), and so pods.
+WORKLOAD_GROUPS = ("management", "control_plane", "hypervisor_pools", "storage_pools")
 # The inventory group whose host is the garden, the one whose host runs metal-operator, and the
 # one whose host runs the OpenStack control planes (c5c3-operator, keystone-operator, K-ORC).
 GARDEN_GROUP = "gardener"

@@ -13,9 +13,11 @@ import yaml
 
 from . import build, config, pki, processes
 
-# The controllers the lab needs from kube-controller-manager: namespace deletion
-# and owner-reference cascades; nothing schedules or runs pods here.
+# The controllers the lab needs from kube-controller-manager: namespace deletion and owner-reference
+# cascades everywhere; where pods run (kubelets.py), the workload controllers, Node health (Leases, taints,
+# evictions) and the collection of pods whose Node is gone.
 CONTROLLERS = "garbagecollector,namespace"
+WORKLOAD_CONTROLLERS = CONTROLLERS + ",deployment,replicaset,statefulset,daemonset,job,nodelifecycle,podgc"
 # The namespace controller empties a namespace with a delete-collection and a list per namespaced
 # resource type (115 on the control plane with its operators' CRDs): at kube-controller-manager's default
 # client rate (20 requests/s, burst 30) deleting an empty namespace took 7.7 s; its API server is on loopback.
@@ -103,7 +105,7 @@ def _controller_manager_argv(cluster):
     return [
         config.BIN / "kube-controller-manager",
         "--kubeconfig", cluster.direct_kubeconfig,
-        "--controllers", CONTROLLERS,
+        "--controllers", WORKLOAD_CONTROLLERS if cluster.runs_workloads else CONTROLLERS,
         "--leader-elect=false", "--secure-port", "0",
         "--use-service-account-credentials=false",
     ] + list(CONTROLLER_MANAGER_QPS)

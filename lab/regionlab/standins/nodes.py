@@ -11,7 +11,8 @@ up to the worker's `maximum`:
   and the deprecated worker.garden.sapcloud.io/group) and the worker's own `labels`;
 - status: addresses InternalIP + Hostname, the conditions kubelet's nodestatus setters write
   (MemoryPressure, DiskPressure, PIDPressure False, Ready True "kubelet is posting ready status"),
-  nodeInfo, capacity and allocatable.
+  nodeInfo, capacity and allocatable. KWOK (regionlab/kubelets.py) then plays their kubelets: it
+  renews their Leases and runs the pods scheduled to them.
 
 InternalIP: the first free address of the Shoot's spec.networking.nodes from its 10th host address
 upward (the lab's range 10.250.<cluster index>.0/24 without one); an existing Node keeps its
@@ -117,6 +118,8 @@ def node_status(name, address, worker, now):
         "conditions": conditions,
         "capacity": dict(RESOURCES), "allocatable": dict(RESOURCES),
         "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        # KWOK (kubelets.py), the Nodes' kubelet from then on, renews the status of Running Nodes only.
+        "phase": "Running",
         "nodeInfo": {"architecture": (worker.get("machine") or {}).get("architecture") or "amd64",
                      "operatingSystem": "linux",
                      "osImage": "Garden Linux %s" % image.get("version", ""),

@@ -1,0 +1,117 @@
+"""Pods in the lab: a kube-scheduler and KWOK per cluster that runs workloads.
+
+The lab has no kubelet and no container runtime. KWOK (sigs.k8s.io/kwok, lab/go/kwok) plays the
+kubelets of a cluster's Nodes: it renews their Leases and moves the pods the scheduler bound to them
+through KWOK's upstream Stages (node initialize and heartbeat, pod ready, complete and delete), so
+Deployments, StatefulSets, DaemonSets and Jobs become Ready, or do not, as in a region: a pod nothing
+can schedule stays Pending. kube-controller-manager runs the workload controllers there (kube.py).
+
+A Shoot's Nodes are registered by the gardenlet stand-in (standins/nodes.py); a cluster that is not
+a Shoot (the management cluster) gets its STATIC_NODES Nodes here, as its own machines would join it.
+"""
+
+from pathlib import Path
+
+import requests
+
+from . import build, config, kube, processes
+
+SHOOTS_GROUP = "shoots"
+STATIC_NODES = 2
+KWOK_MODULE = "sigs.k8s.io/kwok"
+# KWOK's upstream Stages, read from its module (no copy in the repository): a --config file holding
+# only Stage documents keeps KWOK's other defaults.
+STAGES = (
+    "kustomize/stage/node/fast/node-initialize.yaml",
+    "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+    "kustomize/stage/pod/fast/pod-ready.yaml",
+    "kustomize/stage/pod/fast/pod-complete.yaml",
+    "kustomize/stage/pod/fast/pod-delete.yaml",
+)
+# kubelet's default Lease duration; KWOK renews a quarter of it (every 10 s), as kubelet does.
+NODE_LEASE_SECONDS = 40
+# The scheduler's and KWOK's heaps are small; most of their resident memory is the binary.
+ENV = {"GOGC": "50"}
+
+
+def kwok_version():
+    for line in (config.GO_MODULES / "kwok" / "go.mod").read_text().splitlines():
+        words = line.split()
+        if words[:1] == ["require"] and words[1:2] == [KWOK_MODULE]:
+            return words[2]
+        if words[:1] == [KWOK_MODULE]:
+            return words[1]
+    raise RuntimeError("lab/go/kwok/go.mod requires no %s" % KWOK_MODULE)
+
+
+def stages_file():
+    """STATE/kwok/stages.yaml: KWOK's Stages of the pinned version."""
+    root = Path(build.module_dir(KWOK_MODULE, kwok_version(), "kwok"))
+    content = "".join("---\n" + (root / name).read_text() for name in STAGES)
+    path = config.STATE / "kwok" / "stages.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != content:
+        path.write_text(content)
+    return path
+
+
+def pod_cidr(cluster):
+    """The addresses KWOK gives the cluster's pods (one /16 per cluster)."""
+    return "10.%d.0.0/16" % (64 + cluster.index)
+
+
+def _scheduler_argv(cluster):
+    return [config.BIN / "kube-scheduler", "--kubeconfig", cluster.direct_kubeconfig,
+            "--authentication-kubeconfig", cluster.direct_kubeconfig,
+            "--authorization-kubeconfig", cluster.direct_kubeconfig,
+            "--leader-elect=false", "--secure-port", "0"]
+
+
+def _kwok_argv(cluster, stages):
+    return [config.BIN / "kwok", "--kubeconfig", cluster.direct_kubeconfig, "--config", stages,
+            "--manage-all-nodes=true", "--node-lease-duration-seconds", str(NODE_LEASE_SECONDS),
+            "--cidr", pod_cidr(cluster)]
+
+
+def static_nodes(cluster):
+    if SHOOTS_GROUP in cluster.groups:
+        return []
+    return ["%s-%d" % (cluster.name, i) for i in range(1, STATIC_NODES + 1)]
+
+
+def register_static_nodes(cluster):
+    """Create the Nodes of a cluster that is not a Shoot (KWOK writes their status)."""
+    session = kube._session(cluster)
+    for name in static_nodes(cluster):
+        url = "%s/api/v1/nodes/%s" % (cluster.server, name)
+        if session.get(url, timeout=10).status_code != 404:
+            continue
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+            "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}}}
+        resp = session.post(cluster.server + "/api/v1/nodes", json=node, timeout=10)
+        if resp.status_code not in (201, 409):
+            raise RuntimeError("Node %s/%s: %s %s" % (cluster.name, name, resp.status_code, resp.text[:300]))
+
+
+def up(clusters):
+    stages = stages_file()
+    for cluster in clusters:
+        if not cluster.runs_workloads:
+            continue
+        processes.ensure("scheduler-%s" % cluster.name, _scheduler_argv(cluster), env=ENV)
+        processes.ensure("kwok-%s" % cluster.name, _kwok_argv(cluster, stages), env=ENV)
+    for cluster in clusters:
+        if cluster.runs_workloads:
+            register_static_nodes(cluster)
+
+
+def ready_nodes(cluster):
+    """Names of the cluster's Nodes whose Ready condition is True."""
+    try:
+        resp = kube._session(cluster).get(cluster.server + "/api/v1/nodes", timeout=5)
+        items = resp.json().get("items", []) if resp.ok else []
+    except (requests.RequestException, OSError, ValueError):
+        return []
+    return [n["metadata"]["name"] for n in items
+            if any(c.get("type") == "Ready" and c.get("status") == "True"
+                   for c in (n.get("status") or {}).get("conditions") or [])]
