@@ -1,12 +1,14 @@
 """The real K-ORC manager, watching the lab's control-plane API server.
 
-It runs once phase 3 installed its chart (openstack-resource-controller: the CRDs, then the
-Deployment); the gardenlet stand-in then starts the manager, as the Deployment would start its pod.
+It runs while the Deployment of its chart (openstack-resource-controller, phase 3) is Available:
+the gardenlet stand-in starts the manager then and stops it when the Deployment is scaled to zero or
+deleted, as the Deployment's pod would run and end.
 """
 
 import requests
 
 from . import config, kube, processes
+from .standins import deployments
 
 NAME = "korc-manager"
 
@@ -49,8 +51,8 @@ def ready():
 
 
 # The Deployment of K-ORC's chart (phase 3): Helm creates it after the chart's CRDs are established,
-# so the manager (which fails at start without all of them) starts when it exists, as its pod would.
-DEPLOYMENTS = "/apis/apps/v1/deployments"
+# so the manager (which fails at start without all of them) starts when it is Available, as its pod runs.
+DEPLOYMENTS = deployments.DEPLOYMENTS
 CHART_LABEL = ("app.kubernetes.io/name", "openstack-resource-controller")
 CHART_SELECTOR = "%s=%s" % CHART_LABEL
 
@@ -73,11 +75,11 @@ def deployment_args(cluster):
         items = resp.json().get("items") if resp.ok else None
     except (requests.RequestException, OSError, ValueError):
         return None
-    return args_of(items or [])
+    return args_of([d for d in items or [] if deployments.available(d)])
 
 
 def installed(cluster):
-    """K-ORC's chart put its Deployment on the cluster."""
+    """K-ORC's chart put its Deployment on the cluster, and it is Available."""
     return deployment_args(cluster) is not None
 
 

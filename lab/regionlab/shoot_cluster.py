@@ -39,7 +39,6 @@ def reset(cluster, timeout=120):
         processes.stop(korc.NAME)
     session = kube._session(cluster)
     base = cluster.server
-    session.delete(base + "/api/v1/nodes", timeout=30)  # the Shoot's machines are gone with it
     crds = session.get(base + CRDS, timeout=30).json().get("items", [])
     # Nothing runs that would remove their finalizers (the controllers are stopped, the cluster goes).
     # The custom resources go before their CRDs: the API server keeps a deleted CRD's objects in
@@ -84,6 +83,9 @@ def reset(cluster, timeout=120):
     _wait(lambda: not session.get(base + CRDS, timeout=30).json().get("items") and not [
         n for n in session.get(base + "/api/v1/namespaces", timeout=30).json()["items"]
         if n["metadata"]["name"] not in SYSTEM_NAMESPACES], timeout, "lab cluster %s empty" % cluster.name)
+    # The Shoot's machines go last: their kubelets (KWOK) end the namespaces' pods; pods left on a deleted
+    # Node would wait for the pod garbage collector's quarantine.
+    session.delete(base + "/api/v1/nodes", timeout=30)
 
 
 def _items(session, url):

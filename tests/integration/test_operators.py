@@ -149,6 +149,59 @@ def test_a_version_bump_is_shown_first_and_upgrades_exactly_that_release(region)
         assert rc == 0, failures(out)
 
 
+def pods(cluster, namespace):
+    return everything(cluster, "pods", "-n", namespace)
+
+
+def test_phase_3_waits_for_pods_the_scheduler_placed_and_kwok_made_ready(region):
+    """Helm's wait is on in the lab: every release's Deployments have their pods bound to a Node and Ready."""
+    for cluster in FLUX_CLUSTERS:
+        for deployment in everything(cluster.name, "deployments.apps"):
+            status = deployment["status"]
+            assert status.get("availableReplicas") == deployment["spec"]["replicas"], (cluster.name, status)
+    nodes = everything("hv-pool-a", "nodes")
+    daemon_sets = everything("hv-pool-a", "daemonsets.apps", "-n", "ovn-system")
+    assert sorted(d["metadata"]["name"] for d in daemon_sets) == ["ovn-controller", "ovs-vswitchd"]
+    for daemon_set in daemon_sets:  # a pod Ready on every Node of the pool, as the kubelets would run them
+        status = daemon_set["status"]
+        assert status["desiredNumberScheduled"] == status["numberReady"] == len(nodes), status
+    for pod in pods("hv-pool-a", "ovn-system"):
+        assert pod["spec"]["nodeName"] in [n["metadata"]["name"] for n in nodes]
+        assert [c["status"] for c in pod["status"]["conditions"] if c["type"] == "Ready"] == ["True"], pod["status"]
+
+
+def test_a_release_whose_pods_cannot_be_scheduled_fails_phase_3_naming_it(region):
+    """A Deployment no Node can take never becomes Ready: Helm's wait fails the release, and phase 3 with it."""
+    unschedulable = with_probe(timeout="15s", values={"nodeSelector": {"lab.c5c3.io/no-such-node": "true"}})
+    try:
+        rc, out, seconds = play("--limit", PROBE_HOST, "-e", unschedulable)
+        assert rc != 0
+        (task, host, msg), = failures(out)
+        assert host == PROBE_HOST and msg.startswith("st-pool-b: HelmRelease prysm/prysm (chart prysm 0.1.0) failed"), msg
+        pending = [p for p in pods(PROBE_HOST, "prysm") if p["status"]["phase"] == "Pending"]
+        assert pending and not pending[0]["spec"].get("nodeName")
+        assert any(c["type"] == "PodScheduled" and c["reason"] == "Unschedulable"
+                   for c in pending[0]["status"]["conditions"])
+    finally:
+        rc, out, _seconds = play("--limit", PROBE_HOST)
+        assert rc == 0, failures(out)
+    assert all(p["status"]["phase"] == "Running" for p in pods(PROBE_HOST, "prysm"))
+
+
+def test_an_operator_runs_only_while_its_deployment_is_available(region):
+    """K-ORC's manager stops when its Deployment is scaled to zero and starts again with a Ready replica, as the
+    Deployment's pod would (every stand-in is gated the same way, regionlab/standins/deployments.py)."""
+    deployment = "deployment/openstack-resource-controller"
+    assert processes.pid_of(korc.NAME)
+    lab_kubectl("lab-control-plane", "scale", "-n", "orc-system", deployment, "--replicas=0")
+    try:
+        processes.wait_until(lambda: not processes.pid_of(korc.NAME), 30, "K-ORC manager stopped")
+        assert not korc.installed(config.cluster("lab-control-plane"))
+    finally:
+        lab_kubectl("lab-control-plane", "scale", "-n", "orc-system", deployment, "--replicas=1")
+    processes.wait_until(korc.ready, 60, "K-ORC manager started again")
+
+
 def test_a_cluster_without_flux_is_reported_before_any_write(region):
     rc, out, seconds = play("--limit", "management-cluster", "-e", "infra_operators_flux_namespace=flux-absent")
     assert rc != 0

@@ -31,11 +31,12 @@ import importlib.metadata
 import json
 
 from .. import config
-from . import loop, operators, ovn
+from . import deployments, loop, operators, ovn
 from .client import ApiError, Kube, Waker, object_path, path
 
 GV = "c5c3.io/v1alpha1"
 MANAGER = "lab-c5c3-operator"
+OPERATOR = "c5c3-operator"   # its Deployment (deployments.py)
 NAME = "c5c3-operator-standin"
 ALLOW_KEYSTONE_DELETION = "c5c3.io/allow-keystone-deletion"
 
@@ -397,7 +398,9 @@ class C5C3Operator(loop.Controller):
         self.ovn_applied = None
         self.operators = operators.Operators(self, cluster)
         self.ovn = ovn.OVNOperator(self, cluster)
-        Waker(cluster, [path(GV, "controlplanes"), path(ovn.GV, "ovnclusters")]
+        # This operator, the children's and the ovn-operator act while their Deployments are Available.
+        self.running = deployments.Operators(self.kube, self.log)
+        Waker(cluster, [path(GV, "controlplanes"), path(ovn.GV, "ovnclusters"), deployments.DEPLOYMENTS]
               + [path(c.api_version, c.plural) for c in CHILD_KINDS], self.wake, loop.log)
 
     @staticmethod
@@ -417,19 +420,26 @@ class C5C3Operator(loop.Controller):
         planes = self.kube.list(path(GV, "controlplanes"))
         self.children = {}
         self._korc = None
+        self.running.refresh()
         for child in CHILD_KINDS:
             for obj in self.kube.list(path(child.api_version, child.plural)):
                 obj.setdefault("kind", child.kind)
                 self.children[(child.kind, obj["metadata"]["namespace"], obj["metadata"]["name"])] = obj
-        self.ovn_cluster = self.reconcile_ovn_cluster(planes)
+        if self.running.runs(OPERATOR):
+            self.ovn_cluster = self.reconcile_ovn_cluster(planes)
+        else:
+            self.ovn_cluster = self.kube.get(path(ovn.GV, "ovnclusters", ovn.NAMESPACE, ovn.NAME)) \
+                if self.kube.get(ovn.API) is not None else None
         uids = set()
         for cp in planes:
             uids.add(cp["metadata"]["uid"])
-            self.reconcile_control_plane(cp)
+            if self.running.runs(OPERATOR):
+                self.reconcile_control_plane(cp)
         self.applied = {k: v for k, v in self.applied.items() if k[0] in uids}
         # The children's operators act on what this pass applied, in the same pass.
         self.operators.reconcile(self.children)
-        self.ovn.reconcile(self.ovn_cluster)
+        if self.running.runs(ovn.OPERATOR):
+            self.ovn.reconcile(self.ovn_cluster)
         ovn_uids = {self.ovn_cluster["metadata"]["uid"]} if self.ovn_cluster else set()
         self.prune(uids | ovn_uids | {o["metadata"]["uid"] for o in self.children.values()})
 

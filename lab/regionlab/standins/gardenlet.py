@@ -29,7 +29,7 @@ import traceback
 import requests
 
 from .. import config, flux, korc, processes, shoot_cluster
-from . import hypervisor_operator, loop, nodes, rook, settings
+from . import deployments, hypervisor_operator, loop, nodes, rook, settings
 from .client import ApiError, Kube, Waker, object_path, path
 
 GV = "core.gardener.cloud/v1beta1"
@@ -232,7 +232,7 @@ class Gardenlet(loop.Controller):
         self.care = CareController(self, garden)
         Waker(garden, [path(GV, "shoots"), path(GV, "projects"), path(GV, "seeds"), path("v1", "namespaces")],
               self.wake, loop.log)
-        # K-ORC starts once phase 3 installed its chart on the control plane.
+        # K-ORC runs while its chart's Deployment on the control plane is Available.
         self.control_plane = korc.control_plane(clusters)
         self.deployments = Kube(self.control_plane, SHOOT_MANAGER)  # only reads K-ORC's Deployment
         Waker(self.control_plane, [korc.DEPLOYMENTS], self.wake, loop.log)
@@ -259,6 +259,10 @@ class Gardenlet(loop.Controller):
         for pool in storage:
             Waker(pool, [rook.url(kind) for kind in rook.KINDS] + [rook.SECRETS, rook.CONFIG_MAPS, rook.NODES],
                   self.wake, loop.log)
+        # Rook and the hypervisor operator act while their Deployments are Available (deployments.py).
+        self.operators = {c.name: deployments.Operators(Kube(c, SHOOT_MANAGER), self.log) for c in pools + storage}
+        for cluster in pools + storage:
+            Waker(cluster, [deployments.DEPLOYMENTS], self.wake, loop.log)
 
     def reconcile(self):
         for seed in self.kube.list(path(GV, "seeds")):
@@ -286,6 +290,8 @@ class Gardenlet(loop.Controller):
             del self.flows[uid]
         self.run_workloads(shoots)
         self.nodes.reconcile(shoots)
+        for operators in self.operators.values():
+            operators.refresh()
         live |= self.hypervisors.reconcile()
         live |= self.rook.reconcile()
         self.prune(live)
@@ -294,7 +300,7 @@ class Gardenlet(loop.Controller):
 
     def run_workloads(self, shoots):
         """Flux in every reconciled Shoot that declares shoot-flux (again after a lab restart), and
-        the K-ORC manager once its chart is installed (as its Deployment's pod would start)."""
+        the K-ORC manager while its chart's Deployment is Available (as the Deployment's pod runs)."""
         for shoot in shoots:
             last = (shoot.get("status") or {}).get("lastOperation") or {}
             cluster = self.lab_cluster(shoot)
@@ -302,12 +308,15 @@ class Gardenlet(loop.Controller):
                     and last.get("type") in ("Create", "Reconcile", "Restore") and last.get("state") == "Succeeded"):
                 flux.start(cluster)
         try:
-            args = korc.args_of(self.deployments.list(korc.DEPLOYMENTS))
+            args = korc.args_of([d for d in self.deployments.list(korc.DEPLOYMENTS) if deployments.available(d)])
         except (ApiError, requests.RequestException):
             return  # the API server did not answer: again on the next pass
-        if args is None:
-            return
         running = korc.running_args(self.control_plane)
+        if args is None:
+            if running is not None:
+                self.log("K-ORC's Deployment has no available replica: stopping the K-ORC manager")
+                processes.stop(korc.NAME)
+            return
         if running is not None and running != args:
             # A changed Deployment rolls its pod: the manager restarts with the new args.
             self.log("K-ORC's Deployment args changed (%s): restarting the K-ORC manager" % " ".join(args))

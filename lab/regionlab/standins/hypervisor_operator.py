@@ -36,6 +36,7 @@ from .client import Kube, path
 
 GV = "kvm.cloud.sap/v1"
 MANAGER = "lab-hypervisor-operator"
+OPERATOR = "openstack-hypervisor-operator"   # its Deployment (deployments.py)
 VIRT_DRIVER = "nova.openstack.cloud.sap/virt-driver"
 LIFECYCLE = "cobaltcore.cloud.sap/node-hypervisor-lifecycle"
 AGGREGATES = "nova.openstack.cloud.sap/aggregates"
@@ -139,8 +140,8 @@ class HypervisorOperator:
         self.novas = None
         live = set()
         for name, kube in self.kubes.items():
-            if kube.get(HYPERVISORS) is None:
-                continue  # the operator's chart (its CRD) is not installed yet
+            if not self.ctl.operators[name].runs(OPERATOR):
+                continue  # before phase 3 installed the operator's chart, or scaled to zero
             live |= self.reconcile_cluster(name, kube)
         self.stuck = {u: v for u, v in self.stuck.items() if u in live}
         return live

@@ -37,11 +37,12 @@ import threading
 import time
 
 from .. import config, processes
-from . import keystones, loop
+from . import deployments, keystones, loop
 from .client import Kube, Waker, object_path, path
 
 GV = "keystone.openstack.c5c3.io/v1alpha1"
 MANAGER = "lab-keystone-operator"
+OPERATOR = "keystone-operator"   # its Deployment (deployments.py)
 NAME = "keystone-operator-standin"
 FINALIZER = "keystone.openstack.c5c3.io/finalizer"
 PASSWORD_HASH = "forge.c5c3.io/admin-password-hash"
@@ -139,7 +140,9 @@ class KeystoneOperator(loop.Controller):
         self.trackers = {}
         self.registry = keystones.read_registry()
         self.first = True
-        Waker(cluster, [path(GV, "keystones"), path("v1", "secrets")], self.wake, loop.log)
+        # It acts while its Deployment is Available; the Keystones it started serve on without it.
+        self.running = deployments.Operators(self.kube, self.log)
+        Waker(cluster, [path(GV, "keystones"), path("v1", "secrets"), deployments.DEPLOYMENTS], self.wake, loop.log)
 
     # Pass ----------------------------------------------------------------------
 
@@ -149,8 +152,10 @@ class KeystoneOperator(loop.Controller):
         if self.first:
             self.first = False
             self.bring_back(live)
-        for key in sorted(live):
-            self.reconcile_keystone(live[key])
+        self.running.refresh()
+        if self.running.runs(OPERATOR):
+            for key in sorted(live):
+                self.reconcile_keystone(live[key])
         for key in [k for k, entry in self.registry.items()
                     if k not in live or live[k]["metadata"]["uid"] != entry["uid"]]:
             self.teardown(key)

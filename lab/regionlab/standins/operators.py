@@ -44,6 +44,11 @@ class Kind:
         self.api_version, self.kind, self.plural = api_version, kind, plural
         self.manager, self.delay, self.status, self.endpoint_port = manager, delay, status, endpoint_port
 
+    @property
+    def operator(self):
+        """The operator's Deployment (deployments.py): its field manager without the lab- prefix."""
+        return self.manager[len("lab-"):]
+
 
 def _replicas(obj, default=1):
     replicas = (obj.get("spec") or {}).get("replicas")
@@ -256,7 +261,7 @@ class Operators:
 
     def reconcile_object(self, spec, obj, objects):
         meta = obj["metadata"]
-        if meta.get("deletionTimestamp") or loop.foreign(obj, spec.manager):
+        if meta.get("deletionTimestamp") or loop.foreign(obj, spec.manager) or not self.ctl.running.runs(spec.operator):
             return
         uid, gen = meta["uid"], meta.get("generation")
         delay = self.ctl.delay(spec.delay)

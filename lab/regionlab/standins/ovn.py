@@ -56,6 +56,7 @@ GV = "ovn.c5c3.io/v1alpha1"
 API = "/apis/" + GV
 NAMESPACE, NAME = "ovn-system", "ovn"
 MANAGER = "lab-ovn-operator"
+OPERATOR = "ovn-operator"   # its Deployment (deployments.py)
 HYPERVISOR_LABEL = "node-role.kubernetes.io/hypervisor"
 POOL_LABEL, NODE_LABEL = "ovn.c5c3.io/pool", "ovn.c5c3.io/node"
 AGENTS_CONFIG = "ovn-controller-config"

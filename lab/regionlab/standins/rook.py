@@ -84,6 +84,7 @@ from .client import ApiError, path
 
 GV = "ceph.rook.io/v1"
 MANAGER = "lab-rook-ceph-operator"
+OPERATOR = "rook-ceph-operator"   # its Deployment (deployments.py)
 CEPH_VERSION = "19.2.3-0 squid"
 CEPH_IMAGE = "quay.io/ceph/ceph:v19.2.3"
 ROOK_TYPE = "kubernetes.io/rook"
@@ -598,8 +599,8 @@ class RookOperator:
         live = set()
         for name, kube in self.kubes.items():
             try:
-                if kube.get(url("CephCluster")) is None:
-                    continue  # the rook-ceph chart (its CRDs) is not installed yet
+                if not self.ctl.operators[name].runs(OPERATOR):
+                    continue  # before phase 3 installed the rook-ceph chart, or scaled to zero
                 live |= self.reconcile_cluster(name, kube)
             except ApiError as exc:
                 if exc.code not in (429, 503):

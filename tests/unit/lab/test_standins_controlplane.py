@@ -105,6 +105,18 @@ class Settings:
         return False
 
 
+class Running:
+    """Every operator's Deployment is Available (deployments.Operators)."""
+
+    @staticmethod
+    def refresh():
+        pass
+
+    @staticmethod
+    def runs(operator):
+        return True
+
+
 @pytest.fixture
 def world(monkeypatch):
     store = Store()
@@ -113,6 +125,7 @@ def world(monkeypatch):
     monkeypatch.setattr(c5c3, "Waker", lambda *args: None)
     op = c5c3.C5C3Operator(cluster=None)
     op.settings = Settings()
+    op.running = Running()
     store.objects[("c5c3.io/v1alpha1", "controlplanes", NS, "cp")] = {
         "apiVersion": "c5c3.io/v1alpha1", "kind": "ControlPlane",
         "metadata": {"name": "cp", "namespace": NS, "uid": "cp-uid", "generation": 1, "managedFields": []},

@@ -306,8 +306,17 @@ def gateways_answer(monkeypatch):
     return answering
 
 
+class Running:
+    """Every operator's Deployment is Available (deployments.Operators)."""
+
+    @staticmethod
+    def runs(operator):
+        return True
+
+
 def operator_for(ctl, kubes):
-    """A Rook stand-in whose storage pools' Ceph is a FakeCeph each."""
+    """A Rook stand-in whose storage pools' Ceph is a FakeCeph each; Rook's Deployment is Available."""
+    ctl.operators = {name: Running() for name in kubes}
     operator = rook.RookOperator(ctl, kubes)
     operator.cephs = {name: FakeCeph() for name in kubes}
     return operator
@@ -758,6 +767,9 @@ def test_status_written_by_someone_else_is_left_alone():
 
 class Initializing(FakeKube):
     def get(self, url):
+        raise client.ApiError(429, {"message": "storage is (re)initializing"})
+
+    def list(self, url):
         raise client.ApiError(429, {"message": "storage is (re)initializing"})
 
 
