@@ -15,7 +15,7 @@ import time
 
 from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, TENANT_Q, TENANT_R, failures, get_object, keystone_admin,
                       keystone_endpoint, kubectl, lab_kubectl, objects, play_seconds, run_playbook, secrets_of,
-                      task_results, token_status)
+                      task_results, tenant_claim, token_status, write_claims)
 from regionlab import config
 
 TENANTS_PLAY = REPO / "playbooks" / "tenants.yml"
@@ -356,6 +356,56 @@ def test_removal_without_allow_data_loss_deletes_nothing(region):
         assert "st-pool-a: CephBlockPool rook-ceph/%s" % name in messages
     assert "lab-tenant-b" not in messages
     assert tenant_state("lab-tenant-a") == before
+
+
+def test_removal_in_check_mode_with_allow_data_loss_writes_nothing(region):
+    before = tenant_state("lab-tenant-a")
+    rc, out = play(REMOVE_PLAY, "--check", "-e", "tenant=lab-tenant-a", "-e", "confirm=lab-tenant-a",
+                   "-e", "allow_data_loss=true")
+    assert rc == 0, failures(out)
+    steps = task_results(out, "Delete the tenant step by step")[REGION_HOST]["results"]
+    # What the run would do: force deletion on the block pools (server dry runs), then the deletions, unwaited.
+    release = [r for step in steps if step["item"]["step"] == "release-data" for r in step["results"]]
+    assert sorted((r["kind"], r["result"]) for r in release) == [("CephBlockPool", "configured")] * 3, release
+    assert all(step["changed"] for step in steps)
+    assert tenant_state("lab-tenant-a") == before
+    for obj in tenant_objects("st-pool-a", "lab-tenant-a").values():
+        assert "rook.io/force-deletion" not in (obj["metadata"].get("annotations") or {}), obj["metadata"]
+
+
+def test_the_tenants_object_store_serves_http_without_a_secure_port(region):
+    """Seed 002's store has securePort 443, which Rook refuses without a certificate ("no TLS certificates found",
+    test_rook_refusals.py): the composition leaves it out, so lab-tenant-q's store and its Swift user are Ready, and
+    the user's Secret points at the gateways' port 80."""
+    found = tenant_objects("st-pool-a", TENANT_Q)
+    store = found[("cephobjectstores", TENANT_Q + "-rgw")]
+    endpoint = "http://rook-ceph-rgw-%s-rgw.rook-ceph.svc:80" % TENANT_Q
+    assert store["spec"]["gateway"] == {"port": 80, "instances": 2}
+    assert (store["status"]["phase"], store["status"]["info"]) == ("Ready", {"endpoint": endpoint})
+    assert found[("cephobjectstoreusers", "swift-" + TENANT_Q)]["status"]["phase"] == "Ready"
+    secret = get_object("st-pool-a", "-n", "rook-ceph", "secret", "rook-ceph-object-user-%s-rgw-swift-%s" % (
+        TENANT_Q, TENANT_Q))
+    assert base64.b64decode(secret["data"]["Endpoint"]).decode() == endpoint
+
+
+def test_a_claim_whose_object_store_name_rook_refuses_stops_phase_7_before_any_write(region, tmp_path):
+    """Rook refuses a CephObjectStore name over 38 characters (test_rook_refusals.py) and the store is <name>-rgw:
+    a claim of 35 characters with the object store is refused with the claim's other problems, nothing written."""
+    name = "lab-tenant-with-a-long-object-store"
+    long_claim = tenant_claim(name)
+    long_claim["spec"]["storage"]["ceph"]["objectStore"] = {"enabled": True}
+    long_claim["spec"]["size"] = "huge"
+    (tmp_path / "a.yaml").write_text((REPO / "inventories" / "lab" / "tenants" / "lab-tenant-a.yaml").read_text())
+    write_claims(tmp_path, [long_claim])
+    before = [spec_state(t) for t in LAB_TENANTS]
+    rc, out = play(TENANTS_PLAY, "-e", "cobaltcore_tenants_dir=%s" % tmp_path)
+    assert rc != 0
+    messages = " ".join(msg or "" for _t, _h, msg in failures(out))
+    assert ("tenant-%s/%s metadata.name: is 35 characters long; with spec.storage.ceph.objectStore.enabled at most 34 "
+            "fit, because Rook refuses its CephObjectStore %s-rgw" % (name, name, name)) in messages, messages
+    assert "tenant-%s/%s spec.size" % (name, name) in messages, messages
+    assert [spec_state(t) for t in LAB_TENANTS] == before
+    assert tenant_state(name) == {}
 
 
 def test_an_invalid_claim_stops_phase_7_before_any_write(region, tmp_path):

@@ -40,16 +40,20 @@ on github.com/rook/rook v1.17.9, pkg/operator/ceph:
 - object/: CephObjectStore Progressing, Ready with observedGeneration once its pools (<store>.rgw.*, .rgw.root; the
   rgw application), its realm, zone group and zone (named as the store, the advertised endpoint) and its gateways
   (one radosgw per instance) are made; info (buildStatusInfo: with port and securePort, secureEndpoint is the advertised
-  endpoint - https only with a certificate - and endpoint http at port), endpoints {insecure, secure};
-  object/user/: CephObjectStoreUser "ReconcileFailed" while its store is not Ready or no gateway answers, then
-  "Ready" with info.secretName and the Secret rook-ceph-object-user-<store>-<name> (the RGW user's AccessKey and
-  SecretKey, the advertised Endpoint).
+  endpoint - https only with a certificate - and endpoint http at port), endpoints {insecure, secure}. Refused as
+  Rook refuses it: by validateStore (ValidateObjectSpec: a name longer than 38 characters, no port) before anything
+  is made - it stays Progressing, the error in a ReconcileFailed event; by createDeployment when a securePort has no
+  certificate (sslCertificateRef, whose Secret must exist, or the service serving-cert annotation) - after the pools
+  and realm, phase Failure, "... failed to create rgw deployment: no TLS certificates found".
+  object/user/: CephObjectStoreUser "ReconcileFailed" while its store is not Ready or no gateway answers (with Rook's
+  event when the store or its gateways are missing), then "Ready" with info.secretName and the Secret
+  rook-ceph-object-user-<store>-<name> (the RGW user's AccessKey and SecretKey, the advertised Endpoint).
 
 Ceph is real (lab/regionlab/ceph.py): the CephCluster's daemons, its status from `ceph status`, a CephBlockPool's pool,
 a CephClient's user, a CephFilesystem's filesystem and MDS daemons, a CephObjectStore's realm and gateways, a
 CephObjectStoreUser's RGW user. Deletion: every child kind carries Rook's finalizer.
-- A pool that holds RBD images is deleted only with the rook.io/force-deletion annotation (pool/controller.go
-  handleDeletionBlocked).
+- A pool that holds RBD images is deleted only with the rook.io/force-deletion annotation, and not while
+  CephBlockPoolRadosNamespaces name it, force or not (pool/controller.go handleDeletionBlocked, dependents.go).
 - A filesystem whose subvolume groups hold subvolumes, or that a CephFilesystemSubVolumeGroup names, stays, with
   DeletionIsBlocked ObjectHasDependents (file/dependent.go); otherwise it loses its MDS daemons and keys, is failed,
   and - unless preserveFilesystemOnDelete - removed with its pools (unless preservePoolsOnDelete).
@@ -57,8 +61,9 @@ CephObjectStoreUser's RGW user. Deletion: every child kind carries Rook's finali
   realm, zone group and zone and - unless preservePoolsOnDelete - its pools. A user's RGW user is removed without its
   data (RGW refuses while it owns buckets, and the deletion is retried).
 - The Secrets carry owner references for the garbage collector.
-Not played: CephFilesystemSubVolumeGroup's own reconciler, multisite, the RGW bucket health check, mirroring,
-upgrades, a CephCluster's deletion blocked by dependents.
+Not played: CephFilesystemSubVolumeGroup's and CephBlockPoolRadosNamespace's own reconcilers (so no RADOS namespace
+exists in the lab's Ceph, and none holds images), external and multisite object stores, the RGW bucket health check,
+mirroring, upgrades, a CephCluster's deletion blocked by dependents.
 
 Each step waits the `rook` delay. Failures from standins.yaml `failures`, keyed `<Kind>`,
 `<Kind>/<namespace>` or `<Kind>/<namespace>/<name>`: {message} (the error Rook reports); for a
@@ -138,8 +143,24 @@ STATUS_REFRESH = 60
 FINALIZED = {"CephBlockPool": "cephblockpool.ceph.rook.io", "CephClient": "cephclient.ceph.rook.io",
              "CephFilesystem": "cephfilesystem.ceph.rook.io", "CephObjectStore": "cephobjectstore.ceph.rook.io",
              "CephObjectStoreUser": "cephobjectstoreuser.ceph.rook.io"}
-# controller/cleanup.go RESOURCE_CLEANUP_ANNOTATION: a pool that holds images is deleted with them only with it.
+# controller/cleanup.go RESOURCE_CLEANUP_ANNOTATION: a pool that holds images is deleted with them only with it
+# (ForceDeleteRequested: the value "true" in any case).
 FORCE_DELETION = "rook.io/force-deletion"
+# pool/dependents.go: the CephBlockPoolRadosNamespaces that name a pool hold its deletion, force or not.
+RADOS_NAMESPACES = "cephblockpoolradosnamespaces"
+RADOS_NAMESPACE_DEPENDENTS = "CephBlockPoolRadosNamespaces"
+# apis/ceph.rook.io/v1/object.go objectStoreNameMaxLen: the ConfigMap rook-ceph-rgw-<store>-mime-types must stay a
+# 63-character name; ServiceServingCertKey, the annotation that stands for a certificate.
+OBJECT_STORE_NAME_MAX = 38
+SERVING_CERT_ANNOTATION = "service.beta.openshift.io/serving-cert-secret-name"
+
+
+class ReconcileError(Exception):
+    """An error of Rook's own (not a Ceph command's) that fails a reconcile, worded as Rook wraps it."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
 
 
 def url(kind, namespace=None, name=None, subresource=None):
@@ -266,11 +287,36 @@ def object_store_domain(store):
     return "rook-ceph-rgw-%s.%s.svc" % (store["metadata"]["name"], store["metadata"]["namespace"])
 
 
+def serving_cert(store):
+    """GetServiceServingCert: the Secret the service serving-cert annotation names (OpenShift makes it), or None."""
+    service = ((store.get("spec") or {}).get("gateway") or {}).get("service") or {}
+    return (service.get("annotations") or {}).get(SERVING_CERT_ANNOTATION)
+
+
 def object_store_tls(store):
     """IsTLSEnabled: a securePort with a certificate (sslCertificateRef, or a service serving cert annotation)."""
     gateway = (store.get("spec") or {}).get("gateway") or {}
-    return bool(gateway.get("securePort") and (gateway.get("sslCertificateRef") or gateway.get("service", {}).get(
-        "annotations", {}).get("service.beta.openshift.io/serving-cert-secret-name")))
+    return bool(gateway.get("securePort") and (gateway.get("sslCertificateRef") or serving_cert(store)))
+
+
+def object_store_spec_error(store):
+    """ValidateObjectSpec's refusals (apis/ceph.rook.io/v1/object.go, run by validateStore before anything is made),
+    or None."""
+    gateway = (store.get("spec") or {}).get("gateway") or {}
+    secure = gateway.get("securePort") or 0
+    if not gateway.get("externalRgwEndpoints") and len(store["metadata"]["name"]) > OBJECT_STORE_NAME_MAX:
+        return "object store name cannot be longer than %d characters" % OBJECT_STORE_NAME_MAX
+    if secure < 0 or secure > 65535:
+        return "securePort value of %d must be between 0 and 65535" % secure
+    if (gateway.get("port") or 0) <= 0 and secure <= 0:
+        return "invalid create: either of port or securePort fields should be not be zero"
+    return None
+
+
+def gateway_deployment_error(store, cause):
+    """How Rook wraps an error of the gateways' Deployment (createOrUpdateStore, startRGWPods, createDeployment)."""
+    return "failed to create object store \"%s\": failed to start rgw pods: failed to create rgw deployment: %s" % (
+        store["metadata"]["name"], cause)
 
 
 def advertise_endpoint(store):
@@ -339,6 +385,20 @@ def user_caps(user):
     """The RGW caps string of a CephObjectStoreUser (generateUserConfig): "buckets=*;users=*"."""
     capabilities = (user.get("spec") or {}).get("capabilities") or {}
     return ";".join(sorted("%s=%s" % (USER_CAPS[k], v) for k, v in capabilities.items() if k in USER_CAPS and v))
+
+
+def user_store_error(user, store, gateways):
+    """Why Rook's user controller cannot reach the user's store yet (initializeObjectStoreContext): the store missing,
+    or none of its gateways running; None otherwise."""
+    name, meta = (user.get("spec") or {}).get("store") or "", user["metadata"]
+    if store is None:
+        cause = 'could not find CephObjectStore "%s" referenced by CephObjectStoreUser "%s/%s"' % (
+            name, meta["namespace"], meta["name"])
+    elif not gateways:
+        cause = "no rgw pod found"
+    else:
+        return None
+    return 'failed to detect if object store "%s" is initialized: %s' % (name, cause)
 
 
 def user_secret_name(user):
@@ -443,6 +503,31 @@ def blocked_by_dependents(kind, obj, dependents):
     listed = ", ".join("%s: [%s]" % (k, " ".join(v)) for k, v in sorted(dependents.items()))
     return '%s "%s/%s" will not be deleted until all dependents are removed: %s' % (
         kind, obj["metadata"]["namespace"], obj["metadata"]["name"], listed)
+
+
+def dependents_condition(kind, obj, dependents):
+    """(status, reason, message) of DeletionIsBlocked (util/dependents DeletionBlockedDueToDependentsCondition)."""
+    if dependents:
+        return "True", "ObjectHasDependents", blocked_by_dependents(kind, obj, dependents)
+    return "False", "ObjectHasNoDependents", '%s "%s/%s" has no dependent custom resources blocking deletion' % (
+        kind, obj["metadata"]["namespace"], obj["metadata"]["name"])
+
+
+def block_pool_dependents(pool, rados_namespaces):
+    """cephBlockPoolDependents: {CephBlockPoolRadosNamespaces: [names in Ceph]} of the CRs naming the pool (the
+    Ceph name is spec.name, else the CR's; <implicit> is the pool's default namespace, "")."""
+    names = []
+    for namespace in rados_namespaces:
+        spec = namespace.get("spec") or {}
+        if spec.get("blockPoolName") == pool["metadata"]["name"]:
+            named = spec.get("name") or namespace["metadata"]["name"]
+            names.append("" if named == "<implicit>" else named)
+    return {RADOS_NAMESPACE_DEPENDENTS: names} if names else {}
+
+
+def force_deletion_requested(obj):
+    """ForceDeleteRequested: rook.io/force-deletion is "true", in any case."""
+    return str(((obj["metadata"].get("annotations") or {}).get(FORCE_DELETION)) or "").lower() == "true"
 
 
 def pool_detail(pool_ceph, name):
@@ -835,13 +920,16 @@ class RookOperator:
             self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". invalid pool CR "%s" spec: %s' % (
                 kind, meta["namespace"], meta["name"], meta["name"], invalid))
             return
+        invalid = object_store_spec_error(obj) if kind == "CephObjectStore" else None
+        if invalid:  # validateStore: the Progressing every reconcile starts with stays; the error only in the event
+            self.patch_status(kube, target, obj, {"phase": "Progressing", "info": object_store_info(obj),
+                                                  "endpoints": object_store_endpoints(obj)}, label + ": " + invalid)
+            self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". invalid object store "%s" arguments: %s' % (
+                kind, meta["namespace"], meta["name"], meta["name"], invalid))
+            return
         failure = self.failure(kind, obj)
         if failure:
-            message = failure_message(kind, obj, failure)
-            phase = FAILED_PHASE.get(kind, "Failure")
-            self.patch_status(kube, target, obj, {"phase": phase}, "%s: %s %s" % (label, phase, message))
-            self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". %s' % (
-                kind, meta["namespace"], meta["name"], message))
+            self.fail(kube, kind, obj, label, failure_message(kind, obj, failure))
             return
         if status.get("phase") == "Ready" and status.get("observedGeneration") == gen and self.outputs_present(kube, kind, obj):
             return
@@ -850,6 +938,10 @@ class RookOperator:
             if store is None or (store.get("status") or {}).get("phase") != "Ready":
                 if status.get("phase") != "ReconcileFailed":
                     self.patch_status(kube, target, obj, {"phase": "ReconcileFailed"}, label + ": ReconcileFailed")
+                cause = user_store_error(obj, store, store is not None and self.gateways(cluster_name, store))
+                if cause:
+                    self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". %s' % (
+                        kind, meta["namespace"], meta["name"], cause))
                 return
         if not self.ctl.after((meta["uid"], kind, gen), self.ctl.delay("rook")):
             return
@@ -863,22 +955,30 @@ class RookOperator:
             elif kind == "CephFilesystem":
                 self.ensure_filesystem(cluster_name, obj)
             elif kind == "CephObjectStore":
-                self.ensure_object_store(cluster_name, obj)
+                self.ensure_object_store(cluster_name, kube, obj)
                 wanted.update(info=object_store_info(obj), endpoints=object_store_endpoints(obj))
             elif kind == "CephObjectStoreUser":
                 store = stores[(meta["namespace"], obj["spec"]["store"])]
                 keys = self.ensure_object_user(cluster_name, obj, store)
                 self.ensure_user_secret(cluster_name, kube, obj, store, keys)
                 wanted["info"] = {"secretName": user_secret_name(obj)}
-        except ceph.CephError as exc:
-            message = CEPH_ERROR_PREFIX[kind] % {"name": meta["name"]} + exc.message
-            phase = FAILED_PHASE.get(kind, "Failure")
-            self.patch_status(kube, target, obj, {"phase": phase}, "%s: %s %s" % (label, phase, message))
-            self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". %s' % (
-                kind, meta["namespace"], meta["name"], message))
+        except (ceph.CephError, ReconcileError) as exc:
+            self.fail(kube, kind, obj, label, CEPH_ERROR_PREFIX[kind] % {"name": meta["name"]} + exc.message)
             self.ctl.next_due = min(self.ctl.next_due, 5.0)
             return
         self.patch_status(kube, target, obj, wanted, label + ": Ready")
+
+    def fail(self, kube, kind, obj, label, message):
+        """A failed reconcile: the kind's failed phase (setFailedStatus; an object store's info emptied, its endpoints
+        from the spec) and the Warning event."""
+        meta = obj["metadata"]
+        wanted = {"phase": FAILED_PHASE.get(kind, "Failure")}
+        if kind == "CephObjectStore":
+            wanted.update(info=None, endpoints=object_store_endpoints(obj))
+        self.patch_status(kube, url(kind, meta["namespace"], meta["name"]), obj, wanted, "%s: %s %s" % (
+            label, wanted["phase"], message))
+        self.event(kube, kind, obj, 'failed to reconcile %s "%s/%s". %s' % (
+            kind, meta["namespace"], meta["name"], message))
 
     def outputs_present(self, kube, kind, obj):
         """A Ready CephClient/CephObjectStoreUser whose Secret is gone or not its own gets it back."""
@@ -979,9 +1079,10 @@ class RookOperator:
             self.ctl.log("%s: MDS daemons removed, filesystem kept in Ceph" % label)
         return True
 
-    def ensure_object_store(self, cluster_name, store):
+    def ensure_object_store(self, cluster_name, kube, store):
         """A single-site object store as Rook makes it (object/objectstore.go, rgw.go): its pools, the realm, zone
-        group and zone named as the store with the advertised endpoint, the period committed, then the gateways."""
+        group and zone named as the store with the advertised endpoint, the period committed, then the gateways -
+        which a securePort without a certificate it can read refuses (ReconcileError)."""
         name, pool_ceph = store["metadata"]["name"], self.cephs[cluster_name]
         for pool_name, pool_spec in object_store_pools(store):
             ensure_ceph_pool(pool_ceph, pool_name, pool_spec, RGW_APPLICATION)
@@ -1003,9 +1104,27 @@ class RookOperator:
                 created = True
         if created:
             pool_ceph.rgw_admin("period", "update", "--commit", realm, zonegroup, zone)
+        refused = self.gateway_certificate_error(kube, store)
+        if refused:
+            raise ReconcileError(gateway_deployment_error(store, refused))
         place_daemons(pool_ceph, rgw_daemons(store), name.replace("-", ".") + ".", pool_ceph.rgws,
                       lambda daemon, address: pool_ceph.add_rgw(daemon, address, name, name, name),
                       pool_ceph.remove_rgw)
+
+    @staticmethod
+    def gateway_certificate_error(kube, store):
+        """generateVolumeSourceWithTLSSecret's refusal of a securePort (spec.go): no certificate at all, or an
+        sslCertificateRef whose Secret cannot be read; None otherwise."""
+        gateway = (store.get("spec") or {}).get("gateway") or {}
+        if not gateway.get("securePort"):
+            return None
+        reference = gateway.get("sslCertificateRef")
+        if reference:
+            if kube.get(path("v1", "secrets", store["metadata"]["namespace"], reference)) is None:
+                return 'failed to get Kubernetes secrets referring the TLS certificates: secrets "%s" not found' % (
+                    reference)
+            return None
+        return None if serving_cert(store) else "no TLS certificates found"
 
     def gateways(self, cluster_name, store):
         """[(address, port)] of the store's gateways."""
@@ -1092,19 +1211,14 @@ class RookOperator:
     def report_dependents(self, kube, kind, obj, target, label, dependents):
         """ReportDeletionBlockedDueToDependents / ...NotBlocked...: the DeletionIsBlocked condition; True when the
         deletion may go on."""
-        meta = obj["metadata"]
         conditions = copy.deepcopy((obj.get("status") or {}).get("conditions") or [])
+        if loop.set_condition(conditions, "DeletionIsBlocked", *dependents_condition(kind, obj, dependents)):
+            self.patch_conditions(kube, target, obj, conditions)
+            if dependents:
+                self.ctl.log("%s: %s" % (label, blocked_by_dependents(kind, obj, dependents)))
         if dependents:
-            message = blocked_by_dependents(kind, obj, dependents)
-            if loop.set_condition(conditions, "DeletionIsBlocked", "True", "ObjectHasDependents", message):
-                self.patch_conditions(kube, target, obj, conditions)
-                self.ctl.log("%s: %s" % (label, message))
             self.ctl.next_due = min(self.ctl.next_due, 5.0)
             return False
-        if loop.set_condition(conditions, "DeletionIsBlocked", "False", "ObjectHasNoDependents",
-                              '%s "%s/%s" has no dependent custom resources blocking deletion' % (
-                                  kind, meta["namespace"], meta["name"])):
-            self.patch_conditions(kube, target, obj, conditions)
         return True
 
     def ensure_client(self, cluster_name, client):
@@ -1123,8 +1237,8 @@ class RookOperator:
         """A deleted CephBlockPool, CephClient or CephFilesystem (pool/, client/, file/controller.go): without a
         CephCluster the finalizer goes at once; a pool that holds RBD images or snapshots stays, with
         PoolDeletionIsBlocked, unless the rook.io/force-deletion annotation is "true" (then Rook's clean-up Job removes
-        them first); a filesystem with subvolumes stays, with DeletionIsBlocked; otherwise Ceph's pool, user or
-        filesystem is deleted, then the finalizer."""
+        them first), and a pool that CephBlockPoolRadosNamespaces name, or a filesystem with subvolumes, stays with
+        DeletionIsBlocked; otherwise Ceph's pool, user or filesystem is deleted, then the finalizer."""
         meta = obj["metadata"]
         if FINALIZED[kind] not in (meta.get("finalizers") or []):
             return
@@ -1156,34 +1270,34 @@ class RookOperator:
             self.ctl.log("%s: finalizer %s removed" % (label, FINALIZED[kind]))
 
     def delete_pool(self, cluster_name, kube, pool, target, label):
-        """handleDeletionBlocked, then deletePool; False while the deletion is blocked."""
+        """handleDeletionBlocked, then deletePool; False while the deletion is blocked: by images or snapshots in the
+        pool (only these does rook.io/force-deletion remove) or by CephBlockPoolRadosNamespaces that name it."""
         meta = pool["metadata"]
         pool_ceph = self.cephs[cluster_name]
         present = pool_detail(pool_ceph, meta["name"]) is not None
         images, snapshots = pool_ceph.rbd_usage(meta["name"]) if present else (0, 0)
-        name = "%s/%s" % (meta["namespace"], meta["name"])
         if images or snapshots:
             empty = ("True", "PoolNotEmpty", 'pool "%s" contains images or snapshots and cannot be deleted' % meta["name"])
         elif present:
             empty = ("False", "PoolEmpty", 'pool "%s" is empty and can be deleted' % meta["name"])
         else:
             empty = ("False", "PoolEmpty", 'pool "%s" is not found in cluster' % meta["name"])
+        dependents = block_pool_dependents(pool, kube.list(path(GV, RADOS_NAMESPACES, meta["namespace"])))
         conditions = copy.deepcopy((pool.get("status") or {}).get("conditions") or [])
         changed = loop.set_condition(conditions, "PoolDeletionIsBlocked", *empty)
-        changed = loop.set_condition(conditions, "DeletionIsBlocked", "False", "ObjectHasNoDependents",
-                                     'CephBlockPool "%s" has no dependent custom resources blocking deletion' % name) \
-            or changed
+        changed = loop.set_condition(conditions, "DeletionIsBlocked", *dependents_condition(
+            "CephBlockPool", pool, dependents)) or changed
         if changed:
             self.patch_conditions(kube, target, pool, conditions)
-            self.ctl.log("%s: PoolDeletionIsBlocked %s (%s)" % (label, empty[0], empty[2]))
-        if empty[0] == "True":
-            if (meta.get("annotations") or {}).get(FORCE_DELETION) == "true" and \
-                    self.ctl.after((meta["uid"], "cleanup"), self.ctl.delay("rook")):
-                removed = pool_ceph.remove_images(meta["name"])
-                self.ctl.log("%s: force deletion removed %d images (Rook's clean-up Job)" % (label, removed))
-                self.ctl.next_due = min(self.ctl.next_due, 0.5)
-            else:
-                self.ctl.next_due = min(self.ctl.next_due, 5.0)
+            held = "; " + blocked_by_dependents("CephBlockPool", pool, dependents) if dependents else ""
+            self.ctl.log("%s: PoolDeletionIsBlocked %s (%s)%s" % (label, empty[0], empty[2], held))
+        if empty[0] == "True" and force_deletion_requested(pool) and \
+                self.ctl.after((meta["uid"], "cleanup"), self.ctl.delay("rook")):
+            removed = pool_ceph.remove_images(meta["name"])
+            self.ctl.log("%s: force deletion removed %d images (Rook's clean-up Job)" % (label, removed))
+            self.ctl.next_due = min(self.ctl.next_due, 0.5)
+        if empty[0] == "True" or dependents:
+            self.ctl.next_due = min(self.ctl.next_due, 5.0)
             return False
         if remove_ceph_pool(pool_ceph, meta["name"], pool.get("spec")):
             self.ctl.log("%s: pool deleted in Ceph" % label)

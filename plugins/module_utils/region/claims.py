@@ -101,6 +101,7 @@ def _validate_claim(claim, ref, region):
         problems.extend(_region_problems(spec, region, ref))
         if not spec_problems:
             problems.extend(_service_problems(spec, ref))
+        problems.extend(_object_store_name_problems(_valid_name(claim), spec, ref))
     return problems
 
 
@@ -195,6 +196,24 @@ def _service_problems(spec, ref):
         return [problem("spec.storage.ceph.filesystem.enabled",
                         "is false, but services.manila needs the CephFilesystem", ref)]
     return []
+
+
+def _object_store_name_problems(name, spec, ref):
+    """The claim's CephObjectStore <name>-rgw must be a name Rook accepts; checked beside the spec's other problems
+    (the object store is off by default: only an explicit true turns it on), a name invalid anyway is reported as
+    such."""
+    enabled = spec
+    for key in ("storage", "ceph", "objectStore", "enabled"):
+        enabled = enabled.get(key) if isinstance(enabled, Mapping) else None
+    if name is None or enabled is not True:
+        return []
+    store = naming.object_store(name)
+    if len(store) <= naming.ROOK_OBJECT_STORE_NAME_MAX:
+        return []
+    return [problem("metadata.name", "is %d characters long; with spec.storage.ceph.objectStore.enabled at most %d fit, "
+                    "because Rook refuses its CephObjectStore %s (%d characters, more than %d): shorten the name or "
+                    "turn the object store off" % (len(name), naming.CLAIM_WITH_OBJECT_STORE_NAME_MAX, store, len(store),
+                                                   naming.ROOK_OBJECT_STORE_NAME_MAX), ref)]
 
 
 def _validate_between_claims(claims, region):

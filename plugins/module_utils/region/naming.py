@@ -93,8 +93,16 @@ def filesystem(name):
     return name + "-cephfs"
 
 
+OBJECT_STORE_SUFFIX = "-rgw"
+# Rook refuses a longer CephObjectStore name (objectStoreNameMaxLen, apis/ceph.rook.io/v1/object.go): the store
+# stays Progressing, its gateways never made.
+ROOK_OBJECT_STORE_NAME_MAX = 38
+# So a claim with an object store has at most this many characters.
+CLAIM_WITH_OBJECT_STORE_NAME_MAX = ROOK_OBJECT_STORE_NAME_MAX - len(OBJECT_STORE_SUFFIX)
+
+
 def object_store(name):
-    return name + "-rgw"
+    return name + OBJECT_STORE_SUFFIX
 
 
 def object_store_user(name):

@@ -72,6 +72,11 @@ def filesystem(name, labels, data_replication, metadata_replication, failure_dom
 
 # The object store's metadata pools (bucket indexes, users) keep three replicas whatever the claim says.
 OBJECT_STORE_METADATA_REPLICATION = 3
+# The gateways serve plain HTTP inside the storage cluster. Seed 002 also writes securePort 443, but without a
+# certificate Rook refuses the gateways ("no TLS certificates found"), and there is none to give them here: the
+# claim's tls.issuerRef is a cert-manager issuer of the control plane (a storage pool runs no cert-manager), and the
+# gateway's only name, rook-ceph-rgw-<store>.rook-ceph.svc, is one no public issuer signs.
+OBJECT_STORE_GATEWAY = {"port": 80, "instances": 2}
 
 
 def object_store(name, labels, data_replication, failure_domain=FAILURE_DOMAIN):
@@ -80,7 +85,7 @@ def object_store(name, labels, data_replication, failure_domain=FAILURE_DOMAIN):
     return _rook_object("CephObjectStore", name, labels, _preserved("CephObjectStore", {
         "metadataPool": _replicated(OBJECT_STORE_METADATA_REPLICATION, failure_domain),
         "dataPool": _replicated(data_replication, failure_domain),
-        "gateway": {"port": 80, "securePort": 443, "instances": 2},
+        "gateway": dict(OBJECT_STORE_GATEWAY),
     }))
 
 

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(REPO, "lab"))
 from regionlab import ceph  # noqa: E402  pylint: disable=wrong-import-position
 from regionlab.standins import client, rook, settings  # noqa: E402  pylint: disable=wrong-import-position
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import reported_while_deleted  # noqa: E402
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate  # noqa: E402
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster  # noqa: E402
 
@@ -481,7 +482,7 @@ def test_children_wait_for_their_cluster_then_become_ready_with_rooks_outputs():
                                              "quotas": {"maxSize": "10Gi"}})
     add(kube, "CephClient", "openstack-t", {"caps": {"mon": "profile rbd"}})
     add(kube, "CephFilesystem", "t-cephfs", filesystem_spec())
-    add(kube, "CephObjectStore", "t-rgw", {"gateway": {"port": 80, "securePort": 443, "instances": 2}})
+    add(kube, "CephObjectStore", "t-rgw", {"gateway": {"port": 80, "instances": 2}})
     add(kube, "CephObjectStoreUser", "swift-t", {"store": "t-rgw"})
     passes(operator)
     # No CephCluster: Progressing (the user has no status yet), nothing Ready.
@@ -506,9 +507,8 @@ def test_children_wait_for_their_cluster_then_become_ready_with_rooks_outputs():
     assert secret["openstack-t"] == secret["userKey"] == secret["adminKey"] and secret["userID"] == "openstack-t"
     assert obj(kube, "CephFilesystem", "t-cephfs")["status"]["phase"] == "Ready"
     store = obj(kube, "CephObjectStore", "t-rgw")["status"]
-    # A securePort without a certificate: Rook advertises http at port, also as the secureEndpoint.
-    assert store["info"] == {"endpoint": "http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80",
-                             "secureEndpoint": "http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80"}
+    assert store["info"] == {"endpoint": "http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80"}
+    assert store["endpoints"] == {"insecure": ["http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80"], "secure": []}
     user = obj(kube, "CephObjectStoreUser", "swift-t")["status"]
     assert user["phase"] == "Ready" and user["info"] == {"secretName": "rook-ceph-object-user-t-rgw-swift-t"}
     keys = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-object-user-t-rgw-swift-t"])
@@ -550,11 +550,13 @@ def filesystem_spec(preserve=True, standby=True):
             "preserveFilesystemOnDelete": preserve, "preservePoolsOnDelete": preserve}
 
 
-def ceph_lab(*children):
+def ceph_lab(*children, **setup):
     """A Ready CephCluster on one Node with the children [(kind, name, spec)] reconciled: (kube, ctl, operator, its
-    FakeCeph)."""
+    FakeCeph); setup secrets: [names] of Secrets in rook-ceph made first."""
     kube, ctl = FakeKube(), Ctl()
     node(kube, "st-1", "10.250.5.10")
+    for name in setup.get("secrets", ()):
+        tls_secret(kube, name)
     operator = operator_for(ctl, {"st-pool-a": kube})
     add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
     for kind, name, spec in children:
@@ -643,15 +645,29 @@ def test_a_preserved_filesystem_keeps_its_data_when_its_cr_goes():
     assert set(fake.pools) == {"t-cephfs-metadata", "t-cephfs-data0"}
 
 
-def object_store_lab(store_spec):
-    return ceph_lab(("CephObjectStore", "t-rgw", store_spec),
-                    ("CephObjectStoreUser", "swift-t", {"store": "t-rgw", "displayName": "OpenStack Swift User - t",
-                                                        "capabilities": {"user": "*", "bucket": "*"}}))
+def tls_secret(kube, name):
+    kube.create("/api/v1/namespaces/%s/secrets" % NS, {
+        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls", "metadata": {"name": name, "namespace": NS},
+        "data": {"tls.crt": "Y2VydA==", "tls.key": "a2V5"}})
 
 
+def object_store_lab(store_spec, name="t-rgw", **setup):
+    return ceph_lab(("CephObjectStore", name, store_spec),
+                    ("CephObjectStoreUser", "swift-t", {"store": name, "displayName": "OpenStack Swift User - t",
+                                                        "capabilities": {"user": "*", "bucket": "*"}}), **setup)
+
+
+# As the composition writes it (rook_manifests.object_store), its pools over OSDs.
 STORE = {"metadataPool": {"failureDomain": "osd", "replicated": {"size": 3}},
          "dataPool": {"failureDomain": "osd", "replicated": {"size": 2}},
-         "gateway": {"port": 80, "securePort": 443, "instances": 2}, "preservePoolsOnDelete": True}
+         "gateway": {"port": 80, "instances": 2}, "preservePoolsOnDelete": True}
+SECURE = dict(STORE, gateway={"port": 80, "securePort": 443, "instances": 2})
+
+
+def events_of(kube, name):
+    """The messages of the object's events, oldest first."""
+    found = [o for k, o in kube.objects.items() if "/events/" in k and o["involvedObject"]["name"] == name]
+    return [o["message"] for o in sorted(found, key=lambda o: int(o["metadata"]["resourceVersion"]))]
 
 
 def test_an_object_store_is_made_in_ceph_as_rook_makes_it_with_its_users_keys():
@@ -691,13 +707,74 @@ def test_a_users_capabilities_are_rgw_caps_under_either_of_rooks_names():
 
 
 def test_with_a_certificate_the_store_advertises_https():
-    spec = dict(STORE, gateway=dict(STORE["gateway"], sslCertificateRef="t-rgw-tls"))
-    kube, ctl, operator, fake = object_store_lab(spec)
+    spec = dict(SECURE, gateway=dict(SECURE["gateway"], sslCertificateRef="t-rgw-tls"))
+    kube, ctl, operator, fake = object_store_lab(spec, secrets=["t-rgw-tls"])
     assert obj(kube, "CephObjectStore", "t-rgw")["status"]["info"] == {
         "secureEndpoint": "https://rook-ceph-rgw-t-rgw.rook-ceph.svc:443",
         "endpoint": "http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80"}
     secret = secret_data(kube.objects["/api/v1/namespaces/rook-ceph/secrets/rook-ceph-object-user-t-rgw-swift-t"])
     assert secret["Endpoint"] == "https://rook-ceph-rgw-t-rgw.rook-ceph.svc:443"
+    # The service serving-cert annotation stands for a certificate too (OpenShift makes its Secret).
+    annotated = dict(SECURE, gateway=dict(SECURE["gateway"], service={"annotations": {
+        "service.beta.openshift.io/serving-cert-secret-name": "t-rgw-serving"}}))
+    kube, ctl, operator, fake = object_store_lab(annotated)
+    assert ready(obj(kube, "CephObjectStore", "t-rgw")) and fake.gateways
+
+
+def test_a_secure_port_without_a_certificate_fails_as_rook_fails_it():
+    kube, ctl, operator, fake = object_store_lab(SECURE)
+    store = obj(kube, "CephObjectStore", "t-rgw")
+    # setFailedStatus: Failure without observedGeneration (terminal for the waits), info emptied, the endpoints.
+    assert store["status"]["phase"] == "Failure" and "observedGeneration" not in store["status"]
+    assert "info" not in store["status"] and store["status"]["endpoints"] == {
+        "insecure": ["http://rook-ceph-rgw-t-rgw.rook-ceph.svc:80"],
+        "secure": ["https://rook-ceph-rgw-t-rgw.rook-ceph.svc:443"]}
+    assert evaluate(store).terminal
+    assert events_of(kube, "t-rgw") == [
+        'failed to reconcile CephObjectStore "rook-ceph/t-rgw". failed to create object store deployments: failed to '
+        'create object store "t-rgw": failed to start rgw pods: failed to create rgw deployment: no TLS certificates '
+        'found']
+    # Rook got as far as the pools and the realm; no gateway runs, so the user cannot be made.
+    assert "t-rgw.rgw.meta" in fake.pools and ("realm", "t-rgw") in fake.rgw_config and not fake.gateways
+    user = obj(kube, "CephObjectStoreUser", "swift-t")
+    assert user["status"] == {"phase": "ReconcileFailed"} and not fake.rgw_users and not evaluate(user).ready
+    assert events_of(kube, "swift-t") == [
+        'failed to reconcile CephObjectStoreUser "rook-ceph/swift-t". failed to detect if object store "t-rgw" is '
+        'initialized: no rgw pod found']
+    # A certificate whose Secret is missing: refused too, until the Secret is there.
+    store = obj(kube, "CephObjectStore", "t-rgw")
+    kube.patch(rook.url("CephObjectStore", NS, "t-rgw"), store, {"spec": {"gateway": {"sslCertificateRef": "t-tls"}}})
+    passes(operator)
+    assert obj(kube, "CephObjectStore", "t-rgw")["status"]["phase"] == "Failure"
+    assert events_of(kube, "t-rgw")[-1].endswith(
+        'failed to create rgw deployment: failed to get Kubernetes secrets referring the TLS certificates: secrets '
+        '"t-tls" not found')
+    tls_secret(kube, "t-tls")
+    passes(operator)
+    assert ready(obj(kube, "CephObjectStore", "t-rgw")) and ready(obj(kube, "CephObjectStoreUser", "swift-t"))
+
+
+def test_an_object_store_name_longer_than_38_characters_is_refused_as_rook_refuses_it():
+    name = "t" * 35 + "-rgw"
+    kube, ctl, operator, fake = object_store_lab(STORE, name=name)
+    store = obj(kube, "CephObjectStore", name)
+    # validateStore: before anything is made; the Progressing every reconcile begins with stays, so not terminal.
+    assert store["status"]["phase"] == "Progressing" and not evaluate(store).terminal
+    assert store["status"]["info"] == {"endpoint": "http://rook-ceph-rgw-%s.rook-ceph.svc:80" % name}
+    assert events_of(kube, name) == [
+        'failed to reconcile CephObjectStore "rook-ceph/%s". invalid object store "%s" arguments: object store name '
+        'cannot be longer than 38 characters' % (name, name)]
+    assert not fake.pools and not fake.rgw_config and not fake.gateways
+    assert obj(kube, "CephObjectStoreUser", "swift-t")["status"] == {"phase": "ReconcileFailed"}
+    # Its deletion is not refused: nothing to remove in Ceph, then the finalizer goes.
+    kube.delete(rook.url("CephObjectStoreUser", NS, "swift-t"))
+    kube.delete(rook.url("CephObjectStore", NS, name))
+    passes(operator, 2)
+    assert rook.url("CephObjectStore", NS, name) not in kube.objects
+    kube, ctl, operator, fake = object_store_lab(STORE, name="t" * 34 + "-rgw")
+    assert ready(obj(kube, "CephObjectStore", "t" * 34 + "-rgw"))
+    assert rook.object_store_spec_error({"metadata": {"name": "t"}, "spec": {"gateway": {}}}) == (
+        "invalid create: either of port or securePort fields should be not be zero")
 
 
 def test_a_user_waits_for_a_gateway_that_answers(gateways_answer):
@@ -844,6 +921,36 @@ def test_a_pool_with_images_is_not_deleted_until_force_deletion_is_asked_for():
     passes(operator, 3)
     assert "t-volumes" not in fake.pools and "t-volumes" not in fake.images
     assert rook.url("CephBlockPool", NS, "t-volumes") not in kube.objects
+
+
+def test_a_rados_namespace_that_names_a_pool_holds_its_deletion_force_or_not():
+    kube, ctl, operator, fake = ceph_lab(("CephBlockPool", "t-volumes", {"failureDomain": "osd", "replicated": {"size": 3}}))
+    namespaces = rook.path(rook.GV, "cephblockpoolradosnamespaces", NS)
+    for name, spec in (("t-ns", {"blockPoolName": "t-volumes"}), ("t-named", {"blockPoolName": "t-volumes", "name": "n"}),
+                       ("other-ns", {"blockPoolName": "other-volumes"})):
+        kube.create(namespaces, {"apiVersion": rook.GV, "kind": "CephBlockPoolRadosNamespace",
+                                 "metadata": {"name": name, "namespace": NS}, "spec": spec})
+    fake.images["t-volumes"] = ["volume-1"]
+    pool = obj(kube, "CephBlockPool", "t-volumes")
+    kube.patch(rook.url("CephBlockPool", NS, "t-volumes"), pool,
+               {"metadata": {"annotations": {"rook.io/force-deletion": "True"}}})  # Rook compares without case
+    kube.delete(rook.url("CephBlockPool", NS, "t-volumes"))
+    passes(operator, 3)
+    # The clean-up removed the images; the namespaces still hold the pool (no force for them).
+    pool = obj(kube, "CephBlockPool", "t-volumes")
+    blocked = dict((c["type"], c) for c in pool["status"]["conditions"])
+    assert (blocked["DeletionIsBlocked"]["status"], blocked["DeletionIsBlocked"]["reason"]) == ("True", "ObjectHasDependents")
+    assert blocked["DeletionIsBlocked"]["message"] == (
+        'CephBlockPool "rook-ceph/t-volumes" will not be deleted until all dependents are removed: '
+        'CephBlockPoolRadosNamespaces: [n t-ns]')
+    assert (blocked["PoolDeletionIsBlocked"]["status"], blocked["PoolDeletionIsBlocked"]["reason"]) == ("False", "PoolEmpty")
+    assert "t-volumes" in fake.pools and not fake.images.get("t-volumes")
+    # What a wait until the pool is gone reports of it.
+    assert "blocked: CephBlockPool" in reported_while_deleted(pool) and "[n t-ns]" in reported_while_deleted(pool)
+    for name in ("t-ns", "t-named"):
+        kube.objects.pop(namespaces + "/" + name)
+    passes(operator, 1)
+    assert "t-volumes" not in fake.pools and rook.url("CephBlockPool", NS, "t-volumes") not in kube.objects
 
 
 def test_a_bootstrap_that_breaks_fails_the_orchestration_and_is_made_again():

@@ -247,6 +247,27 @@ def test_long_names_say_why():
     assert claim_name_problems(5, field="name", subject="tenant") == ["tenant name: must be a string, got integer"]
 
 
+def test_with_an_object_store_the_name_leaves_room_for_rooks_store_name_limit():
+    store = ceph(objectStore={"enabled": True})
+    assert fields([named("a" * 34, storage=store)]) == []
+    assert fields([named("a" * 35, storage=store)]) == [(
+        "metadata.name",
+        "is 35 characters long; with spec.storage.ceph.objectStore.enabled at most 34 fit, because Rook refuses its "
+        "CephObjectStore %s-rgw (39 characters, more than 38): shorten the name or turn the object store off" % ("a" * 35))]
+    # Without the object store (the default) the namespace's limit is the only one.
+    assert fields([named("a" * 53)]) == [] == fields([named("a" * 53, storage=ceph(objectStore={"enabled": False}))])
+    # A name too long anyway, or a malformed spec, is reported once, as such.
+    assert [f for f, _m in fields([named("a" * 54, storage=store)])] == ["metadata.name"]
+    assert fields([named("a" * 40, storage=ceph(objectStore={"enabled": "yes"}))]) == [
+        ("spec.storage.ceph.objectStore.enabled", "must be a boolean, got string")]
+
+
+def test_every_problem_of_a_claim_with_a_long_name_and_an_object_store_is_named_at_once():
+    bad = named("b" * 40, size="huge", storage=ceph(objectStore={"enabled": True}))
+    assert sorted(f for f, _m in fields([bad, named("c" * 36, storage=ceph(objectStore={"enabled": True}))])) == [
+        "metadata.name", "metadata.name", "spec.size"]
+
+
 @pytest.mark.parametrize("metadata, expected", [
     ({"name": "x"}, ("metadata.namespace", "is required: claims live in a tenant namespace")),
     ({"name": "x", "namespace": "Tenant X"}, ("metadata.namespace",
