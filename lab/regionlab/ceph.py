@@ -229,9 +229,23 @@ class Cluster:
                 state["osds"].append(self._make_osd(admin, host, address, device_class))
                 self._save(state)
         self.wait(lambda s: s["osdmap"]["num_up_osds"] == len(state["osds"]), "%d OSDs up" % len(state["osds"]))
+        self.wait_for_volumes_module()
         state["complete"] = True
         self._save(state)
         return state
+
+    def wait_for_volumes_module(self, timeout=BOOTSTRAP_TIMEOUT):
+        """Until the new mgr has loaded its always-on volumes module. In a region Rook's mgr runs for minutes
+        while the OSDs are prepared; the lab's OSDs are up seconds after it, and a filesystem's `fs subvolumegroup
+        create` would otherwise meet "Module 'volumes' is not enabled/loaded"."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.mgr_command("fs volume ls", timeout=5)
+            except (CephError, rados().Error):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
     def mds_ids(self):
         return [m for m, dummy in (self.state() or {}).get("mdss") or []]
@@ -410,9 +424,9 @@ class Cluster:
         return json.loads(out) if out.strip() else None
 
     def rbd_usage(self, pool):
-        """(images, snapshots) of a pool (`rbd pool stats`, Rook's GetPoolStatistics)."""
-        stats = self.rbd_json("pool", "stats", pool)
-        return stats.get("image_count", 0), stats.get("image_snap_count", 0)
+        """(images, snapshots) of a pool (`rbd pool stats`, Rook's GetPoolStatistics: images.count, images.snap_count)."""
+        images = (self.rbd_json("pool", "stats", pool) or {}).get("images") or {}
+        return images.get("count", 0), images.get("snap_count", 0)
 
     def remove_images(self, pool):
         """What Rook's clean-up Job for a force-deleted pool does: every image's snapshots, then the image."""
