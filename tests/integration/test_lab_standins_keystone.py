@@ -165,7 +165,7 @@ def test_controlplane_yields_the_keystone_cr_with_the_bootstrap_it_projects(env)
     # endpoint; adminUser is the CRD's default. B's ControlPlane names no public endpoint: none is projected.
     assert spec["bootstrap"] == {"adminUser": "admin", "region": "LabA", "publicEndpoint": PUBLIC_A,
                                  "adminPasswordSecretRef": {"name": SECRET, "key": "password"}}
-    assert keystone_cr(env, "b")["spec"]["bootstrap"] == {
+    assert wait_for(lambda: keystone_cr(env, "b"), "Keystone CR in B", 30)["spec"]["bootstrap"] == {
         "adminUser": "admin", "region": "LabB", "adminPasswordSecretRef": {"name": SECRET, "key": "password"}}
     # Applied server-side as upstream's field manager, which owns what it projects (not adminUser: a default).
     owners = bootstrap_owners(cr)
@@ -281,6 +281,7 @@ def test_the_c5c3_operator_takes_back_a_bootstrap_field_another_manager_wrote(en
     """Upstream re-applies its projection with force on every reconcile: a value another field manager forces into a
     field it owns (as the collection did when it applied the bootstrap itself) lasts until the operator's next
     pass, and the field is the operator's again; without force, another value is a conflict."""
+    ready_keystone(env, "a")  # bootstrapped: a public endpoint changed now is not what its bootstrap registers
     url = KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["a"]
     other = {"apiVersion": "keystone.openstack.c5c3.io/v1alpha1", "kind": "Keystone",
              "metadata": {"name": "keystone", "namespace": NS["a"]},
