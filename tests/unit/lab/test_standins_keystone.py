@@ -162,7 +162,8 @@ def test_a_missing_key_later_turns_secrets_ready_false_and_keeps_the_rest(operat
                                                                            username="keystone")
     operator.kube.objects[("secrets", "keystone-admin-credentials")] = BOTH[1]
     operator.reconcile_keystone(cr)
-    (_, patch), = operator.kube.patches
+    (subresource, patch), = operator.kube.patches
+    assert subresource == "status"
     conditions = {c["type"]: c for c in patch["status"]["conditions"]}
     assert [c["type"] for c in patch["status"]["conditions"]] == steps
     assert conditions["SecretsReady"]["status"] == "False" and conditions["Ready"]["status"] == "False"
