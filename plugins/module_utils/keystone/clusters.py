@@ -158,12 +158,11 @@ def batch(clusters, defaults, endpoints=None, korc=None, settled=None):
 
     defaults: the role's settings (CATALOG_KEYS, keystone_cr, secret_auth, admin_user, admin_secret,
     admin_password_length, db_secret, db_user, db_password_length, keystone_name, keystone_api_version,
-    korc_roles, cacert, openbao and
-    openbao_* , the CLUSTER_KEYS' role-wide values). endpoints: {namespace: the Keystone CR's
-    status.endpoint}; korc: {cluster name: korc_credentials' result for it}. settled: names of the
-    clusters whose Kubernetes state is as their last verified run left it (keystone_verification_state);
-    they get no catalog steps, since their K-ORC objects and Secrets are what this plan would write (the
-    state's digest covers the plan, see plan_digest).
+    korc_roles, cacert, openbao and openbao_* , the CLUSTER_KEYS' role-wide values). endpoints:
+    {namespace: the Keystone CR's status.endpoint}; korc: {cluster name: korc_credentials' result for
+    it}. settled: names of the clusters whose Kubernetes state is as their last verified run left it
+    (keystone_verification_state); they get no catalog steps, since their K-ORC objects and Secrets are
+    what this plan would write (the state's digest covers the plan, see plan_digest).
     """
     if not isinstance(defaults, dict):
         raise InputError([problem("defaults", "must be a mapping")])
