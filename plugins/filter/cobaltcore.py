@@ -24,7 +24,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition
     compose_openstack_cluster, region_control_plane)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.run_summary import changed_objects
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region, public_url_template_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.network_plan import build_plan
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import tenants
@@ -36,8 +36,8 @@ def validate_claims_filter(claims, region):
 
 
 @fails_on_input_error("invalid OpenStackCluster claims, nothing composed")
-def compose_openstack_cluster_filter(claim, region, claims=None):
-    return compose_openstack_cluster(claim, region, claims=claims)
+def compose_openstack_cluster_filter(claim, region, claims=None, public_url_template=None):
+    return compose_openstack_cluster(claim, region, claims=claims, public_url_template=public_url_template or None)
 
 
 @fails_on_input_error("invalid region")
@@ -76,8 +76,10 @@ def tenant_names_filter(name):
 
 
 @fails_on_input_error("invalid input of the region's ControlPlane, nothing composed")
-def region_control_plane_filter(region, services=None, size="medium"):
-    return region_control_plane(_region(region), services, size)
+def region_control_plane_filter(region, services=None, size="medium", public_url_template=None):
+    # Keystone's public endpoint: the given template, else an inventory-shaped region's own.
+    template = public_url_template or public_url_template_of(region)
+    return region_control_plane(_region(region), services, size, template)
 
 
 def tenant_claims_filter(directory, name=None):
@@ -96,12 +98,12 @@ def valid_claims_filter(claims, problems):
 
 
 @fails_on_input_error("invalid OpenStackCluster claims, nothing applied")
-def tenant_plan_filter(claims, region, ceph=None, ceph_fact=None, require_monitors=False):
+def tenant_plan_filter(claims, region, ceph=None, ceph_fact=None, require_monitors=False, public_url_template=None):
     facts = dict(ceph or {})
     if ceph_fact:
         facts.update(_host_facts(region, ceph_fact))
     return tenants.plan(claims, region, dict((pool, f) for pool, f in facts.items() if isinstance(f, dict)),
-                        require_monitors=bool(require_monitors))
+                        require_monitors=bool(require_monitors), public_url_template=public_url_template or None)
 
 
 def _host_facts(region, fact):

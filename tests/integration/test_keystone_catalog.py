@@ -21,11 +21,15 @@ import yaml
 from conftest import (KORC_KINDS, KORC_RESOURCES, REGION_HOST as HOST, REGION_NAMESPACE as NAMESPACE, REPO, failures,
                       delete_namespace as _delete_namespace, keystone_admin as _admin, keystone_endpoint as _endpoint, kubectl,
                       read_json, remove_openstack_cluster as _remove_cluster, run_playbook, run_tasks, run_verbose,
-                      secret_data as _secret, standins_restored, token_status, update_standins)
+                      secret_data as _secret, standins_restored, token_status, update_standins, wait_truthy)
 from regionlab import config
 from regionlab import keystone as lab_keystone
 
 PLAYBOOK = REPO / "playbooks" / "keystone.yml"
+PHASE4 = REPO / "playbooks" / "control_plane.yml"
+# The c5c3-operator's server-side apply field manager (upstream's), which owns the Keystone CR's bootstrap.
+OPERATOR = "cobaltcore-operator"
+COLLECTION = "c5c3.cobaltcore"
 # Not a lab claim: phase 7 owns lab-tenant-a and lab-tenant-b (test_tenants.py).
 TENANT = "kc-tenant"
 TENANT_NAMESPACE = "openstack-" + TENANT
@@ -113,15 +117,24 @@ def test_keystone_cr_is_bootstrapped_with_the_generated_password(first_run, cp_k
         name, result = _failed_task(first_run["out"])
         pytest.fail("%s: %s" % (name, result.get("msg")))
     cr = json.loads(kubectl(cp_kubeconfig, "-n", NAMESPACE, "get", "keystone", "keystone", "-o", "json").stdout)
-    # The public endpoint is the region's plan (cobaltcore_network.endpoints), not the Keystone's own URL.
+    # The public endpoint is the region's plan (cobaltcore_network.endpoints), not the Keystone's own URL: the
+    # ControlPlane names it (phase 4) and the c5c3-operator projects it, with the region, into the bootstrap.
     assert cr["spec"]["bootstrap"] == {"adminUser": "admin", "region": lab_keystone.REGION,
                                        "adminPasswordSecretRef": {"name": "keystone-admin-credentials", "key": "password"},
                                        "publicEndpoint": public_identity_url(lab_keystone.REGION)}
+    control_plane = read_json(cp_kubeconfig, "-n", NAMESPACE, "controlplane", lab_keystone.REGION)
+    assert control_plane["spec"]["services"]["keystone"]["publicEndpoint"] == public_identity_url(lab_keystone.REGION)
+    assert control_plane["spec"]["global"]["region"] == lab_keystone.REGION
     conditions = dict((c["type"], c) for c in cr["status"]["conditions"])
-    for ctype in ("BootstrapReady", "Ready"):
+    for ctype in ("SecretsReady", "BootstrapReady", "Ready"):
         assert conditions[ctype]["status"] == "True"
         assert conditions[ctype]["observedGeneration"] == cr["metadata"]["generation"]
     assert len(_secret(cp_kubeconfig, "keystone-admin-credentials")["password"]) == 32
+    # The database credentials the CR names, which the keystone-operator waits for (upstream's keys).
+    assert cr["spec"]["database"]["secretRef"]["name"] == "keystone-db-credentials"
+    database = _secret(cp_kubeconfig, "keystone-db-credentials")
+    assert set(database) == {"username", "password"} and database["username"] == "keystone"
+    assert len(database["password"]) == 32
     # The region's Keystone is the CR's own, not the lab's standing one.
     assert cr["status"]["endpoint"] != lab_keystone.URL
     assert ("ok", "Check in each Keystone what the bootstrap created (domain, projects, roles, the admin's role)") in [
@@ -199,7 +212,8 @@ def test_verbose_output_contains_no_secret(first_run, region):
     assert first_run["rc"] == 0
     text = first_run["text"]
     left = region.first.seen["secrets"]  # as the run left them (a later test replaces K-ORC's credential)
-    secrets = {"admin password": left["keystone-admin-credentials"]["password"]}
+    secrets = {"admin password": left["keystone-admin-credentials"]["password"],
+               "database password": left["keystone-db-credentials"]["password"]}
     korc = left["k-orc-clouds-yaml"]
     secrets["K-ORC clouds.yaml"] = korc["clouds.yaml"]
     secrets["K-ORC credential secret"] = yaml.safe_load(korc["clouds.yaml"])["clouds"]["openstack"]["auth"][
@@ -248,7 +262,7 @@ def test_an_admin_given_as_auth_and_a_kubeconfig_given_as_a_mapping_never_appear
         assert value not in text, "a secret input of phase 5 appears in the -vvv output"
 
 
-def test_second_run_changes_nothing_and_keystone_ids_stay(first_run, region):
+def test_second_run_changes_nothing_and_keystone_ids_stay(first_run, region, cp_kubeconfig):
     """The session's second site.yml run (phases 4 and 5 included) on the region the first one built."""
     assert first_run["rc"] == 0
     second = region.second
@@ -260,6 +274,10 @@ def test_second_run_changes_nothing_and_keystone_ids_stay(first_run, region):
     assert len(before["korc_ids"]) == sum(KORC_KINDS.values()) and all(before["korc_ids"].values())
     assert after["korc_ids"] == before["korc_ids"]
     assert before["korc_secret"] and after["korc_secret"] == before["korc_secret"]
+    # Generated once: the re-run rotated neither the admin password nor the database credentials.
+    built = region.first.seen["secrets"]
+    for name in ("keystone-admin-credentials", "keystone-db-credentials"):
+        assert _secret(cp_kubeconfig, name) == built[name], name
 
 
 def test_check_mode_reports_no_change(first_run, cp_kubeconfig):
@@ -295,6 +313,77 @@ def test_broken_korc_credential_is_replaced_and_the_old_one_deleted(first_run, c
     # A working credential is kept.
     rc, results = run_tasks([task], tmp_path, hosts=HOST)
     assert rc == 0 and results["korc"][HOST]["changed"] is False and results["korc"][HOST]["minted"] is False
+
+
+def _bootstrap_owners(cr):
+    """{field of spec.bootstrap: the field managers that own it}."""
+    owners = {}
+    for entry in cr["metadata"].get("managedFields") or []:
+        for field in ((entry.get("fieldsV1") or {}).get("f:spec") or {}).get("f:bootstrap") or {}:
+            if field.startswith("f:"):
+                owners.setdefault(field[2:], set()).add(entry["manager"])
+    return owners
+
+
+def _keystone_cr(kubeconfig):
+    """The region's Keystone CR with its managedFields (kubectl hides them unless asked)."""
+    return json.loads(kubectl(kubeconfig, "-n", NAMESPACE, "get", "keystone", "keystone", "-o", "json",
+                              "--show-managed-fields").stdout)
+
+
+# What phase 5 writes when a cluster's Keystone CR changed since its last verification (its record's digest covers
+# the CR's generation): the record alone, never the CR.
+RECORD_TASK = "Record the state of each cluster verified now (recheck=changed compares the next run with it)"
+
+
+def _phases_4_and_5(allowed=()):
+    """playbooks/control_plane.yml and keystone.yml on the converged region; the tasks that changed something, which
+    must be among allowed (None: any)."""
+    changed = []
+    for playbook in (PHASE4, PLAYBOOK):
+        rc, out = run_playbook(playbook, COBALTCORE_LAB_DIR=str(config.STATE))
+        assert rc == 0, failures(out)
+        changed += [t["task"]["name"].split(" : ", 1)[-1] for p in out["plays"] for t in p["tasks"]
+                    if t["hosts"].get(HOST, {}).get("changed")]
+    assert allowed is None or set(changed) <= set(allowed), changed
+    return changed
+
+
+def test_the_c5c3_operator_owns_the_bootstrap_and_phases_4_and_5_again_change_nothing(first_run, cp_kubeconfig):
+    """One owner for the Keystone CR's bootstrap: the c5c3-operator projects it from the ControlPlane (field manager
+    cobaltcore-operator, forced, re-asserted on every reconcile); the collection writes the ControlPlane and never
+    the Keystone CR. So phases 4 and 5 run again with changed=0 and no value moves, and a value another writer forces
+    into the CR is taken back by the operator, not fought over by the collection."""
+    assert first_run["rc"] == 0
+    _phases_4_and_5(allowed=None)  # the region as phases 4 and 5 leave it, whatever the tests before changed
+    before = _keystone_cr(cp_kubeconfig)
+    owners = _bootstrap_owners(before)
+    assert owners["region"] == owners["adminPasswordSecretRef"] == owners["publicEndpoint"] == {OPERATOR}, owners
+    assert not any(COLLECTION in managers for managers in owners.values()), owners
+    assert _phases_4_and_5() == []
+    after = _keystone_cr(cp_kubeconfig)
+    assert after["metadata"]["generation"] == before["metadata"]["generation"]  # nobody wrote the spec
+    assert after["spec"]["bootstrap"] == before["spec"]["bootstrap"] and _bootstrap_owners(after) == owners
+    # Another writer forces a value into a field the operator owns (as the collection did when it applied the
+    # bootstrap itself): the operator takes it back at its next pass ...
+    other = {"apiVersion": "keystone.openstack.c5c3.io/v1alpha1", "kind": "Keystone",
+             "metadata": {"name": "keystone", "namespace": NAMESPACE},
+             "spec": {"bootstrap": {"publicEndpoint": "https://keystone.elsewhere.example/v3"}}}
+    kubectl(cp_kubeconfig, "apply", "--server-side", "--force-conflicts", "--field-manager", "a-test-writer", "-f", "-",
+            stdin=json.dumps(other))
+
+    def taken_back():
+        cr = _keystone_cr(cp_kubeconfig)
+        return (cr["metadata"]["generation"] >= before["metadata"]["generation"] + 2
+                and cr["spec"]["bootstrap"] == before["spec"]["bootstrap"] and _bootstrap_owners(cr) == owners and cr)
+
+    moved = wait_truthy(taken_back, "the c5c3-operator taking its public endpoint back", 30)
+    # ... and phases 4 and 5 write neither the CR nor the ControlPlane (the record of the verified state follows the
+    # CR's new generation); no value moves.
+    _phases_4_and_5(allowed=[RECORD_TASK])
+    final = _keystone_cr(cp_kubeconfig)
+    assert final["metadata"]["generation"] == moved["metadata"]["generation"]
+    assert final["spec"]["bootstrap"] == before["spec"]["bootstrap"] and _bootstrap_owners(final) == owners
 
 
 def _standing_keystone(**extra):

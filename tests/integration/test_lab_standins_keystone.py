@@ -1,9 +1,12 @@
 """The c5c3-operator and keystone-operator stand-ins on the lab's control-plane API server.
 
 Two ControlPlanes in two namespaces (standin-ks-test-<token>-a and -b) give two Keystone CRs and
-two real Keystones, brought up side by side. The bootstrap section is applied the way the
-collection does it (server-side, field manager c5c3.cobaltcore). A's Keystone first waits for its
-bootstrap settings, then for its admin password Secret; B's is bootstrapped at once and gets a new
+two real Keystones, brought up side by side. The c5c3-operator projects each Keystone CR's
+`bootstrap` from its ControlPlane (region, A's public endpoint, the admin password Secret) as
+upstream does, server-side as `cobaltcore-operator` with force, and takes back a value someone else
+wrote. A's Keystone first waits for its database credentials, then for its admin password
+(upstream's SecretsReady: nothing else runs before); B's Secrets are there from the start, so it is
+bootstrapped at once, loses and gets back its database password while Ready, and gets a new admin
 password while A's bootstrap runs. At the end, at the same moment, A's Keystone dies and cannot
 start again and B's namespace is deleted (the waits overlap); then A's ControlPlane and Keystone CR
 are deleted. The module sets the stand-ins' `keystone` and `control_plane` delays to 0 (nothing
@@ -32,10 +35,15 @@ TOKEN = uuid.uuid4().hex[:5]
 PREFIX = "standin-ks-test-%s" % TOKEN
 NS = {"a": PREFIX + "-a", "b": PREFIX + "-b"}
 PASSWORDS = {"a": "a-" + uuid.uuid4().hex, "b": "b-" + uuid.uuid4().hex, "b2": "b2-" + uuid.uuid4().hex}
+DB_PASSWORD = "db-" + uuid.uuid4().hex
 SECRET = "keystone-admin-credentials"
+DB_SECRET = "keystone-db-credentials"
 C5C3 = "/apis/c5c3.io/v1alpha1"
 KEYSTONE = "/apis/keystone.openstack.c5c3.io/v1alpha1"
 COLLECTION = "c5c3.cobaltcore"
+OPERATOR = "cobaltcore-operator"  # upstream c5c3-operator's field manager
+REGIONS = {"a": "LabA", "b": "LabB"}
+PUBLIC_A = "https://keystone.standin-a.lab.cobaltcore.test/v3"  # A's ControlPlane names one, B's none
 SETUP = 240  # seconds: keystone-manage db_sync, key setup and the API server on a loaded 2-core machine
 DELAYS = {"keystone": 0.0, "control_plane": 0.0}
 
@@ -54,27 +62,33 @@ def has(obj, ctype, status, reason=None):
                 and cond.get("observedGeneration") == obj["metadata"]["generation"]) and obj
 
 
-def secret(namespace, password):
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET, "namespace": namespace},
-            "data": {"password": base64.b64encode(password.encode()).decode()}}
+def secret(namespace, name, **values):
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in values.items()}}
 
 
-def control_plane(namespace, replicas=1):
+def control_plane(key, replicas=1):
+    keystone = {"enabled": True, "replicas": replicas}
+    if key == "a":
+        keystone["publicEndpoint"] = PUBLIC_A
     return {"apiVersion": "c5c3.io/v1alpha1", "kind": "ControlPlane",
-            "metadata": {"name": "cp", "namespace": namespace},
+            "metadata": {"name": "cp", "namespace": NS[key]},
             # Keystone only: the other services seed 003 enables by default are switched off.
-            "spec": {"services": dict({"keystone": {"enabled": True, "replicas": replicas}},
+            "spec": {"services": dict({"keystone": keystone},
                                       **{name: {"enabled": False} for name in ("glance", "placement", "nova", "neutron",
                                                                                "cinder")}),
-                     "global": {"region": "Lab"}}}
+                     "global": {"region": REGIONS[key]}}}
 
 
-def bootstrap(namespace, region):
-    """The bootstrap section as the collection applies it."""
-    return {"apiVersion": "keystone.openstack.c5c3.io/v1alpha1", "kind": "Keystone",
-            "metadata": {"name": "keystone", "namespace": namespace},
-            "spec": {"bootstrap": {"adminUser": "admin", "region": region,
-                                   "adminPasswordSecretRef": {"name": SECRET, "key": "password"}}}}
+def bootstrap_owners(cr):
+    """{field of spec.bootstrap: the field managers that own it}."""
+    owners = {}
+    for entry in cr["metadata"].get("managedFields") or []:
+        fields = (((entry.get("fieldsV1") or {}).get("f:spec") or {}).get("f:bootstrap") or {})
+        for field in fields:
+            if field.startswith("f:"):
+                owners.setdefault(field[2:], set()).add(entry["manager"])
+    return owners
 
 
 def admin_session(url, password):
@@ -103,12 +117,12 @@ def env(lab, region):  # the Keystone CRD comes from phase 3
         for namespace in NS.values():
             api.ok("POST", "/api/v1/namespaces",
                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-        api.ok("POST", "/api/v1/namespaces/%s/secrets" % NS["b"], secret(NS["b"], PASSWORDS["b"]))
-        for namespace in NS.values():
-            api.ok("POST", C5C3 + "/namespaces/%s/controlplanes" % namespace, control_plane(namespace))
-        wait_for(lambda: api.get(KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["b"]), "Keystone CR in B", 30)
-        api.ok("PATCH", KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["b"], bootstrap(NS["b"], "LabB"),
-               "application/apply-patch+yaml", {"fieldManager": COLLECTION})
+        # B's Secrets before its ControlPlane, as the collection's phase 5 leaves a region; A gets none yet.
+        api.ok("POST", "/api/v1/namespaces/%s/secrets" % NS["b"], secret(NS["b"], SECRET, password=PASSWORDS["b"]))
+        api.ok("POST", "/api/v1/namespaces/%s/secrets" % NS["b"],
+               secret(NS["b"], DB_SECRET, username="keystone", password=DB_PASSWORD))
+        for key, namespace in NS.items():
+            api.ok("POST", C5C3 + "/namespaces/%s/controlplanes" % namespace, control_plane(key))
         yield api
         for namespace in NS.values():  # B's is going already; after a failure, both go here
             api.call("DELETE", "/api/v1/namespaces/" + namespace)
@@ -136,48 +150,70 @@ def test_standins_run(env):
         assert name in processes.running()
 
 
-def test_controlplane_yields_the_keystone_cr_without_bootstrap(env):
+def test_controlplane_yields_the_keystone_cr_with_the_bootstrap_it_projects(env):
     cp = env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["a"])
     cr = wait_for(lambda: keystone_cr(env, "a"), "Keystone CR in A", 30)
     (owner,) = cr["metadata"]["ownerReferences"]
     assert (owner["kind"], owner["name"], owner["uid"]) == ("ControlPlane", "cp", cp["metadata"]["uid"])
     assert owner["controller"] and owner["blockOwnerDeletion"]
     spec = cr["spec"]
-    assert spec["replicas"] == 1 and "bootstrap" not in spec
+    assert spec["replicas"] == 1
     assert spec["image"] == {"repository": "ghcr.io/c5c3/keystone", "tag": importlib.metadata.version("keystone")}
-    assert spec["database"] == {"secretRef": {"name": "keystone-db-credentials"}, "database": "keystone"}
+    assert spec["database"] == {"secretRef": {"name": DB_SECRET}, "database": "keystone"}
     assert spec["fernet"]["maxActiveKeys"] == 3 and spec["federation"] == {"enabled": False}
-    assert {m["manager"] for m in cr["metadata"]["managedFields"]} >= {"lab-c5c3-operator"}
+    # Upstream's projection: the admin password Secret by its naming rule, the ControlPlane's region and public
+    # endpoint; adminUser is the CRD's default. B's ControlPlane names no public endpoint: none is projected.
+    assert spec["bootstrap"] == {"adminUser": "admin", "region": "LabA", "publicEndpoint": PUBLIC_A,
+                                 "adminPasswordSecretRef": {"name": SECRET, "key": "password"}}
+    assert wait_for(lambda: keystone_cr(env, "b"), "Keystone CR in B", 30)["spec"]["bootstrap"] == {
+        "adminUser": "admin", "region": "LabB", "adminPasswordSecretRef": {"name": SECRET, "key": "password"}}
+    # Applied server-side as upstream's field manager, which owns what it projects (not adminUser: a default).
+    owners = bootstrap_owners(cr)
+    assert owners == {"region": {OPERATOR}, "publicEndpoint": {OPERATOR}, "adminPasswordSecretRef": {OPERATOR}}, owners
+    assert any(m["manager"] == OPERATOR and m["operation"] == "Apply" for m in cr["metadata"]["managedFields"])
     assert "keystone.openstack.c5c3.io/finalizer" in wait_for(
         lambda: keystone_cr(env, "a")["metadata"].get("finalizers"), "finalizer", 10)
 
 
-def test_bootstrap_waits_for_its_settings_then_for_the_secret(env):
-    cr = wait_for(lambda: has(keystone_cr(env, "a"), "BootstrapReady", "False", "BootstrapNotConfigured"),
-                  "A waiting for its bootstrap settings", SETUP)
-    assert has(cr, "DatabaseReady", "True", "DatabaseSynced") and has(cr, "Ready", "False", "NotAllReady")
-    env.ok("PATCH", KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["a"], bootstrap(NS["a"], "LabA"),
-           "application/apply-patch+yaml", {"fieldManager": COLLECTION})
-    cr = wait_for(lambda: has(keystone_cr(env, "a"), "BootstrapReady", "False", "AdminSecretInvalid"),
-                  "A without its admin Secret", 30)
-    assert condition(cr, "BootstrapReady")["message"] == (
-        'Admin password Secret %s/%s is missing, unreadable, or has an empty "password" value' % (NS["a"], SECRET))
+def test_keystone_waits_for_its_secrets_before_anything_else(env):
+    """Upstream's SecretsReady, the keystone-operator's first step: the database credentials (keys username and
+    password), then the admin password (key password); nothing else runs until both are there."""
+    cr = wait_for(lambda: has(keystone_cr(env, "a"), "SecretsReady", "False", "WaitingForDBCredentials"),
+                  "A waiting for its database credentials", 60)
+    assert condition(cr, "SecretsReady")["message"] == (
+        "Database credentials ExternalSecret %s/%s not found yet" % (NS["a"], DB_SECRET))
+    assert has(cr, "Ready", "False", "NotAllReady")
+    # No key repositories, no db_sync, no API server: no condition of a later step, no Keystone.
+    assert {c["type"] for c in cr["status"]["conditions"]} == {"SecretsReady", "Ready"}
+    assert "endpoint" not in cr["status"] and "%s/keystone" % NS["a"] not in keystones.read_registry()
+    # A Secret without `password` does not count (the message stays: no ExternalSecret says more).
+    env.ok("POST", "/api/v1/namespaces/%s/secrets" % NS["a"], secret(NS["a"], DB_SECRET, username="keystone"))
+    time.sleep(2)  # the stand-in watches Secrets: it has judged this one by now
+    assert has(keystone_cr(env, "a"), "SecretsReady", "False", "WaitingForDBCredentials")
+    env.ok("PATCH", "/api/v1/namespaces/%s/secrets/%s" % (NS["a"], DB_SECRET),
+           secret(NS["a"], DB_SECRET, password=DB_PASSWORD), "application/merge-patch+json")
+    cr = wait_for(lambda: has(keystone_cr(env, "a"), "SecretsReady", "False", "WaitingForAdminCredentials"),
+                  "A waiting for its admin password", 30)
+    assert condition(cr, "SecretsReady")["message"] == (
+        "Admin credentials ExternalSecret %s/%s not found yet" % (NS["a"], SECRET))
+    assert {c["type"] for c in cr["status"]["conditions"]} == {"SecretsReady", "Ready"}
     cp = wait_for(lambda: has(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["a"]), "Ready", "False"),
                   "ControlPlane A not ready", 10)
     assert has(cp, "KeystoneReady", "False", "WaitingForKeystone")
 
     def identity_names_the_secret():
         cond = condition(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["a"]), "IdentityReady")
-        return cond and "BootstrapReady=False AdminSecretInvalid" in cond["message"] and cond
+        return cond and "SecretsReady=False WaitingForAdminCredentials" in cond["message"] and cond
 
     assert wait_for(identity_names_the_secret, "IdentityReady naming the unready condition", 10)["reason"] == (
         "ServicesNotReady")
-    env.ok("POST", "/api/v1/namespaces/%s/secrets" % NS["a"], secret(NS["a"], PASSWORDS["a"]))
+    env.ok("POST", "/api/v1/namespaces/%s/secrets" % NS["a"], secret(NS["a"], SECRET, password=PASSWORDS["a"]))
+    wait_for(lambda: has(keystone_cr(env, "a"), "SecretsReady", "True", "SecretsAvailable"), "A's Secrets", 30)
 
 
 def test_keystone_ready_with_endpoint_and_a_token(env):
     cr = ready_keystone(env, "b")
-    for ctype, reason in (("FernetKeysReady", "FernetKeysAvailable"),
+    for ctype, reason in (("SecretsReady", "SecretsAvailable"), ("FernetKeysReady", "FernetKeysAvailable"),
                           ("CredentialKeysReady", "CredentialKeysAvailable"),
                           ("DatabaseReady", "DatabaseSynced"), ("DeploymentReady", "DeploymentReady"),
                           ("KeystoneAPIReady", "APIHealthy"), ("BootstrapReady", "BootstrapComplete")):
@@ -203,6 +239,29 @@ def test_keystone_ready_with_endpoint_and_a_token(env):
     assert listed[(NS["b"], "keystone")]["url"] == endpoint and listed[(NS["b"], "keystone")]["ready"]
 
 
+def test_a_database_secret_without_its_password_key_stops_the_keystone_being_ready(env):
+    """Upstream re-checks the Secrets on every pass: a key gone makes SecretsReady False with its reason and Ready
+    False; the Keystone that runs keeps running (its pods would) and is Ready again once the key is back."""
+    endpoint = ready_keystone(env, "b")["status"]["endpoint"]
+    url = "/api/v1/namespaces/%s/secrets/%s" % (NS["b"], DB_SECRET)
+    env.ok("PATCH", url, [{"op": "remove", "path": "/data/password"}], "application/json-patch+json")
+    cr = wait_for(lambda: has(keystone_cr(env, "b"), "SecretsReady", "False", "WaitingForDBCredentials"),
+                  "B's SecretsReady False without the database password", 30)
+    assert condition(cr, "SecretsReady")["message"] == (
+        "Database credentials ExternalSecret %s/%s not found yet" % (NS["b"], DB_SECRET))
+    assert has(cr, "Ready", "False", "NotAllReady")
+    assert has(cr, "BootstrapReady", "True", "BootstrapComplete") and cr["status"]["endpoint"] == endpoint
+    assert admin_session(endpoint, PASSWORDS["b"]).get_token()
+    cp = wait_for(lambda: has(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["b"]), "KeystoneReady", "False",
+                              "WaitingForKeystone"), "ControlPlane B waiting for its Keystone", 20)
+    assert has(cp, "Ready", "False")
+    env.ok("PATCH", url, [{"op": "add", "path": "/data/password",
+                           "value": base64.b64encode(DB_PASSWORD.encode()).decode()}], "application/json-patch+json")
+    wait_for(lambda: has(keystone_cr(env, "b"), "Ready", "True", "AllReady"), "Keystone B Ready again", 30)
+    wait_for(lambda: has(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["b"]), "Ready", "True"),
+             "ControlPlane B Ready again", 20)
+
+
 def test_controlplane_change_reaches_the_keystone_and_keeps_bootstrap(env):
     env.ok("PATCH", C5C3 + "/namespaces/%s/controlplanes/cp" % NS["b"],
            {"spec": {"services": {"keystone": {"replicas": 2}}}}, "application/merge-patch+json")
@@ -216,6 +275,30 @@ def test_controlplane_change_reaches_the_keystone_and_keeps_bootstrap(env):
     wait_for(lambda: has(keystone_cr(env, "b"), "Ready", "True"), "Keystone B Ready for its new generation", 30)
     wait_for(lambda: has(env.get(C5C3 + "/namespaces/%s/controlplanes/cp" % NS["b"]), "Ready", "True"),
              "ControlPlane B Ready for its new generation", 20)
+
+
+def test_the_c5c3_operator_takes_back_a_bootstrap_field_another_manager_wrote(env):
+    """Upstream re-applies its projection with force on every reconcile: a value another field manager forces into a
+    field it owns (as the collection did when it applied the bootstrap itself) lasts until the operator's next
+    pass, and the field is the operator's again; without force, another value is a conflict."""
+    ready_keystone(env, "a")  # bootstrapped: a public endpoint changed now is not what its bootstrap registers
+    url = KEYSTONE + "/namespaces/%s/keystones/keystone" % NS["a"]
+    other = {"apiVersion": "keystone.openstack.c5c3.io/v1alpha1", "kind": "Keystone",
+             "metadata": {"name": "keystone", "namespace": NS["a"]},
+             "spec": {"bootstrap": {"publicEndpoint": "https://keystone.elsewhere.example/v3"}}}
+    generation = keystone_cr(env, "a")["metadata"]["generation"]
+    env.ok("PATCH", url, other, "application/apply-patch+yaml", {"fieldManager": COLLECTION, "force": "true"})
+
+    def taken_back():
+        cr = keystone_cr(env, "a")
+        return (cr["metadata"]["generation"] >= generation + 2 and cr["spec"]["bootstrap"].get("publicEndpoint") == PUBLIC_A
+                and bootstrap_owners(cr).get("publicEndpoint") == {OPERATOR} and cr)
+
+    cr = wait_for(taken_back, "the c5c3-operator's public endpoint back on Keystone A", 20)
+    assert cr["spec"]["bootstrap"]["region"] == "LabA"
+    code, out = env.call("PATCH", url, other, "application/apply-patch+yaml", {"fieldManager": COLLECTION})
+    assert code == 409 and OPERATOR in str(out), (code, out)
+    assert keystone_cr(env, "a")["spec"]["bootstrap"]["publicEndpoint"] == PUBLIC_A
 
 
 def memcached_stats(port):
@@ -279,6 +362,9 @@ def test_two_controlplanes_have_two_separate_keystones(env):
     for url, password in ((url_b, PASSWORDS["a"]), (url_a, PASSWORDS["b2"])):  # each has its own admin
         with pytest.raises(ks_exceptions.Unauthorized):
             admin_session(url, password).get_token()
+    # A's bootstrap registered the public endpoint its ControlPlane names (projected), B's its own URL.
+    assert sess_a.get_endpoint(service_type="identity", interface="public", region_name="LabA") == PUBLIC_A
+    assert sess_b.get_endpoint(service_type="identity", interface="public", region_name="LabB") == url_b
 
 
 @pytest.fixture(scope="module")

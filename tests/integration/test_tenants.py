@@ -333,8 +333,8 @@ def test_phase7_bootstraps_every_tenant_with_one_call_per_step_and_reruns_as_a_n
 def test_no_tenant_keystone_secret_in_the_verbose_run(region):
     for tenant in TENANTS:
         for name, data in secrets_of(cp_kubeconfig(), "openstack-" + tenant).items():
-            if name == "keystone-admin-credentials" or name.endswith(("-keystone-user", "-keystone-credentials")) \
-                    or name == "k-orc-clouds-yaml":
+            if name in ("keystone-admin-credentials", "keystone-db-credentials", "k-orc-clouds-yaml") \
+                    or name.endswith(("-keystone-user", "-keystone-credentials")):
                 for key, value in data.items():
                     if key in ("password", "value", "clouds.yaml"):
                         assert value not in region.first.text, "%s/%s %s appears in the -vvv run" % (tenant, name, key)

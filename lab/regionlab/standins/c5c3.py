@@ -8,9 +8,10 @@ status.go (the aggregate Ready).
 
 For each ControlPlane (c5c3.io/v1alpha1) on the control-plane cluster, in the order of COMPONENTS:
 - the infrastructure CRs (MariaDB, RabbitmqCluster, Valkey, Memcached, sized from
-  spec.infrastructure), the Keystone CR (without `bootstrap`, which the collection sets as field
-  manager c5c3.cobaltcore), K-ORC (no CR: its API must be served), and the enabled service CRs
-  (Glance ... Tempest), each applied server-side as field manager lab-c5c3-operator with the
+  spec.infrastructure), the Keystone CR (its `bootstrap` projected as upstream projects it:
+  keystone_bootstrap), K-ORC (no CR: its API must be served), and the enabled service CRs
+  (Glance ... Tempest), each applied server-side as upstream applies them (field manager
+  cobaltcore-operator, forced: a field someone else changed is taken back on the next pass) with the
   ControlPlane as controller owner, and each created only once what it waits for (WAITS_FOR:
   its dependencies and the phase before its own) is ready. A child of that name that someone
   else created is adopted unless another controller owns it.
@@ -35,8 +36,11 @@ from . import deployments, loop, operators, ovn
 from .client import ApiError, Kube, Waker, object_path, path
 
 GV = "c5c3.io/v1alpha1"
-MANAGER = "lab-c5c3-operator"
+MANAGER = "lab-c5c3-operator"  # the ControlPlane's status
 OPERATOR = "c5c3-operator"   # its Deployment (deployments.py)
+# Upstream's server-side apply field manager (internal/common/apply.FieldManager), for every object it
+# projects; the apply is forced (client.ForceOwnership).
+FIELD_MANAGER = "cobaltcore-operator"
 NAME = "c5c3-operator-standin"
 ALLOW_KEYSTONE_DELETION = "c5c3.io/allow-keystone-deletion"
 
@@ -125,7 +129,7 @@ class Child:
         if live is None or op.applied.get((meta["uid"], self.key)) != digest or not (
                 owner and _subset(desired["spec"], live.get("spec"))):
             try:
-                live = op.kube.apply(child_path, desired)
+                live = op.projector.apply(child_path, desired)
             except ApiError as exc:
                 if exc.code == 422:
                     return Outcome(("False", "%sProjectionRejected" % self.kind, (
@@ -199,21 +203,38 @@ def _memcached_spec(section, replicas):
     return spec
 
 
+def keystone_bootstrap(cp, section, keystone_name):
+    """The Keystone CR's `bootstrap` as upstream's reconcileKeystone projects it from the ControlPlane.
+
+    Managed mode (the operator runs the MariaDB): the admin password Secret is <keystone>-admin-credentials,
+    key password (effectiveAdminPasswordSecretRef); the region is the ControlPlane's (seed 003's
+    global.region; upstream's spec.region, default RegionOne); the public endpoint is the keystone service's
+    publicEndpoint, left out when unset (upstream's omitempty: then no manager of the operator owns it).
+    adminUser is not projected (the CRD's default, admin).
+    """
+    bootstrap = {"adminPasswordSecretRef": {"name": "%s-admin-credentials" % keystone_name, "key": "password"},
+                 "region": ((cp.get("spec") or {}).get("global") or {}).get("region") or "RegionOne"}
+    if section.get("publicEndpoint"):
+        bootstrap["publicEndpoint"] = section["publicEndpoint"]
+    return bootstrap
+
+
 class KeystoneService(Child):
     key, condition_type = "keystone", "KeystoneReady"
     api_version, kind, plural, child_name = "keystone.openstack.c5c3.io/v1alpha1", "Keystone", "keystones", "keystone"
     keep_when_disabled = True
 
     def desired_spec(self, op, cp, section):
-        """The Keystone CR of seed 003, from the ControlPlane; no bootstrap (the collection sets it)."""
+        """The Keystone CR of seed 003, from the ControlPlane, bootstrap included (the operator owns it)."""
         memcached = ((cp.get("spec") or {}).get("infrastructure") or {}).get("memcached") or {}
         spec = {
             "image": section.get("image") or {"repository": "ghcr.io/c5c3/keystone", "tag": _installed_keystone()},
-            "database": {"secretRef": {"name": "keystone-db-credentials"}, "database": "keystone"},
+            "database": {"secretRef": {"name": "%s-db-credentials" % self.child_name}, "database": "keystone"},
             "cache": {"backend": "dogpile.cache.pymemcache",
                       "servers": ["memcached-%d.memcached:11211" % i for i in range(memcached.get("replicas") or 3)]},
             "fernet": {"rotationSchedule": "0 0 * * 0", "maxActiveKeys": 3},
             "federation": {"enabled": False},
+            "bootstrap": keystone_bootstrap(cp, section, self.child_name),
         }
         if section.get("replicas") is not None:
             spec["replicas"] = section["replicas"]
@@ -391,6 +412,7 @@ class C5C3Operator(loop.Controller):
     def __init__(self, cluster):
         super().__init__()
         self.kube = Kube(cluster, MANAGER)
+        self.projector = Kube(cluster, FIELD_MANAGER)
         self.applied = {}
         self.children = {}
         self._korc = None
@@ -463,7 +485,7 @@ class C5C3Operator(loop.Controller):
         if live is None or self.ovn_applied is None or not _subset(desired["spec"], live.get("spec")):
             if self.kube.get(path("v1", "namespaces", name=ovn.NAMESPACE)) is None:
                 return None  # the ovn-operator's chart makes its namespace
-            live = self.kube.apply(url, desired)
+            live = self.projector.apply(url, desired)
             self.ovn_applied = True
             self.log("OVNCluster %s/%s applied" % (ovn.NAMESPACE, ovn.NAME))
         return live

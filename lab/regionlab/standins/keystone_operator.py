@@ -2,17 +2,21 @@
 
 Modelled on github.com/c5c3/cobaltcore operators/keystone/internal/controller (keystone_controller.go:
 finalizer keystone.openstack.c5c3.io/finalizer, the sub-reconciler order and the aggregate Ready;
-reconcile_fernet.go, reconcile_credential.go, reconcile_database.go with internal/common/database/
-flow.go, reconcile_deployment.go, reconcile_healthcheck.go with internal/common/healthcheck/flow.go,
-reconcile_bootstrap.go with internal/common/job/job.go; internal/common/reconcile/status.go) and on
-seed 003 (conditions, status.endpoint). Where upstream runs Jobs and a Deployment, the lab runs
-keystone-manage and Keystone's API server itself (keystones.py): the same steps, the same condition types and
-reasons; messages are upstream's where they describe the lab truthfully, and name the lab's own
-process or command where upstream's would name a Job, a Secret or a CronJob that the lab does not
-have.
+reconcile_secrets.go with internal/common/secrets/gate.go, reconcile_fernet.go, reconcile_credential.go,
+reconcile_database.go with internal/common/database/flow.go, reconcile_deployment.go,
+reconcile_healthcheck.go with internal/common/healthcheck/flow.go, reconcile_bootstrap.go with
+internal/common/job/job.go; internal/common/reconcile/status.go) and on seed 003 (conditions,
+status.endpoint). Where upstream runs Jobs and a Deployment, the lab runs keystone-manage and
+Keystone's API server itself (keystones.py): the same steps, the same condition types and reasons;
+messages are upstream's where they describe the lab truthfully, and name the lab's own process or
+command where upstream's would name a Job, a Secret or a CronJob that the lab does not have.
 
 Conditions, each with observedGeneration (upstream order; a step's condition appears once the
 steps before it are done, as upstream's short-circuiting pipeline does):
+  SecretsReady                           the Secrets the CR names exist with upstream's keys (the
+                                         database's username and password, the admin's password)
+                                         and a named secret store is Ready; nothing after this
+                                         step runs until it holds (secrets_verdict)
   FernetKeysReady, CredentialKeysReady   the key repositories (generated as upstream does)
   DatabaseReady                          keystone-manage db_sync
   DeploymentReady, KeystoneAPIReady      the API server running and answering GET <endpoint>
@@ -47,14 +51,61 @@ NAME = "keystone-operator-standin"
 FINALIZER = "keystone.openstack.c5c3.io/finalizer"
 PASSWORD_HASH = "forge.c5c3.io/admin-password-hash"
 
-SUB_CONDITIONS = ["FernetKeysReady", "CredentialKeysReady", "DatabaseReady", "DeploymentReady",
+SUB_CONDITIONS = ["SecretsReady", "FernetKeysReady", "CredentialKeysReady", "DatabaseReady", "DeploymentReady",
                   "KeystoneAPIReady", "BootstrapReady"]
+# Upstream's credential gates (reconcile_secrets.go): where the CR names the Secret, the keys it must hold,
+# the condition's reason, the noun of its messages and the message while ESO has not synced it yet.
+CREDENTIAL_GATES = (
+    (("database", "secretRef"), ("username", "password"), "WaitingForDBCredentials", "Database credentials",
+     "Waiting for ESO to sync database credentials from OpenBao"),
+    (("bootstrap", "adminPasswordSecretRef"), ("password",), "WaitingForAdminCredentials", "Admin credentials",
+     "Waiting for ESO to sync admin credentials from OpenBao"),
+)
+ESO_GV = "external-secrets.io/v1"
 # Upstream's bootstrap Job: backoffLimit 4, i.e. five attempts, then permanently failed until the
 # admin password changes. The lab waits 1, 2, 4, 8 s between attempts (Kubernetes: 10 s doubling; the
 # first wait is the Keystone's bootstrap_backoff in standins.yaml).
 BOOTSTRAP_ATTEMPTS = 5
 # How long the first pass waits for the Keystones it brought back (regionlab up).
 FIRST_START_TIMEOUT = 90.0
+
+
+def _ready(obj):
+    """An ExternalSecret's or a secret store's Ready condition is True."""
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in ((obj or {}).get("status") or {}).get("conditions") or [])
+
+
+def secrets_verdict(cr, read):
+    """SecretsReady (status, reason, message) as upstream's reconcileSecrets decides it.
+
+    read(kind, namespace, name): the object or None; kind Secret, ExternalSecret, ClusterSecretStore or
+    SecretStore. First the secret store (upstream: spec.secretStoreRef, else ClusterSecretStore
+    openbao-cluster-store; the lab, which runs no ESO, gates only on a store the CR names), then each
+    credential Secret: ready when it holds every key (a key with an empty value counts, as upstream's
+    IsSecretReady); else its ExternalSecret of the same name only says why.
+    """
+    spec, namespace = cr.get("spec") or {}, cr["metadata"]["namespace"]
+    store = spec.get("secretStoreRef")
+    if store:
+        kind = store.get("kind") or "ClusterSecretStore"
+        if not _ready(read(kind, None if kind == "ClusterSecretStore" else namespace, store.get("name"))):
+            return ("False", "SecretStoreNotReady",
+                    '%s "%s" is not ready; upstream secret backend unreachable' % (kind, store.get("name")))
+    for (section, field), keys, reason, noun, waiting in CREDENTIAL_GATES:
+        name = ((spec.get(section) or {}).get(field) or {}).get("name") or ""
+        secret = read("Secret", namespace, name) if name else None
+        if secret is not None and all(k in (secret.get("data") or {}) for k in keys):
+            continue
+        external = read("ExternalSecret", namespace, name) if name else None
+        if external is None:
+            message = "%s ExternalSecret %s/%s not found yet" % (noun, namespace, name)
+        elif _ready(external):  # synced, yet the Secret lacks a key
+            message = "%s Secret exists but is missing expected keys" % noun
+        else:
+            message = waiting
+        return ("False", reason, message)
+    return ("True", "SecretsAvailable", "")
 
 
 def _tail(text, limit=400):
@@ -235,10 +286,19 @@ class KeystoneOperator(loop.Controller):
         if FINALIZER not in finalizers:
             self.kube.patch(url, cr, {"metadata": {"finalizers": finalizers + [FINALIZER]}})
             return
+        # Upstream's first step: nothing else runs (no keys, no db_sync, no bootstrap) until the Secrets
+        # are there; a Keystone that runs already keeps running, as its pods would.
+        verdict = secrets_verdict(cr, self.read)
+        if verdict[0] != "True":
+            conditions = copy.deepcopy((cr.get("status") or {}).get("conditions") or [])
+            loop.set_condition(conditions, "SecretsReady", *verdict, observed_generation=meta.get("generation"))
+            self.write_status(cr, self.aggregate(conditions, meta.get("generation")), None)
+            return
         tracker = self.tracker_for(cr)
         if tracker is None:
             conditions = copy.deepcopy((cr.get("status") or {}).get("conditions") or [])
             ports = config.KEYSTONE_CR_PORTS
+            loop.set_condition(conditions, "SecretsReady", *verdict, observed_generation=meta.get("generation"))
             loop.set_condition(conditions, "DeploymentReady", "False", "WaitingForDeployment",
                                "Keystone API deployment is not yet available: no free lab port in %d-%d"
                                % (ports[0], ports[-1]), meta.get("generation"))
@@ -253,6 +313,14 @@ class KeystoneOperator(loop.Controller):
                     return  # changed meanwhile: the next pass decides again
         conditions, endpoint = self.conditions(tracker, cr)
         self.write_status(cr, conditions, endpoint)
+
+    def read(self, kind, namespace, name):
+        """One object secrets_verdict asks for (None when absent, or its kind is not served: no ESO CRDs)."""
+        if kind == "Secret":
+            return self.kube.get(path("v1", "secrets", namespace, name))
+        plural = {"ExternalSecret": "externalsecrets", "SecretStore": "secretstores",
+                  "ClusterSecretStore": "clustersecretstores"}[kind]
+        return self.kube.get(path(ESO_GV, plural, namespace, name))
 
     def tracker_for(self, cr):
         meta, spec = cr["metadata"], cr.get("spec") or {}
@@ -376,9 +444,7 @@ class KeystoneOperator(loop.Controller):
         inst = tracker.instance
         boot = spec.get("bootstrap") or {}
         ref = boot.get("adminPasswordSecretRef") or {}
-        if not ref.get("name") or not ref.get("key"):
-            tracker.boot = ("not-configured",)
-            return
+        ref = dict(ref, key=ref.get("key") or "password")  # SecretsReady held: the Secret is named
         secret = self.kube.get(path("v1", "secrets", meta["namespace"], ref["name"]))
         raw = ((secret or {}).get("data") or {}).get(ref["key"])
         try:
@@ -425,6 +491,8 @@ class KeystoneOperator(loop.Controller):
         def put(ctype, ok, reason, message):
             loop.set_condition(conditions, ctype, "True" if ok else "False", reason, message, gen)
 
+        put("SecretsReady", True, "SecretsAvailable", "")  # reconcile_keystone returned before otherwise
+
         for ctype, label, kind, directory in (
                 ("FernetKeysReady", "fernet", "Fernet", inst.fernet_keys),
                 ("CredentialKeysReady", "credential", "Credential", inst.credential_keys)):
@@ -465,10 +533,7 @@ class KeystoneOperator(loop.Controller):
                 % (inst.url, tracker.probe_detail))
 
         boot = tracker.boot
-        if boot[0] == "not-configured":
-            put("BootstrapReady", False, "BootstrapNotConfigured",
-                "spec.bootstrap.adminPasswordSecretRef is not set; waiting for the bootstrap settings")
-        elif boot[0] == "invalid":
+        if boot[0] == "invalid":
             put("BootstrapReady", False, "AdminSecretInvalid",
                 'Admin password Secret %s/%s is missing, unreadable, or has an empty "%s" value' % boot[1:])
         elif boot[0] == "complete":

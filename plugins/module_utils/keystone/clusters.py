@@ -14,6 +14,11 @@ korc_credentials); the catalog steps need both.
 
 ``tenant_clusters(tenants, control_planes)`` turns phase 7's plan into the role's
 clusters: each tenant's namespace and the catalog services its ControlPlane enables.
+
+The Keystone CR's ``bootstrap`` is not written here: the c5c3-operator projects it from the
+ControlPlane (region, public endpoint; the admin password Secret by its own naming rule) and owns
+it, so the batch only ensures the Secrets the CR names, which the keystone-operator's SecretsReady
+waits for: the admin password and the database credentials (``username``, ``password``).
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -22,9 +27,9 @@ __metaclass__ = type
 import hashlib
 import json
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.catalog import catalog_plan, refs_of
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.settings import IDENTITY_SERVICE
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import openbao
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
@@ -37,6 +42,10 @@ CATALOG_KEYS = ("namespace", "region", "services", "public_url_template", "inter
                 "admin_project", "service_project", "service_project_policy", "roles", "service_roles", "korc_secret",
                 "korc_cloud", "korc_interface", "consumer_interface")
 OPENSTACK_CLUSTER_LABEL = "c5c3.io/openstack-cluster"
+# The Secrets the c5c3-operator's Keystone CR names (upstream: <keystone>-admin-credentials, <keystone>-db-credentials).
+ADMIN_SECRET = "keystone-admin-credentials"
+DB_SECRET = "keystone-db-credentials"
+DB_USER = "keystone"
 
 
 def _clusters(clusters, defaults):
@@ -97,7 +106,7 @@ def _secret_auth(c, endpoint):
     return {"auth_url": c.get("admin_url") or endpoint, "interface": interface,
             "username": c.get("admin_user") or "admin",
             "project_name": c.get("admin_project") or "admin", "domain_name": c.get("domain") or "Default",
-            "secret_namespace": c["namespace"], "secret_name": c.get("admin_secret") or "keystone-admin-credentials"}
+            "secret_namespace": c["namespace"], "secret_name": c.get("admin_secret") or ADMIN_SECRET}
 
 
 def _entry(c, endpoint, params):
@@ -125,20 +134,35 @@ def _identity_urls(c, endpoint, admin_auth_url=None):
     return public, _first(c.get("internal_url"), public)
 
 
-def _identity_public_url(plan):
-    return next((s["public_url"] for s in plan["services"] if s["name"] == IDENTITY_SERVICE), None)
+def _secret_problems(c):
+    """The database credentials' settings (role-wide), checked before anything is written."""
+    problems = []
+    if not kube_names.is_dns1123_subdomain(c.get("db_secret") or DB_SECRET):
+        problems.append(problem("db_secret", "%r is not a valid Secret name" % (c.get("db_secret"),)))
+    if not isinstance(c.get("db_user") or DB_USER, str):
+        problems.append(problem("db_user", "must be a string"))
+    return problems
+
+
+def _keystone_secrets(c):
+    """The Secrets SecretsReady waits for: the admin password and the database credentials, generated once."""
+    return [{"name": c.get("admin_secret") or ADMIN_SECRET, "namespace": c["namespace"],
+             "generate": [{"key": "password", "length": c.get("admin_password_length") or 32}], "labels": _labels(c)},
+            {"name": c.get("db_secret") or DB_SECRET, "namespace": c["namespace"],
+             "generate": [{"key": "password", "length": c.get("db_password_length") or 32}],
+             "values": {"username": c.get("db_user") or DB_USER}, "labels": _labels(c)}]
 
 
 def batch(clusters, defaults, endpoints=None, korc=None, settled=None):
     """Every step's input for all clusters; raises InputError naming each cluster's problems.
 
     defaults: the role's settings (CATALOG_KEYS, keystone_cr, secret_auth, admin_user, admin_secret,
-    admin_password_length, keystone_name, keystone_api_version, korc_roles, cacert, openbao and
-    openbao_* , the CLUSTER_KEYS' role-wide values). endpoints: {namespace: the Keystone CR's
-    status.endpoint}; korc: {cluster name: korc_credentials' result for it}. settled: names of the
-    clusters whose Kubernetes state is as their last verified run left it (keystone_verification_state);
-    they get no catalog steps, since their K-ORC objects and Secrets are what this plan would write (the
-    state's digest covers the plan, see plan_digest).
+    admin_password_length, db_secret, db_user, db_password_length, keystone_name, keystone_api_version,
+    korc_roles, cacert, openbao and openbao_* , the CLUSTER_KEYS' role-wide values). endpoints:
+    {namespace: the Keystone CR's status.endpoint}; korc: {cluster name: korc_credentials' result for
+    it}. settled: names of the clusters whose Kubernetes state is as their last verified run left it
+    (keystone_verification_state); they get no catalog steps, since their K-ORC objects and Secrets are
+    what this plan would write (the state's digest covers the plan, see plan_digest).
     """
     if not isinstance(defaults, dict):
         raise InputError([problem("defaults", "must be a mapping")])
@@ -146,14 +170,13 @@ def batch(clusters, defaults, endpoints=None, korc=None, settled=None):
     korc = korc or {}
     settled = set(settled or [])
     found, problems = _clusters(clusters, defaults)
+    problems.extend(_secret_problems(defaults))
     digests = {}
-    public_urls = {}
     for c in found:
         public, internal = _identity_urls(c, endpoints.get(c["namespace"]), KNOWN_URL)
         plan, found_problems = _plan(c, _catalog_settings(c, public, internal or KNOWN_URL))
         problems.extend(found_problems)
         digests[c["name"]] = plan_digest(plan)
-        public_urls[c["name"]] = _identity_public_url(plan) if plan else None
         if c.get("openbao"):
             problems.extend(_openbao(c, None)[1])
     if problems:
@@ -162,11 +185,8 @@ def batch(clusters, defaults, endpoints=None, korc=None, settled=None):
         "clusters": found,
         "namespaces": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": c["namespace"], "labels": dict(
             _labels(c), **{OPENSTACK_CLUSTER_LABEL: "true"})}} for c in found],
-        "admin_secrets": [{"name": c.get("admin_secret") or "keystone-admin-credentials", "namespace": c["namespace"],
-                           "generate": [{"key": "password", "length": c.get("admin_password_length") or 32}],
-                           "labels": _labels(c)} for c in found],
+        "keystone_secrets": [s for c in found for s in _keystone_secrets(c)],
         "keystones": [dict(_keystone_ref(c), namespace=c["namespace"]) for c in found],
-        "keystone_bootstraps": [_keystone_bootstrap(c, public_urls[c["name"]]) for c in found],
         # keystone_verification_state: what each cluster's Keystone steps depend on.
         "state": [dict({"name": c["name"], "namespace": c["namespace"],
                         "settings": dict(c, plan_digest=digests[c["name"]])},
@@ -211,18 +231,6 @@ def plan_digest(plan):
 def _keystone_ref(c):
     return {"api_version": c.get("keystone_api_version") or "keystone.openstack.c5c3.io/v1alpha1",
             "kind": "Keystone", "name": c.get("keystone_name") or "keystone"}
-
-
-def _keystone_bootstrap(c, public_url):
-    """The Keystone CR's bootstrap settings; its public endpoint is the catalog's, so K-ORC adopts it."""
-    spec = {"adminUser": c.get("admin_user") or "admin",
-            "adminPasswordSecretRef": {"name": c.get("admin_secret") or "keystone-admin-credentials", "key": "password"},
-            "region": c["region"]}
-    if public_url:
-        spec["publicEndpoint"] = public_url
-    return {"apiVersion": c.get("keystone_api_version") or "keystone.openstack.c5c3.io/v1alpha1", "kind": "Keystone",
-            "metadata": {"name": c.get("keystone_name") or "keystone", "namespace": c["namespace"]},
-            "spec": {"bootstrap": spec}}
 
 
 def _openbao(c, credential_id):

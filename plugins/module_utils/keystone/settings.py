@@ -21,12 +21,10 @@ except ImportError:  # pragma: no cover - Python 2 is not supported
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.services import DEFAULT_SERVICES, SERVICES
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.services import (
+    DEFAULT_SERVICES, SERVICES, URL_FIELDS, URL_TEMPLATE, service_url)
 
 INTERFACES = ("public", "internal")
-# Seed 003: https://glance.openstack.svc.cluster.local:9292, .../keystone...:5000/v3.
-URL_TEMPLATE = "https://{name}.{namespace}.svc.cluster.local:{port}{path}"
-URL_FIELDS = ("name", "type", "port", "path", "namespace", "region", "cluster")
 
 DEFAULT_DOMAIN = "Default"
 DEFAULT_ADMIN_PROJECT = "admin"
@@ -148,9 +146,7 @@ def _service(name, overrides, settings, problems):
         if url is None:
             template = settings["%s_url_template" % interface]
             if _template_problem("%s_url_template" % interface, template) is None and isinstance(port, int):
-                url = template.format(name=name, type=service.get("type"), port=port, path=service.get("path", ""),
-                                      namespace=settings["namespace"], region=settings["region"],
-                                      cluster=settings["cluster"])
+                url = service_url(template, service, settings["namespace"], settings["region"], settings["cluster"])
             else:
                 continue
         bad_url = _url_problem("%s.%s_url" % (where, interface), url)

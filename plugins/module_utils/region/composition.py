@@ -12,6 +12,11 @@ Placement rules (one place, used by both sides):
 - The first storage pool hosts images, ephemeral, the CephFilesystem (when
   enabled or Manila is on) and the object store; every storage pool hosts a
   volumes pool (tiered pools) and a CephClient for exactly its own pools.
+
+Keystone's bootstrap settings reach its CR only through the ControlPlane: the c5c3-operator
+projects `bootstrap.region` from `global.region` and `bootstrap.publicEndpoint` from the keystone
+service's `publicEndpoint` (upstream's ControlPlane field), each the catalog's (the region's public
+URL template, `cobaltcore_network.endpoints.public_url_template`, for keystone).
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -23,9 +28,10 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import nami
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import rook_manifests
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
     claim_list, claim_ref, claim_spec_with_defaults, validate_claims)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.services import DEFAULT_SERVICES
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.services import (
+    DEFAULT_SERVICES, identity_public_url)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region, public_url_template_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
 
 
@@ -57,28 +63,31 @@ def storage_placements(name, spec):
             for index, cluster in enumerate(spec["storageClusters"])]
 
 
-def compose_openstack_cluster(claim, region, claims=None):
+def compose_openstack_cluster(claim, region, claims=None, public_url_template=None):
     """Every manifest of one claim.
 
     claims, when given, is the region's full claim list (containing claim):
     the rules between claims are then checked too. Raises InputError
-    listing every problem when any claim is invalid.
+    listing every problem when any claim is invalid. public_url_template: the
+    region's (None: an inventory-shaped region's own, else the catalog's default).
     """
     if claims is None:
         claims = [claim]
     elif not isinstance(claims, (list, tuple)) or claim not in claims:
         raise InputError([problem("claims", "must be a list that holds the claim %s" % claim_ref(claim, 0))])
+    template = public_url_template or public_url_template_of(region)
     region = _validated(claims, region)
     _refuse_unplaceable_replicas([(claim, claim_ref(claim, 0))], region)
-    return _compose(claim, region, claim_ref(claim, 0))
+    return _compose(claim, region, claim_ref(claim, 0), template)
 
 
-def compose_openstack_clusters(claims, region):
+def compose_openstack_clusters(claims, region, public_url_template=None):
     """The compositions of all claims, or InputError if any is invalid."""
+    template = public_url_template or public_url_template_of(region)
     region = _validated(claims, region)
     refs = [(claim, claim_ref(claim, index)) for index, claim in enumerate(claim_list(claims))]
     _refuse_unplaceable_replicas(refs, region)
-    return [_compose(claim, region, ref) for claim, ref in refs]
+    return [_compose(claim, region, ref, template) for claim, ref in refs]
 
 
 # Which replication setting a block pool of each role takes.
@@ -131,7 +140,7 @@ def _validated(claims, region):
     return build_region(region)
 
 
-def _compose(claim, region, ref):
+def _compose(claim, region, ref, public_url_template=None):
     name = claim["metadata"]["name"]
     spec = claim_spec_with_defaults(claim["spec"])
     placements = storage_placements(name, spec)
@@ -143,7 +152,7 @@ def _compose(claim, region, ref):
         "control_plane_cluster": spec.get("controlPlaneCluster", region.default_control_plane),
         "control_plane": [
             namespace_manifest(name, labels),
-            control_plane_manifest(name, spec, placements, labels),
+            control_plane_manifest(name, spec, placements, labels, public_url_template),
         ],
         "storage": dict((placement.cluster, storage_manifests(name, spec, placement, labels,
                                                               _failure_domain(region, placement.cluster)))
@@ -217,9 +226,10 @@ def _block_pool(role, pool, ceph, labels, failure_domain):
                                      failure_domain=failure_domain)
 
 
-def control_plane_manifest(name, spec, placements, labels):
+def control_plane_manifest(name, spec, placements, labels, public_url_template=None):
     """The ControlPlane CR: the composition's base and patches plus the seed's
-    "Ceph Integration in c5c3-operator" sections."""
+    "Ceph Integration in c5c3-operator" sections, and the region and Keystone public endpoint
+    the c5c3-operator projects into the Keystone CR's bootstrap."""
     preset = size_preset(spec["size"])
     storage = {"storageClusters": list(spec["storageClusters"])}
     ceph = _ceph_section(placements[0], name)
@@ -237,10 +247,11 @@ def control_plane_manifest(name, spec, placements, labels):
             "compute": {"hypervisorClusters": list(spec["hypervisorClusters"])},
             "storage": storage,
             "infrastructure": _infrastructure(preset),
-            "openstack": _openstack_section(name, spec, placements, preset),
+            "openstack": _openstack_section(name, spec, placements, preset, public_url_template),
             "network": dict(spec["network"]),
             "cortex": _enabled_section(spec["cortex"], {"pipelines": list(spec["cortex"]["pipelines"])}),
             "tls": _enabled_section(spec["tls"], _present(spec["tls"], "issuerRef")),
+            "global": {"region": spec["region"]},
         },
     }
 
@@ -277,7 +288,7 @@ def _present(settings, *keys):
     return dict((key, settings[key]) for key in keys if key in settings)
 
 
-def _openstack_section(name, spec, placements, preset):
+def _openstack_section(name, spec, placements, preset, public_url_template=None):
     services = spec["services"]
     primary = placements[0]
 
@@ -295,7 +306,8 @@ def _openstack_section(name, spec, placements, preset):
     if "images" in primary.pools:
         glance["backend"] = {"type": "rbd", "pool": primary.pools["images"]}
     return {
-        "keystone": {"replicas": preset["keystone"]},
+        "keystone": {"replicas": preset["keystone"], "publicEndpoint": identity_public_url(
+            public_url_template, naming.tenant_namespace(name), spec["region"], name)},
         "nova": service("nova", nova),
         "neutron": service("neutron", {"api": {"replicas": 3}, "server": {"replicas": 3}}),
         "glance": service("glance", glance),
@@ -333,10 +345,12 @@ REGION_SERVICES = ("keystone", "glance", "placement", "nova", "neutron", "cinder
 KORC_BOOTSTRAP_RESOURCES = ("domains", "projects")
 
 
-def region_control_plane(region, services=None, size="medium"):
+def region_control_plane(region, services=None, size="medium", public_url_template=None):
     """The ControlPlane of the region's own OpenStack cluster (namespace openstack, named after the
     region), running on all of the region's hypervisor and storage pools; services None: the
-    seed's six, the ones the Keystone catalog registers by default."""
+    seed's six, the ones the Keystone catalog registers by default. Keystone's public endpoint is
+    the region's public URL template's (None: the catalog's default) for the cluster named after
+    the region, as phase 5's catalog renders it."""
     problems = []
     names = list(DEFAULT_SERVICES if services is None else services)
     unknown = [n for n in names if n not in REGION_SERVICES]
@@ -356,6 +370,8 @@ def region_control_plane(region, services=None, size="medium"):
         raise InputError(problems)
     enabled = dict((n, {"enabled": n in names}) for n in REGION_SERVICES)
     enabled["keystone"]["replicas"] = preset["keystone"]
+    enabled["keystone"]["publicEndpoint"] = identity_public_url(public_url_template, naming.REGION_NAMESPACE,
+                                                                region["name"], region["name"])
     labels = {naming.OPENSTACK_CLUSTER_NAME_LABEL: region["name"], naming.MANAGED_BY_LABEL: naming.MANAGED_BY}
     return {
         "apiVersion": naming.CONTROL_PLANE_API_VERSION,

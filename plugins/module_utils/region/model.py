@@ -50,6 +50,7 @@ POOL_GROUPS = {
 }
 POOL_VARIABLE = "cobaltcore_pool"
 IRONCORE_VARIABLE = "cobaltcore_ironcore"
+NETWORK_VARIABLE = "cobaltcore_network"
 
 MEDIA = ("nvme", "ssd", "hdd")
 # Label that marks a pool as dedicated to one OpenStack cluster (seed 001).
@@ -392,6 +393,21 @@ def region_from_inventory(inventory):
     if problems:
         raise InputError(problems)
     return result
+
+
+def public_url_template_of(data):
+    """cobaltcore_network.endpoints.public_url_template of an inventory-shaped region, read on its control-plane
+    hosts (where the ControlPlanes go); None for a region dict or an inventory that sets none."""
+    if not is_inventory(data):
+        return None
+    hostvars = data.get("hostvars") or {}
+    for host in (data.get("groups") or {}).get(POOL_GROUPS["control_planes"]) or ():
+        network = _host_variable(hostvars, host, NETWORK_VARIABLE)
+        endpoints = network.get("endpoints") if isinstance(network, Mapping) else None
+        template = endpoints.get("public_url_template") if isinstance(endpoints, Mapping) else None
+        if isinstance(template, str) and template:
+            return template
+    return None
 
 
 def _host_variable(hostvars, host, variable):

@@ -34,7 +34,7 @@ ROOK_REMOVAL_KINDS = ("CephClient", "CephObjectStoreUser", "CephObjectStore", "C
 DATA_KINDS = ("CephBlockPool", "CephFilesystem", "CephObjectStore", "CephObjectStoreUser")
 
 
-def plan(claims, region, ceph=None, require_monitors=False):
+def plan(claims, region, ceph=None, require_monitors=False, public_url_template=None):
     """What phase 7 applies, per cluster, for every claim together.
 
     ceph maps a storage pool to its Ceph facts ({fsid, monitors}, or {problem} when they could not be
@@ -43,11 +43,13 @@ def plan(claims, region, ceph=None, require_monitors=False):
     region without Ceph yet). With require_monitors, a tenant whose Ceph pools are on a storage pool
     without monitors is a problem: applied, its ControlPlane could not reach that Ceph.
     Raises InputError naming every problem of every claim; nothing is planned then.
+    public_url_template: the region's, for Keystone's public endpoint in each ControlPlane
+    (None: an inventory-shaped region's own cobaltcore_network.endpoints.public_url_template).
     Every storage pool of the region has an entry (empty without tenants), so each pool's
     run is the same single call; secrets are grouped by storage pool, then control-plane cluster
     (one copy call per pair).
     """
-    compositions = compose_openstack_clusters(claims, region)
+    compositions = compose_openstack_clusters(claims, region, public_url_template)
     region = build_region(region)
     ceph = ceph or {}
     control_plane = dict((pool.name, []) for pool in region.control_planes)

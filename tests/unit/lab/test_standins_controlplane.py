@@ -37,6 +37,7 @@ class Store:
         self.created = []  # kinds in creation order
         self.uids = itertools.count(1)
         self.korc = True
+        self.applies = []  # (kind, field manager, forced) of every apply
 
     @staticmethod
     def parse(url):
@@ -77,6 +78,10 @@ class FakeKube:
         merge_patch(live.setdefault("spec", {}), obj["spec"])
         if before is not None and before != live["spec"]:
             live["metadata"]["generation"] += 1
+        fields = live["metadata"]["managedFields"]
+        if not any(f["manager"] == self.manager and f.get("operation") == "Apply" for f in fields):
+            fields.append({"manager": self.manager, "operation": "Apply", "force": force})
+        self.store.applies.append((obj["kind"], self.manager, force))
         return copy.deepcopy(live)
 
     def patch(self, url, obj, patch, subresource=None):
@@ -254,3 +259,43 @@ def test_a_missing_service_section_takes_the_seed_default(world):
     infrastructure = ("mariadb", "rabbitmq", "valkey", "memcached", "k-orc")
     assert sorted(k for k, on in enabled.items() if on and k not in infrastructure) == sorted(c5c3.DEFAULT_SERVICES)
     assert conditions(store)["Ready"]["status"] == "True"
+
+
+def test_the_keystone_bootstrap_is_projected_from_the_control_plane_and_taken_back(world):
+    """Upstream's reconcileKeystone: bootstrap.adminPasswordSecretRef (<keystone>-admin-credentials, managed mode),
+    .region (the ControlPlane's, default RegionOne) and .publicEndpoint (the keystone service's, only when set),
+    applied server-side as cobaltcore-operator with force; a value someone else wrote is re-asserted."""
+    store, op = world
+    cp = obj(store, "controlplanes", "cp")
+    cp["spec"]["global"] = {"region": "eu-de-1"}
+    cp["spec"]["services"]["keystone"]["publicEndpoint"] = "https://keystone.eu-de-1.example.com/v3"
+    op.reconcile()
+    op.reconcile()
+    keystone = obj(store, "keystones", "keystone")
+    assert keystone["spec"]["bootstrap"] == {
+        "adminPasswordSecretRef": {"name": "keystone-admin-credentials", "key": "password"}, "region": "eu-de-1",
+        "publicEndpoint": "https://keystone.eu-de-1.example.com/v3"}
+    assert keystone["spec"]["database"]["secretRef"] == {"name": "keystone-db-credentials"}
+    assert set(store.applies) == {
+        (kind, "cobaltcore-operator", True) for kind in store.created}
+    # Another manager's value (a collection that still writes the CR): back to the ControlPlane's on the next pass.
+    keystone["spec"]["bootstrap"]["publicEndpoint"] = "https://elsewhere.example.com/v3"
+    keystone["metadata"]["generation"] += 1
+    op.reconcile()
+    assert obj(store, "keystones", "keystone")["spec"]["bootstrap"]["publicEndpoint"] == (
+        "https://keystone.eu-de-1.example.com/v3")
+    # Nothing to take back: no apply.
+    applied = len(store.applies)
+    op.reconcile()
+    assert len([a for a in store.applies[applied:] if a[0] == "Keystone"]) == 0
+
+
+def test_a_control_plane_without_region_or_public_endpoint_projects_upstreams_defaults(world):
+    store, op = world
+    op.reconcile()
+    op.reconcile()
+    bootstrap = obj(store, "keystones", "keystone")["spec"]["bootstrap"]
+    assert bootstrap == {"adminPasswordSecretRef": {"name": "keystone-admin-credentials", "key": "password"},
+                         "region": "RegionOne"}
+    assert c5c3.keystone_bootstrap({"spec": {"global": {"region": "lab"}}}, {"publicEndpoint": ""}, "ks") == {
+        "adminPasswordSecretRef": {"name": "ks-admin-credentials", "key": "password"}, "region": "lab"}

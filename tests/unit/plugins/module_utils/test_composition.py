@@ -137,8 +137,25 @@ def test_control_plane_lives_in_the_tenant_namespace_with_the_pool_references():
 def test_replicas_follow_the_size_maps_as_integers(size, mariadb, keystone, nova_api):
     spec = control_plane(compose(size=size))["spec"]
     assert spec["infrastructure"]["mariadb"] == {"replicas": mariadb, "storageSize": "100Gi"}
-    assert spec["openstack"]["keystone"] == {"replicas": keystone}
+    assert spec["openstack"]["keystone"]["replicas"] == keystone
     assert spec["openstack"]["nova"]["api"] == {"replicas": nova_api}
+
+
+def test_the_control_plane_names_what_the_keystone_bootstrap_takes_from_it(inventory_of):
+    """The c5c3-operator projects the Keystone CR's bootstrap.region and .publicEndpoint from these (and owns them):
+    the claim's region, and Keystone's public URL by the region's template for the cluster named after the tenant."""
+    spec = control_plane(compose(name="t1"))["spec"]
+    assert spec["global"] == {"region": "eu-de-1"}
+    assert spec["openstack"]["keystone"]["publicEndpoint"] == "https://keystone.openstack-t1.svc.cluster.local:5000/v3"
+    template = "https://{name}.{cluster}.{region}.example.com{path}"
+    planned = control_plane(compose_openstack_cluster(make_claim(name="t1"), REGION, public_url_template=template))
+    assert planned["spec"]["openstack"]["keystone"]["publicEndpoint"] == "https://keystone.t1.eu-de-1.example.com/v3"
+    # An inventory-shaped region brings its own template (cobaltcore_network.endpoints on a control-plane host).
+    inventory = inventory_of("eu-de-1")
+    for host in inventory["groups"]["control_plane"]:
+        inventory["hostvars"][host]["cobaltcore_network"] = {"endpoints": {"public_url_template": template}}
+    assert control_plane(compose_openstack_cluster(make_claim(name="t1"), inventory))["spec"]["openstack"][
+        "keystone"]["publicEndpoint"] == "https://keystone.t1.eu-de-1.example.com/v3"
 
 
 def test_composition_base_values():
@@ -444,7 +461,11 @@ def test_region_control_plane_is_the_seeds_for_the_regions_pools():
     assert spec["storage"] == {"storageClusters": ["st-pool-a"]}
     assert spec["korc"] == {"enabled": True, "bootstrapResources": ["domains", "projects"]}
     assert spec["global"] == {"region": "eu-de-1"}
-    assert spec["services"]["keystone"] == {"enabled": True, "replicas": 3}
+    assert spec["services"]["keystone"] == {"enabled": True, "replicas": 3, "publicEndpoint":
+                                            "https://keystone.openstack.svc.cluster.local:5000/v3"}
+    # Keystone's public endpoint by the region's template, for the cluster named after the region (phase 5's catalog).
+    planned = region_control_plane(REGION_MODEL, public_url_template="https://{name}.{cluster}.example.com{path}")
+    assert planned["spec"]["services"]["keystone"]["publicEndpoint"] == "https://keystone.eu-de-1.example.com/v3"
     enabled = sorted(name for name, s in spec["services"].items() if s["enabled"])
     assert enabled == sorted(["keystone", "glance", "placement", "nova", "neutron", "cinder"])
     small = region_control_plane(REGION_MODEL, ["keystone", "glance"], "small")["spec"]

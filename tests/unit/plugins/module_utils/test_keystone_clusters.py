@@ -41,12 +41,11 @@ def test_no_clusters_is_the_one_cluster_of_the_defaults():
 def test_each_step_holds_every_cluster_in_one_list():
     first = kb.batch(TENANTS, DEFAULTS)
     assert [n["metadata"]["name"] for n in first["namespaces"]] == ["openstack-tenant-a", "openstack-tenant-b"]
-    assert [s["namespace"] for s in first["admin_secrets"]] == ["openstack-tenant-a", "openstack-tenant-b"]
-    assert [b["spec"]["bootstrap"]["region"] for b in first["keystone_bootstraps"]] == ["lab", "lab"]
-    # Keystone's public endpoint is the catalog's public one (the template's), known before the Keystone is.
-    assert [b["spec"]["bootstrap"]["publicEndpoint"] for b in first["keystone_bootstraps"]] == [
-        "https://keystone.openstack-tenant-a.svc.cluster.local:5000/v3",
-        "https://keystone.openstack-tenant-b.svc.cluster.local:5000/v3"]
+    # The Secrets each Keystone CR names, which the keystone-operator's SecretsReady waits for; no Keystone CR write.
+    assert [(s["namespace"], s["name"]) for s in first["keystone_secrets"]] == [
+        ("openstack-tenant-a", "keystone-admin-credentials"), ("openstack-tenant-a", "keystone-db-credentials"),
+        ("openstack-tenant-b", "keystone-admin-credentials"), ("openstack-tenant-b", "keystone-db-credentials")]
+    assert "keystone_bootstraps" not in first
     known = kb.batch(TENANTS, DEFAULTS, ENDPOINTS)
     # Each cluster's Keystone module entry: its own admin, password from its own namespace's Secret.
     # status.endpoint is the internal URL: the admin's identity calls use the internal interface.
@@ -66,10 +65,10 @@ def test_each_step_holds_every_cluster_in_one_list():
             services[manifest["metadata"]["namespace"]].add(manifest["metadata"]["name"])
     assert services == {"openstack-tenant-a": {"glance", "placement"}, "openstack-tenant-b": {"glance"}}
     assert [e["name"] for e in full["verify"]] == ["tenant-a", "tenant-b"]
+    # Keystone's public endpoint is the template's (as the ControlPlane names it), the internal one its own.
     assert [(e["params"]["services"][0]["public_url"], e["params"]["services"][0]["internal_url"])
             for e in full["verify"]] == [
-        (b["spec"]["bootstrap"]["publicEndpoint"], ENDPOINTS[b["metadata"]["namespace"]])
-        for b in first["keystone_bootstraps"]]
+        ("https://keystone.%s.svc.cluster.local:5000/v3" % namespace, endpoint) for namespace, endpoint in ENDPOINTS.items()]
     assert [len(e["params"]["assignments"]) for e in full["role_assignments"]] == [2, 1]
     assert full["import_refs"] == kc.refs_of(full["imports"])
     # One cluster's plan is exactly catalog_plan's: the batch adds no second concept.
@@ -113,7 +112,6 @@ def test_the_admin_url_and_the_public_url_win_over_the_endpoint():
     clusters = [dict(TENANTS[0], admin_url="http://admin.a:5000/v3", public_url="https://keystone.a.example/v3")]
     result = kb.batch(clusters, DEFAULTS, ENDPOINTS, korc_of(ENDPOINTS))
     assert result["korc"][0]["secret_auth"]["auth_url"] == "http://admin.a:5000/v3"
-    assert result["keystone_bootstraps"][0]["spec"]["bootstrap"]["publicEndpoint"] == "https://keystone.a.example/v3"
     identity = [m for m in result["catalog"] if m["kind"] == "Endpoint" and m["spec"]["resource"]["serviceRef"] == "keystone"]
     assert dict((m["spec"]["resource"]["interface"], m["spec"]["resource"]["url"]) for m in identity) == {
         "public": "https://keystone.a.example/v3", "internal": ENDPOINTS["openstack-tenant-a"]}
@@ -191,11 +189,15 @@ def test_identity_urls_the_public_from_the_plan_the_internal_the_keystones_own()
     identity = [m["spec"]["resource"]["url"] for m in full["catalog"]
                 if m["kind"] == "Endpoint" and m["spec"]["resource"]["serviceRef"] == "keystone"]
     assert identity == ["https://keystone.lab.example.com/v3", endpoint]  # public, internal
-    assert full["keystone_bootstraps"][0]["spec"]["bootstrap"]["publicEndpoint"] == identity[0]
+    # The ControlPlane of phase 4 names the same public URL, which the c5c3-operator projects into the bootstrap:
+    # K-ORC adopts the bootstrap's endpoint instead of adding a second one.
+    region = composition.region_control_plane({"name": "lab"}, public_url_template=planned["public_url_template"])
+    assert region["spec"]["services"]["keystone"]["publicEndpoint"] == identity[0]
     # Given URLs win; an admin URL (e.g. an ingress) is reached at the public interface unless told otherwise.
     given = dict(planned, public_url="https://id.example.com/v3", admin_url="https://id.example.com/v3")
     full = kb.batch([], given, {"openstack": endpoint}, {"lab": {"auth_url": endpoint, "admin_auth_url": endpoint}})
-    assert full["keystone_bootstraps"][0]["spec"]["bootstrap"]["publicEndpoint"] == "https://id.example.com/v3"
+    assert [m["spec"]["resource"]["url"] for m in full["catalog"] if m["kind"] == "Endpoint"
+            and m["spec"]["resource"]["serviceRef"] == "keystone"][0] == "https://id.example.com/v3"
     assert full["korc"][0]["secret_auth"]["interface"] == "public"
     told = kb.batch([], dict(given, admin_interface="admin"), {"openstack": endpoint})
     assert told["korc"][0]["secret_auth"]["interface"] == "admin"
@@ -204,3 +206,18 @@ def test_identity_urls_the_public_from_the_plan_the_internal_the_keystones_own()
                         {"lab": {"auth_url": endpoint, "admin_auth_url": endpoint}})
     assert [m["spec"]["resource"]["url"] for m in existing["catalog"]
             if m["kind"] == "Endpoint" and m["spec"]["resource"]["serviceRef"] == "keystone"] == [endpoint, endpoint]
+
+
+def test_the_secrets_keystone_waits_for_are_generated_once_with_upstreams_keys():
+    """SecretsReady: the database Secret with username and password, the admin Secret with password. Passwords are
+    generated only when absent (generated_secret), so a re-run never rotates them; the username is a setting."""
+    admin, db = kb.batch([], dict(DEFAULTS, db_user="ks", db_password_length=40))["keystone_secrets"]
+    assert admin == {"name": "keystone-admin-credentials", "namespace": "openstack",
+                     "generate": [{"key": "password", "length": 32}], "labels": {"c5c3.io/openstack-cluster-name": "lab"}}
+    assert db == {"name": "keystone-db-credentials", "namespace": "openstack",
+                  "generate": [{"key": "password", "length": 40}], "values": {"username": "ks"},
+                  "labels": {"c5c3.io/openstack-cluster-name": "lab"}}
+    named = kb.batch([], dict(DEFAULTS, db_secret="keystone-db"))["keystone_secrets"]
+    assert named[1]["name"] == "keystone-db" and named[1]["values"] == {"username": "keystone"}
+    # Checked with every other setting, before anything is written.
+    assert "db_secret: 'Not_A_Name' is not a valid Secret name" in problems_of([], dict(DEFAULTS, db_secret="Not_A_Name"))
