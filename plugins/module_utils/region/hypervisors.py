@@ -25,6 +25,7 @@ __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
 HYPERVISOR_API_VERSION = "kvm.cloud.sap/v1"
 HYPERVISOR_KIND = "Hypervisor"
@@ -34,7 +35,7 @@ VIRT_DRIVER = "kvm"
 LIFECYCLE_LABEL = "cobaltcore.cloud.sap/node-hypervisor-lifecycle"
 LIFECYCLES = ("skip-tests", "enabled", "disabled")
 WORKER_POOL_LABEL = "worker.gardener.cloud/pool"
-ZONE_LABEL = "topology.kubernetes.io/zone"
+ZONE_LABEL = naming.ZONE_LABEL
 FIELD_MANAGER = "c5c3.cobaltcore-hypervisor-nodes"
 
 
