@@ -326,9 +326,9 @@ class HypervisorOperator:
         changed = {k: v for k, v in wanted.items() if status.get(k) != v}
         # Fields Go omits when empty go from the status (a merge patch's null).
         changed.update((k, None) for k in ("aggregates", "traits", "evicted") if k in status and k not in wanted)
-        ready = condition(view, "Ready")
+        ready, before = condition(view, "Ready"), condition(hv, "Ready") or {}
         if changed and kube.patch(url, hv, {"status": changed}, "status") and \
-                (ready["status"], ready["message"]) != tuple((condition(hv, "Ready") or {}).get(k) for k in ("status", "message")):
+                (ready["status"], ready["message"]) != (before.get("status"), before.get("message")):
             self.ctl.log("Hypervisor %s/%s: Ready=%s %s" % (cluster, meta["name"], ready["status"], ready["message"]))
 
     def abort(self, view, conditions, message):
