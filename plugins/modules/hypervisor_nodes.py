@@ -245,7 +245,6 @@ class HypervisorNodesModule(KubeModule):
             problems=verdict["problems"], ready=verdict["ready"])
         return verdict
 
-
     def set_high_availability(self, nodes, found):
         """The pool's spec.highAvailability on every Hypervisor of its Nodes that has another; True when one was written."""
         wanted = self.params["high_availability"]

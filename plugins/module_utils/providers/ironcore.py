@@ -504,7 +504,8 @@ def bmcs_from_inventory(entries):
     """
     result = []
     for entry in entries:
-        bmc = dict((k, v) for k, v in entry.items() if k not in ("credentials",) + tuple(k for k, _ in MACHINE_KEYS))
+        keys = ("credentials",) + tuple(key for key, unused in MACHINE_KEYS)
+        bmc = dict((k, v) for k, v in entry.items() if k not in keys)
         bmc["secret"] = naming.bmc_secret(entry.get("credentials") or "")
         bmc["labels"] = dict(entry.get("labels") or {}, **machine_labels(entry))
         result.append(bmc)

@@ -175,8 +175,8 @@ def test_claim_pools_of_the_shipped_inventories(inventory_of, region):
         assert json.loads(entry["ignition"])["ignition"]["version"] == "3.4.0"
         zone = build_region(inventory).pool(entry["name"]).data.get("zone")
         assert entry["selector"]["matchLabels"].get(naming.ZONE_LABEL) == zone  # a pool with a zone claims there
-        assert set(entry["selector"]["matchLabels"]) - {naming.ZONE_LABEL} == {naming.MACHINE_POOL_LABEL,
-                                                                                 naming.MACHINE_CLASS_LABEL}
+        machine = set(entry["selector"]["matchLabels"]) - {naming.ZONE_LABEL}
+        assert machine == {naming.MACHINE_POOL_LABEL, naming.MACHINE_CLASS_LABEL}
 
 
 def test_claim_pools_reports_pools_without_machines_or_image():
