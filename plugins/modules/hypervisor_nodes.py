@@ -16,9 +16,14 @@ description:
     C(cobaltcore.cloud.sap/node-hypervisor-lifecycle) (the operator onboards a Node only with it) and the pool's
     O(labels) - by server-side apply of C(metadata.labels) only, under its own field manager
     C(c5c3.cobaltcore-hypervisor-nodes). A Node that has them all is not written.
-  - Checks that the worker pool has O(workers) Nodes, then (with O(wait)) waits until every Node has a Ready
-    C(Hypervisor) (C(kvm.cloud.sap/v1), cluster-scoped, named after the Node) and no Hypervisor lacks its Node.
-    Nodes that appear while it waits are labelled too. C(docs/hypervisors.md) describes the pool's lifecycle.
+  - Sets each of the pool's Hypervisors' C(spec.highAvailability) to O(high_availability) (server-side apply of that
+    field only, taking it over from the operator, which creates Hypervisors with C(true) and never syncs it). With
+    C(true) the operator's onboarding waits for the condition C(HaEnabled), which only the separate kvm-ha-service sets.
+  - Checks that the worker pool has O(workers) Nodes, each labelled C(topology.kubernetes.io/zone=<zone>) (the
+    cloud-controller-manager's label, from the Server; the operator onboards a Node only with it), then (with O(wait))
+    waits until every Node has a Ready C(Hypervisor) (C(kvm.cloud.sap/v1), cluster-scoped, named after the Node) and no
+    Hypervisor lacks its Node. Nodes that appear while it waits are labelled too, and Hypervisors that appear get
+    their C(spec.highAvailability). C(docs/hypervisors.md) describes the pool's lifecycle.
   - Readiness is the engine's rule for C(kvm.cloud.sap/Hypervisor) (C(docs/readiness.md)); upstream reports no
     observedGeneration for it.
   - All input is checked before anything is read or written; every offending option is named in one message.
@@ -29,10 +34,11 @@ extends_documentation_fragment:
   - c5c3.cobaltcore.progress
 attributes:
   check_mode:
-    description: Reports the label changes (server-side dry run) and the Hypervisors as they are; never waits.
+    description: Reports the label and C(spec.highAvailability) changes (server-side dry run) and the Hypervisors as
+      they are; never waits.
     support: full
   diff_mode:
-    description: The labels each Node would get, before and after.
+    description: The labels each Node would get, and each Hypervisor's C(spec.highAvailability), before and after.
     support: full
 options:
   workers:
@@ -47,6 +53,19 @@ options:
     description: The pool's own labels (C(cobaltcore_pool.labels)); every Node gets them.
     type: dict
     default: {}
+  zone:
+    description:
+      - The pool's availability zone (C(cobaltcore_pool.zone)). Every Node must carry it as
+        C(topology.kubernetes.io/zone) (the cloud-controller-manager sets it from the claimed Server); the module
+        reports a Node without it or in another zone, and does not set the label itself.
+    type: str
+    required: true
+  high_availability:
+    description:
+      - The Hypervisors' C(spec.highAvailability). C(true) only where kvm-ha-service runs on the pool (the collection
+        installs none), since the operator's onboarding then completes only once kvm-ha-service reports C(HaEnabled).
+    type: bool
+    default: false
   virt_driver:
     description: Value of C(nova.openstack.cloud.sap/virt-driver); the operator selects on the key only.
     type: str
@@ -79,6 +98,7 @@ EXAMPLES = r"""
     kubeconfig: "{{ cobaltcore_kubeconfig }}"
     workers: "{{ cobaltcore_pool.workers }}"
     labels: "{{ cobaltcore_pool.labels | default({}) }}"
+    zone: "{{ cobaltcore_pool.zone }}"
     timeout: 900
   register: hypervisors
 
@@ -86,6 +106,7 @@ EXAMPLES = r"""
   c5c3.cobaltcore.hypervisor_nodes:
     kubeconfig: "{{ cobaltcore_kubeconfig }}"
     workers: 2
+    zone: eu-de-1a
     wait: false
 """
 
@@ -100,10 +121,18 @@ nodes:
   type: list
   elements: dict
 hypervisors:
-  description: One per Node that has a Hypervisor - C(name), C(ready), C(reason) and C(message) of its Ready condition, C(internal_ip).
+  description:
+    - One per Node that has a Hypervisor - C(name), C(ready), C(reason) and C(message) of its Ready condition,
+      C(internal_ip), C(high_availability) (its C(spec.highAvailability)) and C(waiting_for) (what its onboarding
+      waits for, when its conditions tell; for example C(HaEnabled)).
   returned: always
   type: list
   elements: dict
+high_availability_changed:
+  description: The Hypervisors whose C(spec.highAvailability) this call set to O(high_availability).
+  returned: always
+  type: list
+  elements: str
 missing_nodes:
   description: How many Nodes the worker pool lacks to have O(workers).
   returned: always
@@ -141,6 +170,7 @@ waited_seconds:
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import problems_line
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import hypervisor_api
@@ -152,6 +182,8 @@ class HypervisorNodesModule(KubeModule):
         workers=dict(type="int", required=True),
         worker_pool=dict(type="str", default="worker"),
         labels=dict(type="dict", default={}),
+        zone=dict(type="str", required=True),
+        high_availability=dict(type="bool", default=False),
         virt_driver=dict(type="str", default=hv.VIRT_DRIVER),
         lifecycle=dict(type="str", default="skip-tests", choices=list(hv.LIFECYCLES)),
         wait=dict(type="bool", default=True),
@@ -165,7 +197,7 @@ class HypervisorNodesModule(KubeModule):
         self.wanted = hv.wanted_labels(params["labels"], params["virt_driver"], params["lifecycle"])
         self.changes = {}
         self.results.update(nodes=[], hypervisors=[], missing_nodes=0, missing_hypervisors=[],
-                            extra_hypervisors=[], not_ready=[], problems=[], ready=False)
+                            extra_hypervisors=[], not_ready=[], problems=[], ready=False, high_availability_changed=[])
         if params["wait"] and not self.check_mode:
             def attempt():
                 verdict = self.label_and_judge()
@@ -197,7 +229,9 @@ class HypervisorNodesModule(KubeModule):
             if any(r["result"] != "unchanged" for r in results) and not self.check_mode:
                 nodes = hypervisor_api.pool_nodes(self.client, self.params["worker_pool"])
         found = hypervisor_api.hypervisors(self.client)
-        verdict = hv.judge(nodes, found or [], self.params["workers"], hypervisor_api.readiness)
+        if self.set_high_availability(nodes, found or []) and not self.check_mode:
+            found = hypervisor_api.hypervisors(self.client)
+        verdict = hv.judge(nodes, found or [], self.params["workers"], hypervisor_api.readiness, self.params["zone"])
         if found is None:
             verdict["problems"].insert(0, "the API server does not serve %s %s (is the hypervisor operator installed?)"
                                        % (hv.HYPERVISOR_KIND, hv.HYPERVISOR_API_VERSION))
@@ -210,6 +244,30 @@ class HypervisorNodesModule(KubeModule):
             not_ready=[{"name": e["name"], "reason": e["reason"], "message": e["message"]} for e in verdict["not_ready"]],
             problems=verdict["problems"], ready=verdict["ready"])
         return verdict
+
+    def set_high_availability(self, nodes, found):
+        """The pool's spec.highAvailability on every Hypervisor of its Nodes that has another; True when one was written."""
+        wanted = self.params["high_availability"]
+        stale = hv.high_availability_changes(found, set(n["metadata"]["name"] for n in nodes), wanted)
+        if not stale:
+            return False
+        written = []
+        for hypervisor in [h for h in found if h["metadata"]["name"] in stale]:
+            name = hypervisor["metadata"]["name"]
+            manifest = hv.high_availability_manifest(name, wanted)
+            # Over the version read: an apply would create a Hypervisor deleted since (its Node gone).
+            manifest["metadata"]["resourceVersion"] = hypervisor["metadata"]["resourceVersion"]
+            try:
+                # Forced: the operator's Create owns the field (it never writes it again).
+                self.record(self.applier(field_manager=hv.FIELD_MANAGER, force_conflicts=True).apply(
+                    [manifest], live={(hv.HYPERVISOR_API_VERSION, hv.HYPERVISOR_KIND, None, name): hypervisor}))
+            except KubeError as error:
+                if error.status not in (404, 409):
+                    raise
+                continue  # changed or gone since it was read: the next round looks again
+            written.append(name)
+        self.results["high_availability_changed"] = sorted(set(self.results["high_availability_changed"]) | set(written))
+        return bool(written)
 
 
 def main():

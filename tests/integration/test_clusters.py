@@ -208,10 +208,10 @@ def test_too_few_servers_fail_before_any_claim_is_created(region, tmp_path):
     rc, out, unused = play(BAREMETAL, inventory=inventory)
     assert rc != 0
     message = failed_message(out)
-    # 4 lab-kvm machines: hv-pool-a holds 2, hv-pool-b 1, one is free.
-    assert ("invalid input, nothing was changed: pools[1].count: pool hv-pool-a is 3 server(s) short: it needs 4 more "
-            "matching c5c3.io/machine-class=lab-kvm, c5c3.io/machine-pool=lab-rack-1, and 1 can be claimed; 4 match in "
-            "all (Available 1, Reserved 3)") in message
+    # 4 lab-kvm machines, 2 in hv-pool-a's zone lab-1a (it holds both), 2 in lab-1b (hv-pool-b's and a free one).
+    assert ("invalid input, nothing was changed: pools[1].count: pool hv-pool-a is 4 server(s) short: it needs 4 more "
+            "matching c5c3.io/machine-class=lab-kvm, c5c3.io/machine-pool=lab-rack-1, topology.kubernetes.io/zone=lab-1a, "
+            "and 0 can be claimed; 2 match in all (Reserved 2)") in message
     assert claims_by_pool() == before
     assert writes()[("baremetal", "serverclaims")] == started[("baremetal", "serverclaims")]
 
@@ -264,7 +264,8 @@ def test_a_failing_shoot_fails_the_play_at_once_with_gardeners_last_errors(regio
     def add_pool(host_vars):
         (host_vars / "hv-pool-x").mkdir()
         (host_vars / "hv-pool-x" / "pool.yml").write_text(yaml.safe_dump({"cobaltcore_pool": {
-            "region": "lab", "workers": 1, "ironcore": {"machine_pool": "lab-rack-1", "machine_class": "lab-kvm"}}}))
+            "region": "lab", "workers": 1, "zone": "lab-1a",
+            "ironcore": {"machine_pool": "lab-rack-1", "machine_class": "lab-kvm"}}}))
         hosts = host_vars.parent / "hosts.yml"
         data = yaml.safe_load(hosts.read_text())
         data["all"]["children"]["hypervisor_pools"]["hosts"]["hv-pool-x"] = {}

@@ -242,7 +242,7 @@ class Gardenlet(loop.Controller):
         shoot_clusters = [c for c in clusters if set(c.groups) & set(SHOOT_GROUPS)]
         self.nodes = nodes.ShootNodes(self, Kube(ironcore, nodes.MCM_MANAGER), {
             c.name: (Kube(c, nodes.NODE_MANAGER), Kube(c, nodes.MCM_MANAGER)) for c in shoot_clusters})
-        Waker(ironcore, [nodes.CLAIMS], self.wake, loop.log)
+        Waker(ironcore, [nodes.CLAIMS, nodes.SERVERS], self.wake, loop.log)
         # Every pass reads each Shoot cluster's Nodes: watched, they come from the API server only when changed
         # (the pools' Wakers below watch theirs).
         for cluster in shoot_clusters:

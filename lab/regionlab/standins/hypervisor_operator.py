@@ -2,31 +2,62 @@
 
 Run from the gardenlet stand-in's loop over the hypervisor-pool clusters (no process of its own),
 once the operator's chart has installed the Hypervisor CRD (kvm.cloud.sap/v1, cluster-scoped).
-Modelled on github.com/cobaltcore-dev/openstack-hypervisor-operator:
+Modelled on github.com/cobaltcore-dev/openstack-hypervisor-operator v1.2.3 (internal/controller/,
+unchanged in what is played here up to the newest commit read, 8ee7e08):
 
-- internal/controller/constants.go: Nodes with the label nova.openstack.cloud.sap/virt-driver
-  (any value: the hypervisor controller's predicate is Exists) get a Hypervisor.
+- constants.go: Nodes with the label nova.openstack.cloud.sap/virt-driver (any value: the
+  hypervisor controller's predicate is Exists) get a Hypervisor.
 - hypervisor_controller.go: the Hypervisor is named after the Node, owned by it (owner reference,
   blockOwnerDeletion; the garbage collector deletes it with the Node), spec highAvailability and
-  installCertificate true, lifecycleEnabled true only when the Node carries
-  cobaltcore.cloud.sap/node-hypervisor-lifecycle (skipTests when its value is skip-tests), the
-  aggregates and custom-traits annotations, the transferred labels; later status.internalIp from
-  the Node's InternalIP and the transferred labels kept in sync.
-- onboarding_controller.go: with lifecycle enabled, hypervisorId/serviceId once nova-compute has
-  registered the host in Nova - the lab plays that once a Nova CR serving the pool is Ready on the
-  control-plane cluster (the Nova of a ControlPlane whose spec.compute.hypervisorClusters names the
-  pool) and the delay has passed; without such a Nova the Hypervisor waits, as upstream's does -
-  then condition Onboarding True
-  Initial "Initial onboarding" -> Testing "Running onboarding tests" -> Handover "Waiting for other
-  controllers to take over" -> False Succeeded "Onboarding completed".
-- ready/controller.go (ComputeReadyCondition): Ready False Onboarding "Onboarding not started: ..."
-  / "Onboarding in progress: <Onboarding message>", True Ready "Hypervisor is ready".
+  installCertificate true. On every reconcile (syncLabelsAndAnnotations) the Node's transferred
+  labels are copied (added or changed, never removed), lifecycleEnabled set true (never false) while
+  the Node carries cobaltcore.cloud.sap/node-hypervisor-lifecycle (skipTests: its value is
+  skip-tests), spec.aggregates from the annotation nova.openstack.cloud.sap/aggregates plus the
+  Node's zone, spec.customTraits from nova.openstack.cloud.sap/custom-traits; status.internalIp from
+  the Node's InternalIP. spec.highAvailability is never synced: a region turns it off on the
+  Hypervisor itself.
+- onboarding_controller.go: lifecycle off or maintenance termination abort an onboarding that
+  started (Onboarding False Aborted). hypervisorId/serviceId once nova-compute has registered the
+  host in Nova - the lab plays that once a Nova CR serving the pool is Ready on the control-plane
+  cluster (the Nova of a ControlPlane whose spec.compute.hypervisorClusters names the pool) and the
+  delay has passed; without such a Nova the Hypervisor waits, as upstream's does. Then Onboarding
+  True Initial "Initial onboarding"; Initial moves on only when the Hypervisor carries
+  topology.kubernetes.io/zone (else upstream's reconcile fails with "cannot find availability-zone
+  label ...", the condition stays) and status.aggregates are exactly [<zone>, tenant_filter_tests]
+  -> Testing "Running onboarding tests" -> Handover "Waiting for other controllers to take over",
+  which completes only with AggregatesUpdated and TraitsUpdated True and, under
+  spec.highAvailability, HaEnabled True -> False Succeeded "Onboarding completed".
+- aggregates_controller.go (lifecycle enabled, after registration): the Hypervisor's aggregates in
+  Nova and status.aggregates ({name, uuid}) - [<zone>, tenant_filter_tests] with AggregatesUpdated
+  False TestAggregates during Initial/Testing, and at Handover until TraitsUpdated (WaitingForTraits);
+  then spec.aggregates, True Succeeded. Upstream's ApplyAggregates refuses aggregates that do not
+  exist in Nova; the lab has no Nova API and takes every named aggregate as existing, except the one
+  named "" that a Hypervisor without a zone label asks for: AggregatesUpdated False Failed "failed to
+  apply aggregates: aggregates not found: []", as upstream reports it.
+- traits_controller.go (at Handover and after): status.traits and TraitsUpdated True "Traits
+  successfully updated". Differs from upstream: upstream writes nothing when spec.customTraits equal
+  the CUSTOM_ traits applied, so a Hypervisor without custom traits never gets TraitsUpdated and never
+  leaves Handover; the lab writes the condition anyway (docs/lab.md).
+- HaEnabled: only kvm-ha-service writes it (since v1.2.3), and the lab runs none: under
+  spec.highAvailability onboarding stays at Handover. A status write of field manager
+  `kvm-ha-service` (a test playing it) does not make the Hypervisor foreign.
+- hypervisor_maintenance_controller.go (not while Onboarding is True): spec.maintenance manual, auto
+  or termination disable the compute service (HypervisorDisabled True "Hypervisor is disabled") and
+  evict it (Evicting True Running "Evicting", then, the lab's hypervisors holding no VMs, False
+  Succeeded "Evicted" and status.evicted); ha is left to kvm-ha-service (nothing); back to "" the
+  service is enabled again (HypervisorDisabled False "Hypervisor is enabled") and the eviction removed.
+  The lab has no Eviction objects (their CRD is not installed): the eviction is played on the
+  Hypervisor's status alone.
+- ready/controller.go (ComputeReadyCondition): Ready False Offboarded / Terminating / Onboarding
+  "Onboarding in progress: <message>" / Evicting / Evicted / Maintenance "Hypervisor is in
+  maintenance mode" / Onboarding "Onboarding not started..." / "Onboarding was aborted" / "Onboarding
+  not yet completed", else True Ready "Hypervisor is ready".
 
-Each step waits the `hypervisor` delay. Not played: Nova itself (aggregates, traits, HA, the smoke
-test VM: those steps succeed), maintenance, eviction and offboarding. A failure from standins.yaml
-`failures` (key Hypervisor, Hypervisor/<pool cluster> or Hypervisor/<pool cluster>/<name>) keeps
-onboarding at Testing with its message, as a failed smoke test does (terminal: sticks to the
-generation). Hypervisors whose status another field manager writes are left alone.
+Each step waits the `hypervisor` delay. Not played: Nova itself, the smoke test VM (it succeeds),
+offboarding and the Node's Terminating condition. A failure from standins.yaml `failures` (key
+Hypervisor, Hypervisor/<pool cluster> or Hypervisor/<pool cluster>/<name>) keeps onboarding at
+Testing with its message, as a failed smoke test does (terminal: sticks to the generation).
+Hypervisors whose status another field manager writes are left alone.
 """
 
 import uuid
@@ -37,14 +68,20 @@ from .client import Kube, path
 GV = "kvm.cloud.sap/v1"
 MANAGER = "lab-hypervisor-operator"
 OPERATOR = "openstack-hypervisor-operator"   # its Deployment (deployments.py)
+# The field manager of the one other status writer played by tests: kvm-ha-service (HaEnabled).
+HA_SERVICE = "kvm-ha-service"
 VIRT_DRIVER = "nova.openstack.cloud.sap/virt-driver"
 LIFECYCLE = "cobaltcore.cloud.sap/node-hypervisor-lifecycle"
 AGGREGATES = "nova.openstack.cloud.sap/aggregates"
 CUSTOM_TRAITS = "nova.openstack.cloud.sap/custom-traits"
+ZONE = "topology.kubernetes.io/zone"
+TEST_AGGREGATE = "tenant_filter_tests"
 TRANSFER_LABELS = ["kubernetes.io/hostname", "kubernetes.metal.cloud.sap/bb", "kubernetes.metal.cloud.sap/cluster",
                    "kubernetes.metal.cloud.sap/name", "kubernetes.metal.cloud.sap/type",
                    "worker.garden.sapcloud.io/group", "worker.gardener.cloud/pool",
-                   "topology.kubernetes.io/region", "topology.kubernetes.io/zone"]
+                   "topology.kubernetes.io/region", ZONE]
+# spec.maintenance values that disable the compute service and evict it (ha is kvm-ha-service's).
+EVICTING_MAINTENANCE = ("manual", "auto", "termination")
 HYPERVISORS = path(GV, "hypervisors")
 NODES = path("v1", "nodes")
 CONTROL_PLANES = path("c5c3.io/v1alpha1", "controlplanes")
@@ -58,10 +95,19 @@ STEPS = [("True", "Initial", "Initial onboarding"),
          ("False", "Succeeded", "Onboarding completed")]
 NOT_REGISTERED = ("Onboarding not started: waiting for nova-compute to register the hypervisor in Nova "
                   "(HypervisorID/ServiceID not yet available)")
+NO_ZONE = "cannot find availability-zone label %s on node" % ZONE
 
 
 def _split(value):
     return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def condition(obj, ctype):
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == ctype), None)
+
+
+def is_true(obj, ctype):
+    return (condition(obj, ctype) or {}).get("status") == "True"
 
 
 def transferred_labels(node):
@@ -69,17 +115,27 @@ def transferred_labels(node):
     return {k: labels[k] for k in TRANSFER_LABELS if k in labels}
 
 
+def node_spec(node):
+    """The spec fields syncLabelsAndAnnotations sets from a Node (it sets them, it never clears one)."""
+    meta = node["metadata"]
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    spec = {}
+    if LIFECYCLE in labels:
+        spec.update(lifecycleEnabled=True, skipTests=labels[LIFECYCLE] == "skip-tests")
+    if AGGREGATES in annotations:
+        # One aggregate per zone, named as the zone, by convention: added to the annotation's.
+        spec["aggregates"] = _split(annotations[AGGREGATES]) + ([labels[ZONE]] if ZONE in labels else [])
+    if CUSTOM_TRAITS in annotations:
+        spec["customTraits"] = _split(annotations[CUSTOM_TRAITS])
+    return spec
+
+
 def desired_hypervisor(node):
     """The Hypervisor the hypervisor controller creates for a Node (Go zero values sent as they are)."""
     meta = node["metadata"]
-    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-    spec = {"reboot": False, "evacuateOnReboot": False, "lifecycleEnabled": LIFECYCLE in labels,
-            "skipTests": labels.get(LIFECYCLE) == "skip-tests", "highAvailability": True,
-            "createCertManagerCertificate": False, "installCertificate": True}
-    if AGGREGATES in annotations:
-        spec["aggregates"] = _split(annotations[AGGREGATES])
-    if CUSTOM_TRAITS in annotations:
-        spec["customTraits"] = _split(annotations[CUSTOM_TRAITS])
+    spec = {"reboot": False, "evacuateOnReboot": False, "lifecycleEnabled": False, "skipTests": False,
+            "highAvailability": True, "createCertManagerCertificate": False, "installCertificate": True}
+    spec.update(node_spec(node))
     return {"apiVersion": GV, "kind": "Hypervisor",
             "metadata": {"name": meta["name"], "labels": transferred_labels(node),
                          "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": meta["name"],
@@ -87,12 +143,83 @@ def desired_hypervisor(node):
             "spec": spec}
 
 
+def sync_patch(hv, node):
+    """The metadata.labels and spec an existing Hypervisor lacks from its Node; {} when in sync."""
+    have, spec = hv["metadata"].get("labels") or {}, hv.get("spec") or {}
+    patch = {}
+    labels = {k: v for k, v in transferred_labels(node).items() if have.get(k) != v}
+    if labels:
+        patch["metadata"] = {"labels": labels}
+    fields = {k: v for k, v in node_spec(node).items() if spec.get(k) != v}
+    if fields:
+        patch["spec"] = fields
+    return patch
+
+
+def aggregate_names(hv):
+    return [a.get("name") for a in (hv.get("status") or {}).get("aggregates") or []]
+
+
+def same_names(a, b):
+    """slicesEqualUnordered."""
+    return sorted(a) == sorted(b)
+
+
+def wanted_aggregates(hv):
+    """determineDesiredState: (aggregate names, AggregatesUpdated (status, reason, message))."""
+    spec = hv.get("spec") or {}
+    zone = (hv["metadata"].get("labels") or {}).get(ZONE, "")
+    if spec.get("maintenance") == "termination":
+        evicting = condition(hv, "Evicting")
+        if evicting is not None and evicting.get("status") == "False":
+            return [], ("False", "Terminating", "Aggregates cleared due to termination after eviction")
+        return aggregate_names(hv), ("False", "EvictionInProgress",
+                                     "Aggregates unchanged while terminating and eviction in progress")
+    onboarding = condition(hv, "Onboarding")
+    if onboarding is not None and onboarding.get("status") == "True":
+        if onboarding.get("reason") in ("Initial", "Testing"):
+            return [zone, TEST_AGGREGATE], ("False", "TestAggregates",
+                                            "Test aggregate applied during onboarding instead of spec aggregates")
+        if onboarding.get("reason") == "Handover" and not is_true(hv, "TraitsUpdated"):
+            return [zone, TEST_AGGREGATE], ("False", "WaitingForTraits",
+                                            "Waiting for traits to be applied before switching to spec aggregates")
+    return list(spec.get("aggregates") or []), ("True", "Succeeded", "Aggregates from spec applied successfully")
+
+
+def missing_aggregates(names):
+    """The aggregates Nova lacks: the lab takes every named one as existing, none is named "" in Nova."""
+    return [n for n in names if not n]
+
+
+def go_list(values):
+    """A []string as Go's %v prints it."""
+    return "[%s]" % " ".join(values)
+
+
+def onboarding_can_complete(hv):
+    """completeOnboarding at Handover: the aggregates and traits controllers are done, and HA is on when asked for."""
+    spec = hv.get("spec") or {}
+    return (is_true(hv, "AggregatesUpdated") and is_true(hv, "TraitsUpdated")
+            and (not spec.get("highAvailability") or is_true(hv, "HaEnabled")))
+
+
 def ready_condition(hv):
-    """ComputeReadyCondition for the conditions the lab writes (no maintenance, eviction, offboarding)."""
+    """ComputeReadyCondition: (status, reason, message)."""
     status, spec = hv.get("status") or {}, hv.get("spec") or {}
-    onboarding = next((c for c in status.get("conditions") or [] if c.get("type") == "Onboarding"), None)
+    if is_true(hv, "Offboarded"):
+        return "False", "Offboarded", "Hypervisor has been offboarded"
+    if is_true(hv, "Terminating"):
+        return "False", "Terminating", "Hypervisor is terminating"
+    onboarding = condition(hv, "Onboarding")
     if onboarding is not None and onboarding.get("status") == "True":
         return "False", "Onboarding", "Onboarding in progress: " + (onboarding.get("message") or "")
+    if spec.get("maintenance"):
+        evicting = condition(hv, "Evicting")
+        if evicting is not None and evicting.get("status") == "True":
+            return "False", "Evicting", "Hypervisor is disabled and evicting"
+        if evicting is not None and evicting.get("status") == "False":
+            return "False", "Evicted", "Hypervisor is disabled and evicted"
+        return "False", "Maintenance", "Hypervisor is in maintenance mode"
     if onboarding is None:
         if not spec.get("lifecycleEnabled"):
             return "False", "Onboarding", "Onboarding not started: lifecycle management is disabled"
@@ -122,6 +249,7 @@ class HypervisorOperator:
         self.control_plane = Kube(control_plane, MANAGER) if control_plane is not None else None
         self.stuck = {}
         self.novas = None
+        self.told = set()   # Hypervisors whose missing zone label was logged
 
     def nova_ready(self, pool):
         """A Ready Nova serves the pool: nova-compute on its Nodes can register (read once per pass)."""
@@ -144,6 +272,7 @@ class HypervisorOperator:
                 continue  # before phase 3 installed the operator's chart, or scaled to zero
             live |= self.reconcile_cluster(name, kube)
         self.stuck = {u: v for u, v in self.stuck.items() if u in live}
+        self.told &= live
         return live
 
     def reconcile_cluster(self, cluster, kube):
@@ -174,50 +303,149 @@ class HypervisorOperator:
 
     def reconcile_hypervisor(self, cluster, kube, node, hv):
         meta = hv["metadata"]
-        if meta.get("deletionTimestamp") or loop.foreign(hv, MANAGER):
+        if meta.get("deletionTimestamp") or (loop.status_writers(hv) - {MANAGER, HA_SERVICE}):
             return
         url = path(GV, "hypervisors", name=meta["name"])
-        labels = transferred_labels(node)
-        have = meta.get("labels") or {}
-        if any(have.get(k) != v for k, v in labels.items()):
-            kube.patch(url, hv, {"metadata": {"labels": labels}})
+        # The hypervisor controller: the Node's labels and annotations first, on every reconcile.
+        patch = sync_patch(hv, node)
+        if patch:
+            kube.patch(url, hv, patch)
             return
         status = hv.get("status") or {}
         wanted = {"conditions": [dict(c) for c in status.get("conditions") or []]}
+        for key in ("hypervisorId", "serviceId", "aggregates", "traits", "evicted"):
+            if key in status:
+                wanted[key] = status[key]
         address = internal_ip(node)
         if address and status.get("internalIp") != address:
             wanted["internalIp"] = address
-        self.onboard(cluster, hv, status, wanted)
+        # The other controllers, each on what the ones before it left (upstream: each on its own watch).
+        for step in (self.onboard, self.apply_aggregates, self.apply_traits, self.maintain):
+            step(cluster, hv, dict(hv, status=dict(status, **wanted)), wanted)
         view = dict(hv, status=dict(status, **wanted))
         loop.set_condition(wanted["conditions"], "Ready", *ready_condition(view))
-        patch = {k: v for k, v in wanted.items() if status.get(k) != v}
-        if patch and kube.patch(url, hv, {"status": patch}, "status"):
-            ready = next(c for c in wanted["conditions"] if c["type"] == "Ready")
+        changed = {k: v for k, v in wanted.items() if status.get(k) != v}
+        # Fields Go omits when empty go from the status (a merge patch's null).
+        changed.update((k, None) for k in ("aggregates", "traits", "evicted") if k in status and k not in wanted)
+        ready, before = condition(view, "Ready"), condition(hv, "Ready") or {}
+        if changed and kube.patch(url, hv, {"status": changed}, "status") and \
+                (ready["status"], ready["message"]) != (before.get("status"), before.get("message")):
             self.ctl.log("Hypervisor %s/%s: Ready=%s %s" % (cluster, meta["name"], ready["status"], ready["message"]))
 
-    def onboard(self, cluster, hv, status, wanted):
+    def abort(self, view, conditions, message):
+        """abortOnboarding: an onboarding that started ends Aborted (nothing when it never started)."""
+        current = condition(view, "Onboarding")
+        if current is not None:
+            loop.set_condition(conditions, "Onboarding", "False", "Aborted", message)
+
+    def onboard(self, cluster, hv, view, wanted):
         """One step of the onboarding controller, once the step's delay has passed."""
-        meta, spec = hv["metadata"], hv.get("spec") or {}
+        meta, spec, status = hv["metadata"], hv.get("spec") or {}, view["status"]
         uid, delay = meta["uid"], self.ctl.delay("hypervisor")
-        if not spec.get("lifecycleEnabled") or spec.get("maintenance") == "termination":
-            return
         conditions = wanted["conditions"]
+        if not spec.get("lifecycleEnabled"):
+            return self.abort(view, conditions, "Aborted due to LifecycleEnabled being false")
+        if spec.get("maintenance") == "termination":
+            return self.abort(view, conditions, "Aborted due to MaintenanceTermination")
         if not status.get("hypervisorId") or not status.get("serviceId"):
             if self.nova_ready(cluster) and self.ctl.after((uid, "registered"), delay):
                 wanted["hypervisorId"] = str(uuid.uuid5(ID_NAMESPACE, "%s/%s/hypervisor" % (cluster, meta["name"])))
                 wanted["serviceId"] = str(uuid.uuid5(ID_NAMESPACE, "%s/%s/service" % (cluster, meta["name"])))
-            return
-        current = next((c for c in conditions if c.get("type") == "Onboarding"), None)
+            return None
+        current = condition(view, "Onboarding")
+        reason = (current or {}).get("reason")
+        if reason == "Aborted":
+            return None  # upstream: nothing to be done
         reasons = [s[1] for s in STEPS]
         # A reason of an injected failure that is gone again: the smoke test runs once more.
-        step = 0 if current is None else (reasons.index(current["reason"]) + 1 if current.get("reason") in reasons
-                                          else 1)
+        step = 0 if current is None else (reasons.index(reason) + 1 if reason in reasons else 1)
         if step >= len(STEPS):
-            return
+            return None
+        if reason == "Initial":  # initialOnboarding
+            zone = (meta.get("labels") or {}).get(ZONE)
+            if not zone:
+                if uid not in self.told:
+                    self.told.add(uid)
+                    self.ctl.log("Hypervisor %s/%s: %s" % (cluster, meta["name"], NO_ZONE))
+                return None
+            if not same_names(aggregate_names(view), [zone, TEST_AGGREGATE]):
+                return None  # the aggregates controller has not applied them yet
+        if reason == "Handover" and not onboarding_can_complete(view):
+            return None
         failure = self.failure(cluster, hv) if STEPS[step][1] in ("Handover", "Succeeded") else {}
         if failure:  # the smoke test failed: onboarding stays at Testing
             loop.set_condition(conditions, "Onboarding", "True", failure.get("reason") or "Testing",
                                failure.get("message") or "Server ended up in error state: lab failure")
-            return
+            return None
         if self.ctl.after((uid, "onboarding", step), delay):
             loop.set_condition(conditions, "Onboarding", *STEPS[step])
+        return None
+
+    def apply_aggregates(self, cluster, hv, view, wanted):
+        """The aggregates controller: the Hypervisor's aggregates in Nova, after the delay."""
+        spec, status = hv.get("spec") or {}, view["status"]
+        if not spec.get("lifecycleEnabled") or not status.get("hypervisorId") or not status.get("serviceId"):
+            return
+        names, cond = wanted_aggregates(view)
+        if not same_names(names, aggregate_names(view)):
+            if not self.ctl.after((hv["metadata"]["uid"], "aggregates", tuple(sorted(names))), self.ctl.delay("hypervisor")):
+                return
+            missing = missing_aggregates(names)
+            if missing:
+                cond = ("False", "Failed", "failed to apply aggregates: aggregates not found: %s" % go_list(missing))
+            elif names:
+                wanted["aggregates"] = [{"name": n, "uuid": str(uuid.uuid5(ID_NAMESPACE, "aggregate/" + n))}
+                                        for n in names]
+            else:
+                wanted.pop("aggregates", None)
+        loop.set_condition(wanted["conditions"], "AggregatesUpdated", *cond)
+
+    def apply_traits(self, cluster, hv, view, wanted):
+        """The traits controller, at Handover and after; it also writes TraitsUpdated without custom traits."""
+        spec, status = hv.get("spec") or {}, view["status"]
+        onboarding = condition(view, "Onboarding")
+        if (not spec.get("lifecycleEnabled") or not status.get("hypervisorId") or spec.get("maintenance") == "termination"
+                or onboarding is None or (onboarding.get("status") == "True" and onboarding.get("reason") != "Handover")):
+            return
+        applied = [t for t in status.get("traits") or [] if t.startswith("CUSTOM_")]
+        traits = sorted(set(t for t in status.get("traits") or [] if not t.startswith("CUSTOM_"))
+                        | set(spec.get("customTraits") or []))
+        if applied == list(spec.get("customTraits") or []) and is_true(view, "TraitsUpdated"):
+            return
+        if self.ctl.after((hv["metadata"]["uid"], "traits", tuple(traits)), self.ctl.delay("hypervisor")):
+            if traits:
+                wanted["traits"] = traits
+            else:
+                wanted.pop("traits", None)
+            loop.set_condition(wanted["conditions"], "TraitsUpdated", "True", "Succeeded", "Traits successfully updated")
+
+    def maintain(self, cluster, hv, view, wanted):
+        """The maintenance controller: the compute service and the eviction under spec.maintenance."""
+        spec, status = hv.get("spec") or {}, view["status"]
+        if is_true(view, "Onboarding"):
+            return  # an onboarding in progress is aborted first
+        maintenance, conditions = spec.get("maintenance") or "", wanted["conditions"]
+        if status.get("serviceId"):
+            if maintenance == "":
+                loop.set_condition(conditions, "HypervisorDisabled", "False", "Succeeded", "Hypervisor is enabled")
+            elif maintenance in EVICTING_MAINTENANCE:
+                loop.set_condition(conditions, "HypervisorDisabled", "True", "Succeeded", "Hypervisor is disabled")
+        evicting = condition(view, "Evicting")
+        uid = hv["metadata"]["uid"]
+        if maintenance == "":
+            if status.get("evicted") or evicting is not None:
+                conditions[:] = [c for c in conditions if c.get("type") != "Evicting"]
+                wanted.pop("evicted", None)
+            for key in [k for k in self.ctl.timers if k[:2] == (uid, "evicted")]:
+                self.ctl.done(key)
+            return
+        if maintenance not in EVICTING_MAINTENANCE or (evicting or {}).get("reason") == "Succeeded":
+            return
+        # The Eviction: its preflight waits for the disabled service; the lab's hypervisors hold no VMs.
+        if evicting is not None and (is_true(view, "HypervisorDisabled") or not status.get("serviceId")) and \
+                self.ctl.after((uid, "evicted", maintenance), self.ctl.delay("hypervisor")):
+            loop.set_condition(conditions, "Evicting", "False", "Succeeded", "Evicted")
+            wanted["evicted"] = True
+        else:
+            loop.set_condition(conditions, "Evicting", "True", "Running", "Evicting")
+            wanted.pop("evicted", None)

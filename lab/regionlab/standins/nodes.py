@@ -8,7 +8,12 @@ up to the worker's `maximum`:
 
 - labels: kubelet's (kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch), the machine
   type (node.kubernetes.io/instance-type), Gardener's worker pool labels (worker.gardener.cloud/pool
-  and the deprecated worker.garden.sapcloud.io/group) and the worker's own `labels`;
+  and the deprecated worker.garden.sapcloud.io/group), the worker's own `labels`, and the topology
+  labels topology.kubernetes.io/zone and /region the cloud-controller-manager sets when it
+  initializes the Node: ironcore-dev/cloud-provider-metal's InstanceMetadata takes them from the
+  claimed Server's labels of the same keys (none when the Server has none). The worker's `zones` only
+  place MachineDeployments (gardener-extension-provider-ironcore-metal: one per zone, its ServerClaims
+  select by the machine type, not by zone), so the Server decides the zone;
 - status: addresses InternalIP + Hostname, the conditions kubelet's nodestatus setters write
   (MemoryPressure, DiskPressure, PIDPressure False, Ready True "kubelet is posting ready status"),
   nodeInfo, capacity and allocatable. KWOK (regionlab/kubelets.py) then plays their kubelets: it
@@ -17,8 +22,10 @@ up to the worker's `maximum`:
 InternalIP: the first free address of the Shoot's spec.networking.nodes from its 10th host address
 upward (the lab's range 10.250.<cluster index>.0/24 without one); an existing Node keeps its
 address. A Node is created, then its status patched (a subresource); afterwards it is written only
-when a label it should carry is missing or its status lacks its address. Nodes whose claim is gone
-(or that exceed the maximum) are deleted, as the machine controller drains and deletes them.
+when a label it should carry is missing or its status lacks its address. (The CCM sets the topology
+labels only once; a zone its Server gained later reaches an existing Node here all the same, standing
+in for the new Nodes a changed worker pool rolls out.) Nodes whose claim is gone (or that exceed the
+maximum) are deleted, as the machine controller drains and deletes them.
 """
 
 import ipaddress
@@ -36,6 +43,9 @@ KUBELET_VERSION = "v1.33.0"
 METAL_GV = "metal.ironcore.dev/v1alpha1"
 NODES = path("v1", "nodes")
 CLAIMS = path(METAL_GV, "serverclaims")
+SERVERS = path(METAL_GV, "servers")
+# The labels cloud-provider-metal copies from the claimed Server to the Node (InstanceMetadata Zone, Region).
+TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
 
 # kubelet pkg/kubelet/nodestatus/setters.go
 CONDITIONS = [
@@ -98,7 +108,8 @@ def wanted_servers(claims, pool, maximum, existing):
     return [s for _, _, s in sorted(servers)][:max(0, maximum)]
 
 
-def node_labels(worker, name):
+def node_labels(worker, name, server=None):
+    """A Node's labels: kubelet's, Gardener's for the worker pool, and the CCM's from its Server."""
     machine = worker.get("machine") or {}
     labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
               "kubernetes.io/arch": machine.get("architecture") or "amd64",
@@ -106,6 +117,8 @@ def node_labels(worker, name):
     if machine.get("type"):
         labels["node.kubernetes.io/instance-type"] = machine["type"]
     labels.update(worker.get("labels") or {})
+    server_labels = ((server or {}).get("metadata") or {}).get("labels") or {}
+    labels.update((k, server_labels[k]) for k in TOPOLOGY_LABELS if server_labels.get(k))
     return labels
 
 
@@ -145,7 +158,7 @@ class ShootNodes:
         self.kubes = kubes              # cluster name -> (kubelet Kube, machine-controller Kube)
 
     def reconcile(self, shoots):
-        claims = None
+        claims = servers = None
         for shoot in shoots:
             cluster = self.ctl.lab_cluster(shoot)
             last = (shoot.get("status") or {}).get("lastOperation") or {}
@@ -156,9 +169,10 @@ class ShootNodes:
                 continue
             if claims is None:
                 claims = self.ironcore.list(CLAIMS)
-            self.reconcile_cluster(shoot, cluster, worker, claims)
+                servers = {s["metadata"]["name"]: s for s in self.ironcore.list(SERVERS)}
+            self.reconcile_cluster(shoot, cluster, worker, claims, servers)
 
-    def reconcile_cluster(self, shoot, cluster, worker, claims):
+    def reconcile_cluster(self, shoot, cluster, worker, claims, servers):
         kubelet, mcm = self.kubes[cluster.name]
         nodes = {n["metadata"]["name"]: n for n in kubelet.list(NODES)
                  if (n["metadata"].get("labels") or {}).get(WORKER_POOL) == worker["name"]}
@@ -167,7 +181,7 @@ class ShootNodes:
                                      {n: internal_ip(o) for n, o in nodes.items() if internal_ip(o)})
         now = now_rfc3339()
         for name in names:
-            labels = node_labels(worker, name)
+            labels = node_labels(worker, name, servers.get(name))
             node = nodes.get(name)
             if node is None:
                 node = mcm.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},

@@ -46,6 +46,11 @@ def _pools(region):
         yield from region.get(key) or []
 
 
+def worker_zones(pool):
+    """The Shoot worker's zones: the pool's zone (Gardener places a MachineDeployment per zone)."""
+    return [pool["zone"]] if pool.get("zone") else []
+
+
 def settings_problems(settings):
     problems = []
     for key in ("project", "cloud_profile", "credentials_binding", "provider_type", "machine_image"):
@@ -88,6 +93,8 @@ def shoot_spec(pool, settings, region_name):
               "machine": machine, "minimum": pool.get("workers", 1), "maximum": pool.get("workers", 1)}
     if pool.get("labels"):  # Gardener's Worker.labels: put on every Node of the pool
         worker["labels"] = dict(pool["labels"])
+    if worker_zones(pool):
+        worker["zones"] = worker_zones(pool)
     nodes = _nodes_network(pool)
     spec = {
         "cloudProfile": _cloud_profile(settings["cloud_profile"]),
@@ -125,6 +132,11 @@ def shoots(region, settings):
     problems = settings_problems(settings)
     result, names = [], []
     project = settings.get("project") or ""
+    # The hypervisor operator onboards a Node only with topology.kubernetes.io/zone, its Nova availability zone
+    # (onboarding_controller.go): a hypervisor pool's servers are claimed, and its Shoot's workers placed, in one.
+    problems += [problem("%s.zone" % pool["name"], "is required for a hypervisor pool: the hypervisor operator "
+                         "onboards a Node only with the label topology.kubernetes.io/zone, the Nova availability "
+                         "zone of its Hypervisor") for pool in region.get("hypervisor_pools") or [] if not pool.get("zone")]
     for pool in _pools(region):
         name = naming.shoot_name(pool)
         names.append(name)
@@ -215,6 +227,16 @@ def update_problems(name, live_spec, desired_spec):
         if before is not None and after is not None and before != after:
             problems.append(problem("spec." + ".".join(path), "field is immutable (%s is %s, the inventory asks for %s); "
                                     "only a new Shoot can change it" % (what, before, after), "Shoot " + name))
+    # The provider extension's ValidateWorkersUpdate (ironcore-metal's, as most providers'): a worker's zones may
+    # only grow at their end (gardener pkg/utils/validation ShouldEnforceImmutability).
+    live_workers = dict((w.get("name"), w) for w in _get(live_spec, ("provider", "workers")) or [] if isinstance(w, dict))
+    for index, worker in enumerate(_get(desired_spec, ("provider", "workers")) or []):
+        before = (live_workers.get(worker.get("name")) or {}).get("zones") or []
+        after = worker.get("zones") or []
+        if worker.get("name") in live_workers and after[:len(before)] != before:
+            problems.append(problem("spec.provider.workers[%d].zones" % index, "field is immutable (the zones of worker "
+                                    "%s are %s, the inventory asks for %s); zones can only be added"
+                                    % (worker.get("name"), ", ".join(before), ", ".join(after) or "none"), "Shoot " + name))
     before = parse_version(_get(live_spec, ("kubernetes", "version")))
     after = parse_version(_get(desired_spec, ("kubernetes", "version")))
     if before and after:
@@ -415,12 +437,19 @@ def _profile_problems(profile, shoots, region, settings):
     # Admission refuses a machine type the profile does not list, or lists as not usable.
     offered = [t["name"] for t in spec.get("machineTypes") or [] if isinstance(t, dict) and t.get("name")
                and t.get("usable") is not False]
+    # Gardener's ShootValidator (validateZones): a worker's zones are the region's.
+    zones = next((_names(r.get("zones")) for r in spec.get("regions") or [] if isinstance(r, dict) and r.get("name") == region), [])
     for shoot in shoots:
         for worker in shoot["spec"]["provider"]["workers"]:
             machine = worker["machine"]
             if machine.get("type") not in offered:
                 problems.append(problem("%s.ironcore.machine_class" % shoot["cluster"], "%s offers no usable machine "
                                         "type %s (it offers %s)" % (where, machine.get("type"), ", ".join(offered) or "none")))
+            for zone in worker.get("zones") or []:
+                if region in regions and zone not in zones:
+                    problems.append(problem("%s.zone" % shoot["cluster"], "%s offers no zone %s in region %s (%s)" % (
+                        where, zone, region, "it offers %s" % ", ".join(zones) if zones
+                        else "the region has no availability zones")))
     versions = [v.get("version") for v in ((spec.get("kubernetes") or {}).get("versions") or []) if v.get("version")]
     wanted = sorted(set(str(s["spec"]["kubernetes"]["version"]) for s in shoots if s["spec"].get("kubernetes")))
     for version in wanted:

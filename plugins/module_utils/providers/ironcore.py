@@ -476,27 +476,36 @@ def plan_claims(pools, servers, claims, release_surplus=False, maintenances=()):
 # ---------------------------------------------------------------------------
 # From the inventory
 
+MACHINE_KEYS = (("machine_pool", naming.MACHINE_POOL_LABEL), ("machine_class", naming.MACHINE_CLASS_LABEL),
+                ("zone", naming.ZONE_LABEL))
+
+
 def machine_labels(entry):
-    """The Server labels of an IronCore machine pool and class ({machine_pool, machine_class})."""
-    keys = (("machine_pool", naming.MACHINE_POOL_LABEL), ("machine_class", naming.MACHINE_CLASS_LABEL))
-    return dict((label, entry[key]) for key, label in keys if entry.get(key))
+    """The Server labels of an IronCore machine pool, class and zone ({machine_pool, machine_class, zone})."""
+    return dict((label, entry[key]) for key, label in MACHINE_KEYS if entry.get(key))
 
 
 def pool_selector(pool):
-    """The Server selector of a region pool: its IronCore machine pool and class (None when it names neither)."""
+    """The Server selector of a region pool: its IronCore machine pool and class, and its zone (None when it names
+    no machine pool or class: a zone alone would take servers of every pool there)."""
     labels = machine_labels(pool.get("ironcore") or {})
-    return {"matchLabels": labels} if labels else None
+    if not labels:
+        return None
+    if pool.get("zone"):
+        labels[naming.ZONE_LABEL] = pool["zone"]
+    return {"matchLabels": labels}
 
 
 def bmcs_from_inventory(entries):
     """ironcore_bmc's bmcs option from the IronCore host's cobaltcore_bmcs.
 
     Each entry names its credentials (a key of cobaltcore_bmc_credentials) and
-    its machine pool and class, which become the BMC's (and so its Servers') labels.
+    its machine pool, class and zone, which become the BMC's (and so its Servers') labels.
     """
     result = []
     for entry in entries:
-        bmc = dict((k, v) for k, v in entry.items() if k not in ("credentials", "machine_pool", "machine_class"))
+        keys = ("credentials",) + tuple(key for key, unused in MACHINE_KEYS)
+        bmc = dict((k, v) for k, v in entry.items() if k not in keys)
         bmc["secret"] = naming.bmc_secret(entry.get("credentials") or "")
         bmc["labels"] = dict(entry.get("labels") or {}, **machine_labels(entry))
         result.append(bmc)
@@ -563,8 +572,9 @@ def claim_pools(region, settings):
 PREFLIGHT_READS = ({"api_version": API_VERSION, "kind": "BMC"}, {"api_version": API_VERSION, "kind": "Server"})
 
 
-def _machine_text(labels):
-    return "%s/%s" % (labels.get(naming.MACHINE_POOL_LABEL) or "-", labels.get(naming.MACHINE_CLASS_LABEL) or "-")
+def _machine_text(labels, zone=False):
+    text = "%s/%s" % (labels.get(naming.MACHINE_POOL_LABEL) or "-", labels.get(naming.MACHINE_CLASS_LABEL) or "-")
+    return text + " in %s" % (labels.get(naming.ZONE_LABEL) or "no zone") if zone else text
 
 
 def uncarried_pool_problems(region, inventory_bmcs, bmcs, servers):
@@ -576,18 +586,19 @@ def uncarried_pool_problems(region, inventory_bmcs, bmcs, servers):
     """
     carriers = [bmc["labels"] for bmc in bmcs_from_inventory(inventory_bmcs or [])]
     carriers += [(item.get("metadata") or {}).get("labels") or {} for item in list(bmcs or []) + list(servers or [])]
-    offered = ", ".join(sorted(set(_machine_text(labels) for labels in carriers))) or "nothing"
     problems = []
     for key in ("control_planes", "hypervisor_pools", "storage_pools"):
         for index, pool in enumerate(region.get(key) or []):
             selector = pool_selector(pool)
             if not selector or any(selector_matches(selector, labels) for labels in carriers):
                 continue
-            own = pool.get("ironcore") or {}
+            own = dict(pool.get("ironcore") or {}, zone=pool.get("zone"))
             wanted = " and ".join("%s %s" % (name.replace("_", " "), own[name])
-                                  for name in ("machine_pool", "machine_class") if own.get(name))
+                                  for name, unused in MACHINE_KEYS if own.get(name))
+            zoned = bool(pool.get("zone"))
+            offered = ", ".join(sorted(set(_machine_text(labels, zoned) for labels in carriers))) or "nothing"
             problems.append(problem(pool_path(key, index, pool["name"]) + ".ironcore",
                                     "no BMC or Server carries %s, so no server can be claimed for %s (IronCore and "
-                                    "the inventory's BMCs carry machine pool/class %s)"
-                                    % (wanted, pool["name"], offered), "region"))
+                                    "the inventory's BMCs carry machine pool/class%s %s)"
+                                    % (wanted, pool["name"], " in zone" if zoned else "", offered), "region"))
     return problems

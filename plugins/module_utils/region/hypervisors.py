@@ -12,6 +12,12 @@ constants.go, hypervisor_controller.go) creates a kvm.cloud.sap/v1 Hypervisor na
 Node carrying nova.openstack.cloud.sap/virt-driver, with lifecycle management (onboarding) only
 when the Node carries cobaltcore.cloud.sap/node-hypervisor-lifecycle ("skip-tests" skips the
 onboarding smoke test). Gardener puts worker.gardener.cloud/pool on every Node of a worker pool.
+
+Onboarding (onboarding_controller.go, v1.2.3) needs the Node label topology.kubernetes.io/zone (the
+cloud-controller-manager copies it from the claimed Server; it is the Hypervisor's Nova availability
+zone), and completes only with AggregatesUpdated and TraitsUpdated and - under spec.highAvailability,
+which the operator sets true and never syncs - HaEnabled, which only the separate kvm-ha-service sets.
+The pool's high_availability is written to each Hypervisor's spec.highAvailability.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -19,6 +25,7 @@ __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
 HYPERVISOR_API_VERSION = "kvm.cloud.sap/v1"
 HYPERVISOR_KIND = "Hypervisor"
@@ -28,6 +35,7 @@ VIRT_DRIVER = "kvm"
 LIFECYCLE_LABEL = "cobaltcore.cloud.sap/node-hypervisor-lifecycle"
 LIFECYCLES = ("skip-tests", "enabled", "disabled")
 WORKER_POOL_LABEL = "worker.gardener.cloud/pool"
+ZONE_LABEL = naming.ZONE_LABEL
 FIELD_MANAGER = "c5c3.cobaltcore-hypervisor-nodes"
 
 
@@ -42,6 +50,12 @@ def validate(params):
                                 % (params.get("worker_pool"),)))
     if not kube_names.is_label_value(params.get("virt_driver") or "") or not params.get("virt_driver"):
         problems.append(problem("virt_driver", "%r is not a label value" % (params.get("virt_driver"),)))
+    zone = params.get("zone")
+    if not isinstance(zone, str) or not zone or not kube_names.is_label_value(zone):
+        problems.append(problem("zone", "%r is not a zone name: the pool's zone (cobaltcore_pool.zone) is required, the "
+                                "hypervisor operator onboards a Node only with the label %s" % (zone, ZONE_LABEL)))
+    if not isinstance(params.get("high_availability"), bool):
+        problems.append(problem("high_availability", "must be a boolean, got %r" % (params.get("high_availability"),)))
     if params.get("lifecycle") not in LIFECYCLES:
         problems.append(problem("lifecycle", "must be one of %s, got %r"
                                 % (", ".join(LIFECYCLES), params.get("lifecycle"))))
@@ -56,6 +70,9 @@ def validate(params):
             problems.append(problem("labels.%s" % key, "%r is not a valid label value" % (value,)))
         if key in (ROLE_LABEL, VIRT_DRIVER_LABEL, LIFECYCLE_LABEL, WORKER_POOL_LABEL):
             problems.append(problem("labels.%s" % key, "is set by the module itself"))
+        if key == ZONE_LABEL:
+            problems.append(problem("labels.%s" % key, "is the cloud-controller-manager's (from the Server): set the "
+                                    "pool's zone, which selects its servers"))
     for key in ("timeout", "sleep"):
         value = params.get(key)
         if value is not None and (not isinstance(value, int) or value < (0 if key == "timeout" else 1)):
@@ -85,6 +102,53 @@ def node_manifest(name, wanted):
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": dict(wanted)}}
 
 
+def high_availability_manifest(name, enabled):
+    """What the module applies to a Hypervisor: spec.highAvailability only (the operator never syncs it)."""
+    return {"apiVersion": HYPERVISOR_API_VERSION, "kind": HYPERVISOR_KIND, "metadata": {"name": name},
+            "spec": {"highAvailability": bool(enabled)}}
+
+
+def high_availability_changes(hypervisors, names, enabled):
+    """The pool's Hypervisors (by Node name) whose spec.highAvailability is not the pool's."""
+    # The CRD defaults the field to true.
+    return sorted(h["metadata"]["name"] for h in hypervisors if h["metadata"]["name"] in names
+                  and (h.get("spec") or {}).get("highAvailability", True) is not bool(enabled))
+
+
+def zone_problems(nodes, zone):
+    """Nodes whose topology.kubernetes.io/zone is not the pool's: without it their Hypervisors never onboard."""
+    problems = []
+    for node in nodes:
+        have = ((node.get("metadata") or {}).get("labels") or {}).get(ZONE_LABEL)
+        if have != zone:
+            problems.append("Node %s %s, not the pool's zone %s (the cloud-controller-manager copies it from the "
+                            "Server's label; the hypervisor operator onboards a Node only with it)" % (
+                                node["metadata"]["name"], "is in zone %s" % have if have else "has no label " + ZONE_LABEL,
+                                zone))
+    return problems
+
+
+def waiting_for(hv):
+    """What a Hypervisor's onboarding waits for, when the operator's conditions tell (None otherwise)."""
+    spec = hv.get("spec") or {}
+    onboarding = _condition(hv, "Onboarding") or {}
+    if onboarding.get("status") != "True":
+        return None
+    aggregates = _condition(hv, "AggregatesUpdated") or {}
+    if onboarding.get("reason") == "Initial":
+        if not ((hv.get("metadata") or {}).get("labels") or {}).get(ZONE_LABEL):
+            return "the label %s (its Node has none)" % ZONE_LABEL
+        if aggregates.get("reason") == "Failed":
+            return "its aggregates in Nova (%s)" % aggregates.get("message")
+        return "its aggregates in Nova (zone and tenant_filter_tests)"
+    if onboarding.get("reason") == "Handover":
+        missing = [c for c in ("TraitsUpdated", "AggregatesUpdated") if (_condition(hv, c) or {}).get("status") != "True"]
+        if spec.get("highAvailability") and (_condition(hv, "HaEnabled") or {}).get("status") != "True":
+            missing.append("HaEnabled (set by kvm-ha-service under spec.highAvailability)")
+        return ", ".join(missing) or None
+    return None
+
+
 def pool_nodes(nodes, worker_pool):
     """The Nodes of the pool's Gardener worker pool, by name."""
     return sorted((n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(WORKER_POOL_LABEL)
@@ -105,13 +169,13 @@ def _condition(obj, ctype):
     return None
 
 
-def judge(nodes, hypervisors, workers, readiness):
-    """The verdict on a pool: Nodes = workers, one Ready Hypervisor per Node and no other.
+def judge(nodes, hypervisors, workers, readiness, zone=None):
+    """The verdict on a pool: Nodes = workers, each in the pool's zone, one Ready Hypervisor per Node and no other.
 
     nodes: the pool's Nodes; hypervisors: every Hypervisor of the cluster (one cluster per pool, so
     one without a pool Node is extra); readiness(obj) ->
-    {ready, terminal, missing} (the engine's readiness table). Returns {ready, terminal, missing_nodes,
-    missing, extra, not_ready, hypervisors, problems}.
+    {ready, terminal, missing} (the engine's readiness table); zone: the pool's (None: not checked).
+    Returns {ready, terminal, missing_nodes, missing, extra, not_ready, hypervisors, problems}.
     """
     names = [n["metadata"]["name"] for n in nodes]
     by_name = dict((h["metadata"]["name"], h) for h in hypervisors)
@@ -126,7 +190,9 @@ def judge(nodes, hypervisors, workers, readiness):
         verdict = readiness(hv)
         cond = _condition(hv, "Ready") or {}
         entry = {"name": name, "ready": bool(verdict["ready"]), "reason": cond.get("reason"),
-                 "message": cond.get("message"), "internal_ip": (hv.get("status") or {}).get("internalIp")}
+                 "message": cond.get("message"), "internal_ip": (hv.get("status") or {}).get("internalIp"),
+                 "high_availability": (hv.get("spec") or {}).get("highAvailability"),
+                 "waiting_for": None if verdict["ready"] else waiting_for(hv)}
         report["hypervisors"].append(entry)
         if not entry["ready"]:
             report["not_ready"].append(dict(entry, missing=verdict.get("missing")))
@@ -140,9 +206,12 @@ def judge(nodes, hypervisors, workers, readiness):
         problems.append("no Hypervisor for Node %s" % ", ".join(report["missing"]))
     if report["extra"]:
         problems.append("Hypervisor without a Node of the pool: %s" % ", ".join(report["extra"]))
+    if zone is not None:
+        problems += zone_problems(nodes, zone)
     for entry in report["not_ready"]:
-        problems.append("Hypervisor %s not ready: %s %s" % (
-            entry["name"], entry["reason"] or "no Ready condition", entry["message"] or entry.get("missing") or ""))
+        problems.append("Hypervisor %s not ready: %s %s%s" % (
+            entry["name"], entry["reason"] or "no Ready condition", entry["message"] or entry.get("missing") or "",
+            " (waiting for %s)" % entry["waiting_for"] if entry["waiting_for"] else ""))
     report["problems"] = problems
     report["ready"] = not problems
     return report

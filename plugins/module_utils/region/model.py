@@ -67,6 +67,9 @@ _CLUSTER_PROPERTIES = {
     "description": _STRING,
     "region": _STRING,
     "workers": {"type": "integer", "minimum": 1},
+    # The availability zone of the pool's machines: the Shoot worker's zones, the zone its servers are
+    # claimed in (their topology.kubernetes.io/zone), for a hypervisor pool its Nova availability zone.
+    "zone": _STRING,
     "labels": {"type": "object", "additionalProperties": _STRING},
     "ironcore": {"type": "object", "properties": {
         "machine_pool": _STRING,
@@ -99,7 +102,9 @@ _STORAGE_PROPERTIES = dict(_CLUSTER_PROPERTIES, **{
 })
 
 # A hypervisor pool's network plan; network_plan.py validates its content (phase 6, docs/network.md).
-_HYPERVISOR_PROPERTIES = dict(_CLUSTER_PROPERTIES, network={"type": "object", "additionalProperties": {}})
+# high_availability: the Hypervisors' spec.highAvailability (docs/hypervisors.md).
+_HYPERVISOR_PROPERTIES = dict(_CLUSTER_PROPERTIES, network={"type": "object", "additionalProperties": {}},
+                              high_availability={"type": "boolean"})
 
 POOL_SCHEMAS = {
     CONTROL_PLANE: {"type": "object", "required": ["name"], "properties": _CLUSTER_PROPERTIES},
@@ -120,6 +125,7 @@ REGION_SCHEMA = {
         "ironcore": {"type": "object", "properties": {
             "machine_pools": _STRING_LIST,
             "machine_classes": _STRING_LIST,
+            "zones": _STRING_LIST,
         }},
     },
 }
@@ -251,8 +257,11 @@ def _clusters(data):
 def _ironcore(data):
     if data is None:
         return None
-    return {"machine_pools": list(data.get("machine_pools", ())),
-            "machine_classes": list(data.get("machine_classes", ()))}
+    result = {"machine_pools": list(data.get("machine_pools", ())),
+              "machine_classes": list(data.get("machine_classes", ()))}
+    if data.get("zones") is not None:  # declared: the pools' zones must be among them
+        result["zones"] = list(data["zones"])
+    return result
 
 
 def validate_region(region):
@@ -303,6 +312,10 @@ def _check_pool(region, pool, path):
         if not kube_names.is_label_key(key) or not kube_names.is_label_value(value):
             problems.append(_problem(join_path(join_path(path, "labels"), key),
                                      "%r: %r is not a valid Kubernetes label" % (key, value)))
+    zone = pool.data.get("zone")
+    if zone is not None and not (zone and kube_names.is_label_value(zone)):
+        problems.append(_problem(join_path(path, "zone"), "%r is not a zone name (a label value: "
+                                 "topology.kubernetes.io/zone)" % zone))
     capacity = pool.data.get("capacity")
     if capacity is not None and not _QUANTITY.match(capacity):
         problems.append(_problem(join_path(path, "capacity"),
@@ -320,6 +333,10 @@ def _check_ironcore_references(region, pool, path):
         return []
     problems = []
     declared = (("machine_pool", "machine_pools"), ("machine_class", "machine_classes"))
+    zone = pool.data.get("zone")
+    if zone and region.ironcore.get("zones") is not None and zone not in region.ironcore["zones"]:
+        problems.append(_problem(join_path(path, "zone"), "%s is not among the IronCore zones of region %s (%s)" % (
+            zone, region.name, ", ".join(region.ironcore["zones"]) or "none")))
     for field, declared_key in declared:
         value = pool.data.get("ironcore", {}).get(field)
         if value is not None and value not in region.ironcore[declared_key]:

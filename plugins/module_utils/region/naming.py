@@ -35,6 +35,9 @@ CLUSTER_LABEL = "c5c3.io/cluster"
 POOL_LABEL = "c5c3.io/pool"
 MACHINE_POOL_LABEL = "c5c3.io/machine-pool"
 MACHINE_CLASS_LABEL = "c5c3.io/machine-class"
+# A Server's availability zone (from its BMC's entry); the cloud-controller-manager copies it to its
+# Node (ironcore-dev/cloud-provider-metal), where the hypervisor operator reads it as the Nova zone.
+ZONE_LABEL = "topology.kubernetes.io/zone"
 
 # Key of the Ceph key inside the client secrets (Rook writes it, the seed's
 # ControlPlane reads it).

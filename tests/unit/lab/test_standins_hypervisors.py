@@ -8,15 +8,18 @@ The lab tests (tests/integration/test_hypervisors.py) drive both against real AP
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import copy
+import json
 import os
 import sys
+import uuid
 
 import pytest
 
 from conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "lab"))
-from regionlab.standins import hypervisor_operator as hvop, nodes  # noqa: E402  pylint: disable=wrong-import-position
+from regionlab.standins import hypervisor_operator as hvop, nodes, settings  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate  # noqa: E402
 
@@ -63,6 +66,19 @@ def test_node_labels_and_status():
     assert (ready["status"], ready["reason"], ready["message"]) == ("True", "KubeletReady", "kubelet is posting ready status")
 
 
+def test_a_node_carries_its_servers_zone_and_region_as_the_ccm_sets_them():
+    worker = {"name": "worker", "zones": ["lab-1a"], "machine": {"type": "lab-kvm"}}
+    server = {"metadata": {"labels": {"topology.kubernetes.io/zone": "lab-1b", "topology.kubernetes.io/region": "lab",
+                                      "c5c3.io/machine-class": "lab-kvm"}}}
+    labels = nodes.node_labels(worker, "srv-1", server)
+    # cloud-provider-metal: the claimed Server's zone, not the worker's; its other labels are not topology.
+    assert labels["topology.kubernetes.io/zone"] == "lab-1b" and labels["topology.kubernetes.io/region"] == "lab"
+    assert "c5c3.io/machine-class" not in labels
+    # A Server without topology labels: a Node without them (the hypervisor operator cannot onboard it).
+    assert "topology.kubernetes.io/zone" not in nodes.node_labels(worker, "srv-1", {"metadata": {"labels": {}}})
+    assert "topology.kubernetes.io/zone" not in nodes.node_labels(worker, "srv-1")
+
+
 def node(labels, annotations=None):
     return {"metadata": {"name": "srv-1", "uid": "u-1", "labels": labels, "annotations": annotations or {}}}
 
@@ -79,6 +95,48 @@ def test_the_hypervisor_of_a_node():
     assert spec["lifecycleEnabled"] and spec["skipTests"] and spec["highAvailability"] and spec["installCertificate"]
     assert spec["aggregates"] == ["az-1", "tenant_filter_tests"] and spec["customTraits"] == ["CUSTOM_A"]
     assert not hvop.desired_hypervisor(node({hvop.VIRT_DRIVER: "kvm"}))["spec"]["lifecycleEnabled"]
+    # With the annotation, the zone joins the aggregates (an aggregate per zone, named as the zone).
+    zoned = hvop.desired_hypervisor(node({hvop.VIRT_DRIVER: "kvm", hvop.ZONE: "lab-1a"}, {hvop.AGGREGATES: "az-1"}))
+    assert zoned["spec"]["aggregates"] == ["az-1", "lab-1a"] and zoned["metadata"]["labels"] == {hvop.ZONE: "lab-1a"}
+    assert "aggregates" not in hvop.desired_hypervisor(node({hvop.VIRT_DRIVER: "kvm", hvop.ZONE: "lab-1a"}))["spec"]
+
+
+def test_the_node_is_synced_to_an_existing_hypervisor_added_or_changed_never_removed():
+    found = hvop.desired_hypervisor(node({hvop.VIRT_DRIVER: "kvm", "worker.gardener.cloud/pool": "worker"}))
+    assert hvop.sync_patch(found, node({hvop.VIRT_DRIVER: "kvm", "worker.gardener.cloud/pool": "worker"})) == {}
+    later = node({hvop.VIRT_DRIVER: "kvm", hvop.ZONE: "lab-1a", hvop.LIFECYCLE: "skip-tests", "tier": "x"},
+                 {hvop.AGGREGATES: "az-1", hvop.CUSTOM_TRAITS: "CUSTOM_A, CUSTOM_B"})
+    # The pool label the Node lost stays; lifecycle, aggregates (with the zone) and traits follow the Node.
+    assert hvop.sync_patch(found, later) == {
+        "metadata": {"labels": {hvop.ZONE: "lab-1a"}},
+        "spec": {"lifecycleEnabled": True, "skipTests": True, "aggregates": ["az-1", "lab-1a"],
+                 "customTraits": ["CUSTOM_A", "CUSTOM_B"]}}
+    # A Node without the lifecycle label leaves lifecycleEnabled as it is (upstream never sets it false).
+    enabled = dict(found, spec=dict(found["spec"], lifecycleEnabled=True))
+    assert hvop.sync_patch(enabled, node({hvop.VIRT_DRIVER: "kvm", "worker.gardener.cloud/pool": "worker"})) == {}
+
+
+def zoned_hv(reason, zone="lab-1a", **conditions):
+    conds = [{"type": "Onboarding", "status": "True" if reason != "Succeeded" else "False", "reason": reason}]
+    conds += [{"type": t, "status": s} for t, s in conditions.items()]
+    return {"metadata": {"name": "srv-1", "labels": {hvop.ZONE: zone} if zone else {}},
+            "spec": {"aggregates": ["az-1"]}, "status": {"conditions": conds}}
+
+
+def test_the_aggregates_upstream_wants_at_each_step():
+    test = ["lab-1a", hvop.TEST_AGGREGATE]
+    assert hvop.wanted_aggregates(zoned_hv("Initial")) == (test, (
+        "False", "TestAggregates", "Test aggregate applied during onboarding instead of spec aggregates"))
+    assert hvop.wanted_aggregates(zoned_hv("Testing"))[0] == test
+    assert hvop.wanted_aggregates(zoned_hv("Handover")) == (test, (
+        "False", "WaitingForTraits", "Waiting for traits to be applied before switching to spec aggregates"))
+    assert hvop.wanted_aggregates(zoned_hv("Handover", TraitsUpdated="True")) == (
+        ["az-1"], ("True", "Succeeded", "Aggregates from spec applied successfully"))
+    assert hvop.wanted_aggregates(zoned_hv("Succeeded"))[0] == ["az-1"]
+    # Without the zone label upstream asks Nova for an aggregate named "" (which does not exist).
+    assert hvop.wanted_aggregates(zoned_hv("Initial", zone=None))[0] == ["", hvop.TEST_AGGREGATE]
+    assert hvop.missing_aggregates(["", hvop.TEST_AGGREGATE]) == [""] and hvop.go_list([""]) == "[]"
+    assert hvop.same_names(["b", "a"], ["a", "b"]) and not hvop.same_names(["a"], ["a", "a"])
 
 
 def hv(spec=None, **status):
@@ -98,6 +156,19 @@ def test_ready_condition_as_upstream_computes_it():
     ready = hv(conditions=[done, {"type": "Ready", "status": "True", "reason": "Ready", "message": "Hypervisor is ready",
                                   "lastTransitionTime": "2026-01-01T00:00:00Z"}])
     assert evaluate(ready).ready
+    # Maintenance comes before the onboarding verdict; an onboarding in progress before maintenance.
+    assert hvop.ready_condition(hv({"lifecycleEnabled": True, "maintenance": "ha"}, conditions=[done])) == (
+        "False", "Maintenance", "Hypervisor is in maintenance mode")
+    evicting = {"type": "Evicting", "status": "True", "reason": "Running", "message": "Evicting"}
+    assert hvop.ready_condition(hv({"maintenance": "manual"}, conditions=[done, evicting])) == (
+        "False", "Evicting", "Hypervisor is disabled and evicting")
+    assert hvop.ready_condition(hv({"maintenance": "manual"}, conditions=[done, dict(evicting, status="False")])) == (
+        "False", "Evicted", "Hypervisor is disabled and evicted")
+    assert hvop.ready_condition(hv({"maintenance": "ha"}, conditions=[testing]))[1] == "Onboarding"
+    aborted = {"type": "Onboarding", "status": "False", "reason": "Aborted", "message": "Aborted due to x"}
+    assert hvop.ready_condition(hv(conditions=[aborted])) == ("False", "Onboarding", "Onboarding was aborted")
+    terminating = {"type": "Terminating", "status": "True"}
+    assert hvop.ready_condition(hv(conditions=[done, terminating]))[1] == "Terminating"
 
 
 class ControlPlaneKube:
@@ -130,3 +201,200 @@ def test_nova_compute_registers_only_with_a_ready_nova_serving_the_pool(monkeypa
     assert not operator.nova_ready("hv-pool-b")  # no ControlPlane computes on that pool
     operator.novas, operator.control_plane = None, ControlPlaneKube([], {})
     assert not operator.nova_ready("hv-pool-a")  # no ControlPlane (phase 4 not run): nothing to register with
+
+
+# ---------------------------------------------------------------------------
+# The operator against an in-memory pool cluster (no delays)
+
+def merge(target, patch):
+    """JSON merge patch (RFC 7386) in place."""
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict) and isinstance(target.get(key), dict):
+            merge(target[key], value)
+        else:
+            target[key] = json.loads(json.dumps(value))
+
+
+class PoolKube:
+    """Nodes and Hypervisors of one pool cluster; reads return copies, writes need the read's resourceVersion."""
+
+    def __init__(self):
+        self.objects = {}
+        self.version = 0
+
+    def _bump(self, obj):
+        self.version += 1
+        obj["metadata"]["resourceVersion"] = str(self.version)
+
+    def list(self, url):
+        return [copy.deepcopy(o) for k, o in sorted(self.objects.items()) if k.rsplit("/", 1)[0] == url]
+
+    def get(self, url):
+        if url == hvop.HYPERVISORS:
+            return {"items": self.list(url)}
+        return copy.deepcopy(self.objects.get(url))
+
+    def create(self, url, obj):
+        key = url + "/" + obj["metadata"]["name"]
+        if key in self.objects:
+            return None
+        obj = json.loads(json.dumps(obj))
+        obj["metadata"].update(uid=str(uuid.uuid4()), generation=1)
+        self._bump(obj)
+        self.objects[key] = obj
+        return copy.deepcopy(obj)
+
+    def patch(self, url, obj, patch, subresource=None):
+        have = self.objects.get(url)
+        if have is None or have["metadata"]["resourceVersion"] != obj["metadata"]["resourceVersion"]:
+            return None
+        merge(have, {k: v for k, v in patch.items() if k != "metadata"})
+        merge(have["metadata"], patch.get("metadata") or {})
+        self._bump(have)
+        return copy.deepcopy(have)
+
+
+class Ctl:
+    def __init__(self):
+        self.settings = type("Settings", (), {"get": lambda s: settings.StandinSettings({})})()
+        self.timers = {}
+        self.logs = []
+
+    def after(self, key, delay):
+        self.timers.setdefault(key, 0)
+        return True
+
+    def done(self, key):
+        self.timers.pop(key, None)
+
+    def delay(self, name):
+        return 0.0
+
+    def log(self, message):
+        self.logs.append(message)
+
+
+POOL = "hv-pool-a"
+
+
+def operator_with_node(monkeypatch, labels, annotations=None):
+    monkeypatch.setattr(hvop, "Kube", lambda cluster, manager: PoolKube())
+    cluster = type("Cluster", (), {"name": POOL})()
+    operator = hvop.HypervisorOperator(Ctl(), [cluster], None)
+    operator.nova_ready = lambda pool: True
+    kube = operator.kubes[POOL]
+    kube.create(hvop.NODES, {"metadata": {"name": "srv-1", "labels": dict({hvop.VIRT_DRIVER: "kvm"}, **labels),
+                                          "annotations": annotations or {}},
+                             "status": {"addresses": [{"type": "InternalIP", "address": "10.20.1.10"}]}})
+    return operator, kube
+
+
+def passes(operator, count=12):
+    for unused in range(count):
+        operator.reconcile()
+    return operator.kubes[POOL].get(hvop.HYPERVISORS + "/srv-1")
+
+
+def conditions_of(found):
+    return dict((c["type"], (c["status"], c.get("reason"), c.get("message"))) for c in found["status"]["conditions"])
+
+
+def set_spec(kube, **spec):
+    url = hvop.HYPERVISORS + "/srv-1"
+    assert kube.patch(url, kube.get(url), {"spec": spec})
+
+
+def test_without_a_zone_label_onboarding_stays_initial_and_the_aggregates_fail(monkeypatch):
+    operator, kube = operator_with_node(monkeypatch, {hvop.LIFECYCLE: "skip-tests"})
+    found = passes(operator)
+    conds = conditions_of(found)
+    assert conds["Onboarding"] == ("True", "Initial", "Initial onboarding")
+    assert conds["AggregatesUpdated"] == ("False", "Failed", "failed to apply aggregates: aggregates not found: []")
+    assert conds["Ready"] == ("False", "Onboarding", "Onboarding in progress: Initial onboarding")
+    assert "aggregates" not in found["status"] and found["status"]["hypervisorId"]
+    assert operator.ctl.logs.count("Hypervisor hv-pool-a/srv-1: " + hvop.NO_ZONE) == 1
+    # The zone arrives on the Node (the CCM), the Hypervisor follows; with HA off onboarding completes.
+    node = kube.get(hvop.NODES + "/srv-1")
+    kube.patch(hvop.NODES + "/srv-1", node, {"metadata": {"labels": {hvop.ZONE: "lab-1a"}}})
+    set_spec(kube, highAvailability=False)
+    found = passes(operator)
+    conds = conditions_of(found)
+    assert found["metadata"]["labels"][hvop.ZONE] == "lab-1a"
+    assert conds["Onboarding"] == ("False", "Succeeded", "Onboarding completed")
+    assert conds["Ready"] == ("True", "Ready", "Hypervisor is ready")
+    assert conds["AggregatesUpdated"] == ("True", "Succeeded", "Aggregates from spec applied successfully")
+    assert conds["TraitsUpdated"][0] == "True" and conds["HypervisorDisabled"][:2] == ("False", "Succeeded")
+    assert "aggregates" not in found["status"]  # no spec aggregates: the test aggregates are gone again
+
+
+def test_onboarding_passes_through_the_test_aggregates(monkeypatch):
+    operator, kube = operator_with_node(monkeypatch, {hvop.LIFECYCLE: "skip-tests", hvop.ZONE: "lab-1a"},
+                                        {hvop.AGGREGATES: "az-x"})
+    seen = []
+    for unused in range(8):
+        operator.reconcile()
+        found = kube.get(hvop.HYPERVISORS + "/srv-1")
+        if (found.get("status") or {}).get("conditions"):
+            conds = conditions_of(found)
+            step = (conds.get("Onboarding", (None, None))[1], hvop.aggregate_names(found), conds["AggregatesUpdated"][1])
+            if not seen or seen[-1] != step:
+                seen.append(step)
+    test = ["lab-1a", hvop.TEST_AGGREGATE]
+    assert seen == [(None, ["az-x", "lab-1a"], "Succeeded"),   # registered: spec aggregates until onboarding starts
+                    ("Initial", test, "TestAggregates"), ("Testing", test, "TestAggregates"),
+                    ("Handover", test, "WaitingForTraits"), ("Handover", ["az-x", "lab-1a"], "Succeeded")]
+    set_spec(kube, highAvailability=False)
+    assert conditions_of(passes(operator))["Onboarding"][1] == "Succeeded"
+
+
+def test_with_high_availability_onboarding_waits_at_handover_for_ha_enabled(monkeypatch):
+    operator, kube = operator_with_node(monkeypatch, {hvop.LIFECYCLE: "skip-tests", hvop.ZONE: "lab-1a"})
+    found = passes(operator)
+    conds = conditions_of(found)
+    assert found["spec"]["highAvailability"] is True
+    assert conds["Onboarding"] == ("True", "Handover", "Waiting for other controllers to take over")
+    assert conds["AggregatesUpdated"][0] == "True" and conds["TraitsUpdated"][0] == "True" and "HaEnabled" not in conds
+    assert conds["Ready"] == ("False", "Onboarding", "Onboarding in progress: Waiting for other controllers to take over")
+    # kvm-ha-service enables HA: onboarding completes.
+    url = hvop.HYPERVISORS + "/srv-1"
+    have = kube.get(url)
+    ha = {"type": "HaEnabled", "status": "True", "reason": "Succeeded", "message": "HA enabled"}
+    kube.patch(url, have, {"status": {"conditions": have["status"]["conditions"] + [ha]}}, "status")
+    assert conditions_of(passes(operator))["Ready"] == ("True", "Ready", "Hypervisor is ready")
+
+
+def test_maintenance_reports_not_ready_evicts_and_returns(monkeypatch):
+    operator, kube = operator_with_node(monkeypatch, {hvop.LIFECYCLE: "skip-tests", hvop.ZONE: "lab-1a"})
+    passes(operator, 1)
+    set_spec(kube, highAvailability=False)
+    assert conditions_of(passes(operator))["Ready"][0] == "True"
+    set_spec(kube, maintenance="ha")
+    assert conditions_of(passes(operator))["Ready"] == ("False", "Maintenance", "Hypervisor is in maintenance mode")
+    set_spec(kube, maintenance="")
+    assert conditions_of(passes(operator))["Ready"][0] == "True"
+    set_spec(kube, maintenance="manual", maintenanceReason="firmware")
+    operator.reconcile()
+    found = kube.get(hvop.HYPERVISORS + "/srv-1")
+    assert conditions_of(found)["Ready"] == ("False", "Evicting", "Hypervisor is disabled and evicting")
+    assert conditions_of(found)["HypervisorDisabled"] == ("True", "Succeeded", "Hypervisor is disabled")
+    found = passes(operator)
+    assert conditions_of(found)["Ready"] == ("False", "Evicted", "Hypervisor is disabled and evicted")
+    assert found["status"]["evicted"] is True
+    set_spec(kube, maintenance="")
+    found = passes(operator)
+    assert conditions_of(found)["Ready"][0] == "True" and "Evicting" not in conditions_of(found)
+    assert "evicted" not in found["status"]
+    assert conditions_of(found)["HypervisorDisabled"] == ("False", "Succeeded", "Hypervisor is enabled")
+
+
+def test_a_status_writer_other_than_kvm_ha_service_makes_the_hypervisor_foreign(monkeypatch):
+    operator, kube = operator_with_node(monkeypatch, {hvop.LIFECYCLE: "skip-tests", hvop.ZONE: "lab-1a"})
+    found = passes(operator, 2)
+
+    def written_by(manager):
+        return dict(found, metadata=dict(found["metadata"], managedFields=[
+            {"manager": manager, "operation": "Update", "subresource": "status"}]))
+    assert not hvop.loop.status_writers(written_by(hvop.HA_SERVICE)) - {hvop.MANAGER, hvop.HA_SERVICE}
+    assert hvop.loop.status_writers(written_by("a-test")) - {hvop.MANAGER, hvop.HA_SERVICE}

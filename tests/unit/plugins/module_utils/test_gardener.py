@@ -26,7 +26,7 @@ SETTINGS = {"project": "cc", "cloud_profile": "ironcore-metal", "credentials_bin
 REGION = {"name": "eu-de-1",
           "control_planes": [{"name": "eu-de-1-control-plane", "workers": 3, "ironcore": {"machine_class": "general"},
                               "gardener": {"shoot_name": "eu-de-1-cp"}}],
-          "hypervisor_pools": [{"name": "hv-pool-a", "workers": 5, "ironcore": {"machine_class": "kvm"},
+          "hypervisor_pools": [{"name": "hv-pool-a", "workers": 5, "zone": "eu-de-1a", "ironcore": {"machine_class": "kvm"},
                                 "gardener": {"networking": {"nodes": "10.1.0.0/24"}, "kubernetes_version": "1.32"}}],
           "storage_pools": [{"name": "st-pool-a", "workers": 2, "ironcore": {"machine_class": "storage"}}]}
 
@@ -44,8 +44,9 @@ def test_one_shoot_per_cluster_with_workers_and_settings():
     assert hv["spec"]["region"] == "eu-de-1"
     assert hv["spec"]["credentialsBindingName"] == "metal"
     assert hv["spec"]["provider"]["workers"] == [{
-        "name": "worker", "minimum": 5, "maximum": 5,
+        "name": "worker", "minimum": 5, "maximum": 5, "zones": ["eu-de-1a"],
         "machine": {"type": "kvm", "architecture": "amd64", "image": {"name": "gardenlinux", "version": "1877.3.0"}}}]
+    assert "zones" not in result["st-pool-a"]["spec"]["provider"]["workers"][0]  # a pool without a zone: none
     assert hv["spec"]["networking"] == {"type": "calico", "pods": "100.64.0.0/12", "nodes": "10.1.0.0/24"}
     assert hv["spec"]["kubernetes"] == {"version": "1.32"}
     assert result["st-pool-a"]["spec"]["kubernetes"] == {"version": "1.33"}
@@ -65,6 +66,8 @@ def test_every_problem_is_reported_at_once():
     assert "gardener.credentials_binding: is required" in text
     assert "gardener.project: 'Not-Valid'" in text
     assert "hv-pool-a.ironcore.machine_class: is required" in text
+    assert ("hv-pool-a.zone: is required for a hypervisor pool: the hypervisor operator onboards a Node only with the "
+            "label topology.kubernetes.io/zone, the Nova availability zone of its Hypervisor") in text
     with pytest.raises(InputError) as error:
         shoots(region, SETTINGS)
     text = "\n".join(error.value.problems)
@@ -101,6 +104,24 @@ def test_update_problems(change, fragment):
     desired.update(change)
     problems = gardener.update_problems("hv", live, desired)
     assert len(problems) == 1 and problems[0].startswith("Shoot hv " + fragment), problems
+
+
+def test_a_workers_zones_may_only_grow_at_their_end():
+    def spec(*zones):
+        worker = {"name": "worker", "machine": {"type": "kvm"}}
+        if zones:
+            worker["zones"] = list(zones)
+        return {"provider": {"type": "ironcore-metal", "workers": [worker]}}
+    assert gardener.update_problems("hv", spec(), spec("a")) == []          # a Shoot of before zones gets its zone
+    assert gardener.update_problems("hv", spec("a"), spec("a", "b")) == []
+    assert gardener.update_problems("hv", spec("a"), spec("a")) == []
+    for live, desired in ((spec("a"), spec("b")), (spec("a", "b"), spec("a")), (spec("a"), spec())):
+        (problem,) = gardener.update_problems("hv", live, desired)
+        assert problem.startswith("Shoot hv spec.provider.workers[0].zones: field is immutable (the zones of worker "
+                                  "worker are %s" % ", ".join(live["provider"]["workers"][0]["zones"])), problem
+    # A new worker pool takes any zone.
+    other = {"provider": {"workers": [{"name": "other", "zones": ["x"]}]}}
+    assert gardener.update_problems("hv", spec("a"), other) == []
 
 
 @pytest.mark.parametrize("version", ["1.32", "1.32.2", "1.32.5", "1.33", "1.33.1"])
@@ -169,9 +190,9 @@ def test_a_hypervisor_pools_shoot_has_its_planned_underlay_as_node_network():
     """The gardenlet gives Nodes their InternalIP in spec.networking.nodes; OVN's geneve addresses are
     those (docs/network.md), so the Shoot carries the pool's planned underlay."""
     region = dict(REGION, hypervisor_pools=[
-        {"name": "hv-pool-a", "workers": 2, "ironcore": {"machine_class": "kvm"},
+        {"name": "hv-pool-a", "workers": 2, "zone": "a", "ironcore": {"machine_class": "kvm"},
          "network": {"underlay": "10.20.1.0/24", "encapsulation": "10.20.1.10-10.20.1.250"}},
-        {"name": "hv-pool-b", "workers": 1, "ironcore": {"machine_class": "kvm"}}])
+        {"name": "hv-pool-b", "workers": 1, "zone": "a", "ironcore": {"machine_class": "kvm"}}])
     result = dict((s["name"], s["spec"]["networking"]) for s in shoots(region))
     assert result["hv-pool-a"] == {"type": "calico", "pods": "100.64.0.0/12", "nodes": "10.20.1.0/24"}
     assert result["hv-pool-b"] == {"type": "calico", "pods": "100.64.0.0/12"}

@@ -11,7 +11,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import hypervisors as hv
 
 PARAMS = {"workers": 2, "worker_pool": "worker", "labels": {"tier": "standard"}, "virt_driver": "kvm",
-          "lifecycle": "skip-tests", "timeout": 600, "sleep": 5}
+          "lifecycle": "skip-tests", "zone": "eu-de-1a", "high_availability": False, "timeout": 600, "sleep": 5}
 
 
 def node(name, labels=None, address="10.250.3.10", pool="worker"):
@@ -37,12 +37,15 @@ def test_valid_input_passes():
 
 def test_every_bad_field_is_named_in_one_error():
     bad = dict(PARAMS, workers=-1, worker_pool="bad pool", virt_driver="", lifecycle="sometimes",
-               labels={"bad key!": "x", "tier": "bad value!", hv.ROLE_LABEL: ""}, timeout=-5)
+               labels={"bad key!": "x", "tier": "bad value!", hv.ROLE_LABEL: "", hv.ZONE_LABEL: "a"}, timeout=-5,
+               zone="", high_availability="yes")
     with pytest.raises(InputError) as err:
         hv.validate(bad)
     text = str(err.value)
     for field in ("workers", "worker_pool", "virt_driver", "lifecycle", "'bad key!'", "labels.tier",
-                  "labels.%s: is set by the module itself" % hv.ROLE_LABEL, "timeout"):
+                  "labels.%s: is set by the module itself" % hv.ROLE_LABEL, "timeout",
+                  "zone: '' is not a zone name: the pool's zone (cobaltcore_pool.zone) is required",
+                  "labels.%s: is the cloud-controller-manager's" % hv.ZONE_LABEL, "high_availability: must be a boolean"):
         assert field in text, field
 
 
@@ -98,3 +101,58 @@ def test_a_deleted_hypervisor_is_terminal():
     gone = hypervisor("a")
     gone["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert hv.judge([node("a")], [gone], 1, verdict)["terminal"]
+
+
+def onboarding(reason, labels=None, spec=None, **conditions):
+    conds = [{"type": "Onboarding", "status": "True", "reason": reason, "message": "..."},
+             {"type": "Ready", "status": "False", "reason": "Onboarding", "message": "Onboarding in progress: ...",
+              "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+    conds += [dict(c, type=t) for t, c in conditions.items()]
+    return {"apiVersion": hv.HYPERVISOR_API_VERSION, "kind": "Hypervisor",
+            "metadata": {"name": "a", "labels": labels or {}}, "spec": spec or {}, "status": {"conditions": conds}}
+
+
+def test_what_onboarding_waits_for_is_named():
+    zoned = {hv.ZONE_LABEL: "eu-de-1a"}
+    assert hv.waiting_for(onboarding("Initial")) == "the label topology.kubernetes.io/zone (its Node has none)"
+    failed = {"status": "False", "reason": "Failed", "message": "failed to apply aggregates: aggregates not found: [x]"}
+    assert hv.waiting_for(onboarding("Initial", zoned, AggregatesUpdated=failed)) == (
+        "its aggregates in Nova (failed to apply aggregates: aggregates not found: [x])")
+    true = {"status": "True"}
+    assert hv.waiting_for(onboarding("Handover", zoned, {"highAvailability": True}, AggregatesUpdated=true,
+                                     TraitsUpdated=true)) == "HaEnabled (set by kvm-ha-service under spec.highAvailability)"
+    assert hv.waiting_for(onboarding("Handover", zoned, {"highAvailability": False}, AggregatesUpdated=true)) == \
+        "TraitsUpdated"
+    assert hv.waiting_for(onboarding("Testing", zoned)) is None
+    report = hv.judge([node("a", zoned)], [onboarding("Handover", zoned, {"highAvailability": True})], 1, verdict,
+                      "eu-de-1a")
+    assert report["problems"] == ["Hypervisor a not ready: Onboarding Onboarding in progress: ... (waiting for "
+                                  "TraitsUpdated, AggregatesUpdated, HaEnabled (set by kvm-ha-service under "
+                                  "spec.highAvailability))"]
+    assert report["hypervisors"][0]["high_availability"] is True
+
+
+def test_every_node_must_be_in_the_pools_zone():
+    nodes = [node("a", {hv.ZONE_LABEL: "eu-de-1a"}), node("b", {hv.ZONE_LABEL: "eu-de-1b"}), node("c")]
+    report = hv.judge(nodes, [hypervisor("a"), hypervisor("b"), hypervisor("c")], 3, verdict, "eu-de-1a")
+    assert not report["ready"] and not report["terminal"]
+    assert report["problems"] == [
+        "Node b is in zone eu-de-1b, not the pool's zone eu-de-1a (the cloud-controller-manager copies it from the "
+        "Server's label; the hypervisor operator onboards a Node only with it)",
+        "Node c has no label topology.kubernetes.io/zone, not the pool's zone eu-de-1a (the cloud-controller-manager "
+        "copies it from the Server's label; the hypervisor operator onboards a Node only with it)"]
+    assert hv.judge(nodes[:1], [hypervisor("a")], 1, verdict, "eu-de-1a")["ready"]
+
+
+def test_high_availability_is_applied_to_the_pools_hypervisors_that_differ():
+    def with_ha(name, value):
+        found = hypervisor(name)
+        found["spec"] = {"highAvailability": value}
+        return found
+    found = [with_ha("a", True), with_ha("b", False), with_ha("other", True), hypervisor("c")]
+    # c has no spec.highAvailability: the CRD's default, true.
+    assert hv.high_availability_changes(found, {"a", "b", "c"}, False) == ["a", "c"]
+    assert hv.high_availability_changes(found, {"a", "b", "c"}, True) == ["b"]
+    assert hv.high_availability_manifest("a", False) == {
+        "apiVersion": "kvm.cloud.sap/v1", "kind": "Hypervisor", "metadata": {"name": "a"},
+        "spec": {"highAvailability": False}}

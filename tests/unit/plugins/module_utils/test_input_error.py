@@ -142,7 +142,7 @@ LAYERS = [
     ("dependency graph", lambda: dependency_graph.topological_order({"a": ("b",)}), ["depends.a"]),
     ("gardener shoots", lambda: gardener.shoots(model.build_region(REGION).to_dict(), {"project": "p"}),
      ["gardener.cloud_profile", "gardener.credentials_binding", "gardener.provider_type", "gardener.machine_image",
-      "r-control-plane.ironcore.machine_class", "hv.ironcore.machine_class", "st.ironcore.machine_class"]),
+      "hv.zone", "r-control-plane.ironcore.machine_class", "hv.ironcore.machine_class", "st.ironcore.machine_class"]),
     ("gardener kubeconfig paths", lambda: gardener.kubeconfig_paths([{"name": "s", "cluster": "hv"}], {}),
      ["hostvars.hv.cobaltcore_kubeconfig"]),
     ("gardener kubeconfig", lambda: gardener.kubeconfig_facts("kind: Secret"), ["kubeconfig kind"]),

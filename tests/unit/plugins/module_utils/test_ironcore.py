@@ -173,7 +173,10 @@ def test_claim_pools_of_the_shipped_inventories(inventory_of, region):
     assert ironcore.pool_problems(pools) == []
     for entry in pools:
         assert json.loads(entry["ignition"])["ignition"]["version"] == "3.4.0"
-        assert set(entry["selector"]["matchLabels"]) == {naming.MACHINE_POOL_LABEL, naming.MACHINE_CLASS_LABEL}
+        zone = build_region(inventory).pool(entry["name"]).data.get("zone")
+        assert entry["selector"]["matchLabels"].get(naming.ZONE_LABEL) == zone  # a pool with a zone claims there
+        machine = set(entry["selector"]["matchLabels"]) - {naming.ZONE_LABEL}
+        assert machine == {naming.MACHINE_POOL_LABEL, naming.MACHINE_CLASS_LABEL}
 
 
 def test_claim_pools_reports_pools_without_machines_or_image():
@@ -309,3 +312,11 @@ def test_a_discovery_that_starts_over_is_seen_even_when_both_looks_find_discover
     assert ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:30:16Z")]) == ["s1"]
     seen = {"s1": "2026-01-01T00:00:06Z"}
     assert ironcore.discovery_restarts(seen, [discovering("s1", "Available", "2026-01-01T00:01:00Z", "Off")]) == []
+
+
+def test_a_pool_with_a_zone_selects_servers_of_its_zone_only():
+    pool = {"name": "hv", "zone": "eu-de-1a", "ironcore": {"machine_pool": "rack-1", "machine_class": "kvm"}}
+    assert ironcore.pool_selector(pool) == {"matchLabels": {
+        naming.MACHINE_POOL_LABEL: "rack-1", naming.MACHINE_CLASS_LABEL: "kvm", naming.ZONE_LABEL: "eu-de-1a"}}
+    # A zone alone selects no pool's servers: every machine of the zone would do.
+    assert ironcore.pool_selector({"name": "hv", "zone": "eu-de-1a"}) is None

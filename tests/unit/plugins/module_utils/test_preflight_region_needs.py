@@ -20,7 +20,8 @@ def judged(checks):
     return preflight.problems(checks, region_needs.problems)
 
 
-POOL_LABEL, CLASS_LABEL = "c5c3.io/machine-pool", "c5c3.io/machine-class"
+POOL_LABEL, CLASS_LABEL, ZONE_LABEL = "c5c3.io/machine-pool", "c5c3.io/machine-class", "topology.kubernetes.io/zone"
+ZONE = "eu-de-1a"
 SETTINGS = {"project": "cc", "cloud_profile": {"kind": "CloudProfile", "name": "metal"},
             "credentials_binding": "metal", "provider_type": "ironcore-metal", "kubernetes_version": "1.33",
             "machine_image": {"name": "gardenlinux", "version": "1877.3.0"}, "purpose": "production"}
@@ -30,6 +31,7 @@ def inventory():
     pools = {"cp": ("rack-1", "general"), "hv-a": ("rack-1", "kvm"), "st-a": ("rack-2", "storage")}
     hostvars = dict((name, {"cobaltcore_pool": {"ironcore": {"machine_pool": pool, "machine_class": cls}}})
                     for name, (pool, cls) in pools.items())
+    hostvars["hv-a"]["cobaltcore_pool"]["zone"] = ZONE  # a hypervisor pool's servers are claimed in its zone
     hostvars["baremetal"] = {"cobaltcore_ironcore": {"machine_pools": ["rack-1", "rack-2"],
                                                      "machine_classes": ["general", "kvm", "storage"]}}
     return {"name": "eu-de-1", "groups": {
@@ -51,9 +53,9 @@ def read(kind, items, name=None, error=None, status=None, api_version=GV):
 
 # --- IronCore: every pool carried by a BMC or Server ---------------------------------------------
 
-def machine(kind, name, pool, cls):
+def machine(kind, name, pool, cls, zone=ZONE):
     return {"apiVersion": ironcore.API_VERSION, "kind": kind,
-            "metadata": {"name": name, "labels": {POOL_LABEL: pool, CLASS_LABEL: cls}}}
+            "metadata": {"name": name, "labels": {POOL_LABEL: pool, CLASS_LABEL: cls, ZONE_LABEL: zone}}}
 
 
 def ironcore_checks(bmcs=(), servers=(), inventory_bmcs=()):
@@ -65,10 +67,36 @@ def test_a_region_without_any_machine_names_every_pool_with_its_machine_pool_and
     """eu-de-1 as shipped: no BMC in the inventory, none registered."""
     assert judged(ironcore_checks()) == [
         "region %s[%s].ironcore: no BMC or Server carries machine pool %s and machine class %s, so no server can be "
-        "claimed for %s (IronCore and the inventory's BMCs carry machine pool/class nothing)" % (key, name, pool, cls, name)
-        for key, name, pool, cls in (("control_planes", "cp", "rack-1", "general"),
-                                     ("hypervisor_pools", "hv-a", "rack-1", "kvm"),
-                                     ("storage_pools", "st-a", "rack-2", "storage"))]
+        "claimed for %s (IronCore and the inventory's BMCs carry machine pool/class%s nothing)" % (
+            key, name, pool, cls + (" and zone %s" % ZONE if zoned else ""), name, " in zone" if zoned else "")
+        for key, name, pool, cls, zoned in (("control_planes", "cp", "rack-1", "general", False),
+                                            ("hypervisor_pools", "hv-a", "rack-1", "kvm", True),
+                                            ("storage_pools", "st-a", "rack-2", "storage", False))]
+
+
+def test_a_zoned_pool_needs_a_machine_in_its_zone():
+    elsewhere = machine("BMC", "b2", "rack-1", "kvm", zone="eu-de-1b")
+    others = [machine("BMC", "b1", "rack-1", "general"), machine("Server", "s3", "rack-2", "storage")]
+    (problem,) = judged(ironcore_checks(others + [elsewhere]))
+    assert problem == (
+        "region hypervisor_pools[hv-a].ironcore: no BMC or Server carries machine pool rack-1 and machine class kvm and "
+        "zone eu-de-1a, so no server can be claimed for hv-a (IronCore and the inventory's BMCs carry machine "
+        "pool/class in zone rack-1/general in eu-de-1a, rack-1/kvm in eu-de-1b, rack-2/storage in eu-de-1a)")
+    # An inventory BMC's zone is its Servers' label.
+    inventory_bmc = {"name": "b4", "credentials": "rack-1", "machine_pool": "rack-1", "machine_class": "kvm",
+                     "zone": ZONE}
+    assert judged(ironcore_checks(others + [elsewhere], [], [inventory_bmc])) == []
+    assert ironcore.bmcs_from_inventory([inventory_bmc])[0]["labels"] == {
+        POOL_LABEL: "rack-1", CLASS_LABEL: "kvm", ZONE_LABEL: ZONE}
+    assert "zone" not in ironcore.bmcs_from_inventory([inventory_bmc])[0]
+
+
+def test_the_cloud_profile_must_offer_the_hypervisor_pools_zone():
+    (problem,) = garden(profiles=[profile(regions=[{"name": "eu-de-1", "zones": [{"name": "eu-de-1b"}]}])])
+    assert problem == "hv-a.zone: CloudProfile metal offers no zone eu-de-1a in region eu-de-1 (it offers eu-de-1b)"
+    (problem,) = garden(profiles=[profile(regions=[{"name": "eu-de-1"}])])
+    assert problem == ("hv-a.zone: CloudProfile metal offers no zone eu-de-1a in region eu-de-1 (the region has no "
+                       "availability zones)")
 
 
 def test_each_kind_of_carrier_counts():
@@ -103,7 +131,7 @@ def project(phase="Ready"):
 
 
 def profile(**spec):
-    base = {"type": "ironcore-metal", "regions": [{"name": "eu-de-1"}],
+    base = {"type": "ironcore-metal", "regions": [{"name": "eu-de-1", "zones": [{"name": ZONE}, {"name": "eu-de-1b"}]}],
             "kubernetes": {"versions": [{"version": "1.33.4"}, {"version": "1.32.8"}]},
             "machineImages": [{"name": "gardenlinux", "versions": [{"version": "1877.3.0"}]}],
             "machineTypes": [{"name": n} for n in ("general", "kvm", "storage")]}

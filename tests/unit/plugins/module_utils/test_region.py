@@ -150,6 +150,28 @@ def test_ironcore_references_must_be_declared():
     ]
 
 
+def test_a_pools_zone_is_a_label_value_and_one_of_the_declared_zones():
+    problems = problems_of({"name": "r", "ironcore": dict(IRONCORE, zones=["r-1a", "r-1b"]), "hypervisor_pools": [
+        {"name": "hv", "zone": "r-1c"}, {"name": "hv2", "zone": "not a zone"}, {"name": "hv3", "zone": "r-1b"}],
+        "storage_pools": [{"name": "st", "zone": ""}]})
+    assert problems == [
+        ("hypervisor_pools[hv].zone", "r-1c is not among the IronCore zones of region r (r-1a, r-1b)"),
+        ("hypervisor_pools[hv2].zone", "'not a zone' is not a zone name (a label value: topology.kubernetes.io/zone)"),
+        ("hypervisor_pools[hv2].zone", "not a zone is not among the IronCore zones of region r (r-1a, r-1b)"),
+        ("storage_pools[st].zone", "'' is not a zone name (a label value: topology.kubernetes.io/zone)"),
+    ]
+    # Without declared zones any zone name is taken; the declaration survives the round trip.
+    assert build_region({"name": "r", "ironcore": IRONCORE, "hypervisor_pools": [{"name": "hv", "zone": "r-1c"}]})
+    assert build_region({"name": "r", "ironcore": dict(IRONCORE, zones=["a"])}).to_dict()["ironcore"]["zones"] == ["a"]
+    assert "zones" not in build_region({"name": "r", "ironcore": IRONCORE}).to_dict()["ironcore"]
+
+
+def test_high_availability_is_a_hypervisor_pools_boolean():
+    assert problems_of({"name": "r", "hypervisor_pools": [{"name": "hv", "high_availability": "yes"}]}) == [
+        ("hypervisor_pools[hv].high_availability", "must be a boolean, got string")]
+    assert build_region({"name": "r", "hypervisor_pools": [{"name": "hv", "high_availability": True}]})
+
+
 def test_ironcore_references_unchecked_without_declaration():
     region = build_region({"name": "r", "hypervisor_pools": [
         {"name": "hv", "ironcore": {"machine_pool": "rack-9", "machine_class": "gpu"}}]})

@@ -46,7 +46,7 @@ KUBE_ARGS = {
     "gardener_kubeconfig": {"namespace": "garden-p", "shoots": []},
     "gardener_shoot": {"namespace": "garden-p", "shoots": [], "wait": False},
     "generated_secret": {"namespace": "n", "secrets": [{"name": "s", "generate": ["password"]}]},
-    "hypervisor_nodes": {"workers": 0, "wait": False},
+    "hypervisor_nodes": {"workers": 0, "zone": "a", "wait": False},
     "ironcore_bmc": {},
     "ironcore_server_claim": {"namespace": "n", "pools": []},
     "ironcore_server_info": {},
