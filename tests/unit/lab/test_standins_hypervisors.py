@@ -256,11 +256,20 @@ class PoolKube:
         return copy.deepcopy(have)
 
 
+class Running:
+    """The hypervisor operator's Deployment is Available (deployments.Operators)."""
+
+    @staticmethod
+    def runs(operator):
+        return True
+
+
 class Ctl:
     def __init__(self):
         self.settings = type("Settings", (), {"get": lambda s: settings.StandinSettings({})})()
         self.timers = {}
         self.logs = []
+        self.operators = {"hv-pool-a": Running()}
 
     def after(self, key, delay):
         self.timers.setdefault(key, 0)
