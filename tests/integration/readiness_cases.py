@@ -444,7 +444,7 @@ CASES = {
         bump={"replicas": 3},
         ready={"observedGeneration": GEN, "conditions": [cond("Ready", "True", "Ready", og=GEN)]}),
 
-    # --- Kubernetes workloads (no deployment/statefulset/daemonset/job controller runs in the lab)
+    # --- Kubernetes workloads (on the IronCore cluster, where no deployment/statefulset/daemonset/job controller runs)
     "apps/Deployment": Case(
         obj("apps/v1", "Deployment", {"replicas": 3, "selector": {"matchLabels": LABELS}, "template": TEMPLATE}),
         not_ready=[

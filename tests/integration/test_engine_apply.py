@@ -109,6 +109,18 @@ def test_check_mode_writes_nothing_and_reports_what_would_change(lab, namespace,
     assert live["data"] == {"a": "1"}
 
 
+def test_check_mode_deletes_nothing(lab, namespace, tmp_path, kubeconfigs):
+    """state absent in check mode is a server dry run: the API server reads a DELETE's dryRun from its body (it reads
+    the query only when there is none), and an object deleted in check mode is still there."""
+    kc = kubeconfigs[HOST]
+    run_tasks([apply_task(configmap(namespace, "kept", a="1"))], tmp_path)
+    rc, tasks = run_tasks([apply_task(configmap(namespace, "kept"), state="absent", wait=True)], tmp_path, check=True)
+    result = result_of(tasks)
+    assert rc == 0 and result["changed"] and result["results"][0]["result"] == "deleted"
+    live = read_json(kc, "-n", namespace, "configmap", "kept")
+    assert live is not None and not live["metadata"].get("deletionTimestamp")
+
+
 def test_check_mode_with_a_new_namespace_and_crd_in_the_same_call(lab, tmp_path, kubeconfigs):
     suffix = uuid.uuid4().hex[:6]
     group = "t%s.test.c5c3.io" % suffix

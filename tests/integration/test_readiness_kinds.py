@@ -32,7 +32,9 @@ from regionlab import config, kube  # noqa: E402
 FIELD_MANAGER = "readiness-test"
 HOLD = "readiness-test.c5c3.io/hold"
 OURS = "app.kubernetes.io/managed-by"
-BUILTIN_CLUSTER = "management-cluster"
+# The workloads' status is played here: the IronCore cluster runs no workload controllers (kube.py), unlike the
+# clusters the region's charts go to, where Deployments, StatefulSets, DaemonSets and Jobs are really rolled out.
+BUILTIN_CLUSTER = "baremetal"
 # The K-ORC manager reconciles K-ORC objects on the control plane and rewrites their status at
 # once; the management cluster serves a copy of a K-ORC CRD that no controller watches.
 KORC_GROUP = "openstack.k-orc.cloud"

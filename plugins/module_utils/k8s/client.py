@@ -483,8 +483,10 @@ class KubeClient:
 
     def delete(self, rtype, name, namespace=None, propagation="Foreground", dry_run=False):
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
-        query = {"dryRun": "All"} if dry_run else None
-        status, data = self.request("DELETE", rtype.path(namespace, name), body=body, query=query, allow=(404,))
+        if dry_run:
+            # In the body: the API server reads a DELETE's query parameters only when it has no body.
+            body["dryRun"] = ["All"]
+        status, data = self.request("DELETE", rtype.path(namespace, name), body=body, allow=(404,))
         return status != 404
 
 
