@@ -17,6 +17,7 @@ import uuid
 import pytest
 
 from conftest import REPO
+from merge_patch import merge
 
 sys.path.insert(0, os.path.join(REPO, "lab"))
 from regionlab.standins import hypervisor_operator as hvop, nodes, settings  # noqa: E402  pylint: disable=wrong-import-position
@@ -205,17 +206,6 @@ def test_nova_compute_registers_only_with_a_ready_nova_serving_the_pool(monkeypa
 
 # ---------------------------------------------------------------------------
 # The operator against an in-memory pool cluster (no delays)
-
-def merge(target, patch):
-    """JSON merge patch (RFC 7386) in place."""
-    for key, value in patch.items():
-        if value is None:
-            target.pop(key, None)
-        elif isinstance(value, dict) and isinstance(target.get(key), dict):
-            merge(target[key], value)
-        else:
-            target[key] = json.loads(json.dumps(value))
-
 
 class PoolKube:
     """Nodes and Hypervisors of one pool cluster; reads return copies, writes need the read's resourceVersion."""

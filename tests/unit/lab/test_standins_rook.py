@@ -19,6 +19,7 @@ import uuid
 
 import pytest
 from conftest import REPO
+from merge_patch import merge
 
 sys.path.insert(0, os.path.join(REPO, "lab"))
 from regionlab import ceph  # noqa: E402  pylint: disable=wrong-import-position
@@ -27,17 +28,6 @@ from regionlab.standins import client, rook, settings  # noqa: E402  pylint: dis
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import reported_while_deleted  # noqa: E402
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate  # noqa: E402
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster  # noqa: E402
-
-
-def merge(target, patch):
-    """JSON merge patch (RFC 7386) in place."""
-    for key, value in patch.items():
-        if value is None:
-            target.pop(key, None)
-        elif isinstance(value, dict) and isinstance(target.get(key), dict):
-            merge(target[key], value)
-        else:
-            target[key] = json.loads(json.dumps(value))
 
 
 class FakeKube:
