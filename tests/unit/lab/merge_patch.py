@@ -1,3 +1,5 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """JSON merge patch (RFC 7386) for the stand-ins' fake API servers."""
 
 import json

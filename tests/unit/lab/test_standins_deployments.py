@@ -1,3 +1,5 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Whether an operator runs: its Deployment Available (regionlab/standins/deployments.py)."""
 
 from regionlab.standins import deployments
