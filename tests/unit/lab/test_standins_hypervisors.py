@@ -16,8 +16,7 @@ import uuid
 
 import pytest
 
-from conftest import REPO
-from merge_patch import merge
+from conftest import REPO, merge_patch as merge
 
 sys.path.insert(0, os.path.join(REPO, "lab"))
 from regionlab.standins import hypervisor_operator as hvop, nodes, settings  # noqa: E402  pylint: disable=wrong-import-position

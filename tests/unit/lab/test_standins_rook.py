@@ -18,8 +18,7 @@ import threading
 import uuid
 
 import pytest
-from conftest import REPO
-from merge_patch import merge
+from conftest import REPO, merge_patch as merge
 
 sys.path.insert(0, os.path.join(REPO, "lab"))
 from regionlab import ceph  # noqa: E402  pylint: disable=wrong-import-position
