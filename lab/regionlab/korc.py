@@ -57,10 +57,11 @@ CHART_LABEL = ("app.kubernetes.io/name", "openstack-resource-controller")
 CHART_SELECTOR = "%s=%s" % CHART_LABEL
 
 
-def args_of(deployments):
-    """The container args of K-ORC's Deployment among `deployments` (the chart's values.args), None when the
-    chart put none there."""
-    items = [d for d in deployments if (d["metadata"].get("labels") or {}).get(CHART_LABEL[0]) == CHART_LABEL[1]]
+def args_of(listed):
+    """The container args of K-ORC's Available Deployment among the `listed` Deployments (the chart's values.args),
+    None when there is none (not installed, scaled to zero, no Ready pod, deleted)."""
+    items = [d for d in listed if (d["metadata"].get("labels") or {}).get(CHART_LABEL[0]) == CHART_LABEL[1]
+             and deployments.available(d)]
     if not items:
         return None
     containers = ((items[0].get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or [{}]
@@ -75,7 +76,7 @@ def deployment_args(cluster):
         items = resp.json().get("items") if resp.ok else None
     except (requests.RequestException, OSError, ValueError):
         return None
-    return args_of([d for d in items or [] if deployments.available(d)])
+    return args_of(items or [])
 
 
 def installed(cluster):

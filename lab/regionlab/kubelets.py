@@ -12,8 +12,6 @@ a Shoot (the management cluster) gets its STATIC_NODES Nodes here, as its own ma
 
 from pathlib import Path
 
-import requests
-
 from . import build, config, kube, processes
 
 SHOOTS_GROUP = "shoots"
@@ -80,12 +78,9 @@ def static_nodes(cluster):
 
 
 def register_static_nodes(cluster):
-    """Create the Nodes of a cluster that is not a Shoot (KWOK writes their status)."""
+    """Create the Nodes of a cluster that is not a Shoot (KWOK writes their status); one that exists stays."""
     session = kube._session(cluster)
     for name in static_nodes(cluster):
-        url = "%s/api/v1/nodes/%s" % (cluster.server, name)
-        if session.get(url, timeout=10).status_code != 404:
-            continue
         node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
             "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}}}
         resp = session.post(cluster.server + "/api/v1/nodes", json=node, timeout=10)
@@ -104,14 +99,3 @@ def up(clusters):
         if cluster.runs_workloads:
             register_static_nodes(cluster)
 
-
-def ready_nodes(cluster):
-    """Names of the cluster's Nodes whose Ready condition is True."""
-    try:
-        resp = kube._session(cluster).get(cluster.server + "/api/v1/nodes", timeout=5)
-        items = resp.json().get("items", []) if resp.ok else []
-    except (requests.RequestException, OSError, ValueError):
-        return []
-    return [n["metadata"]["name"] for n in items
-            if any(c.get("type") == "Ready" and c.get("status") == "True"
-                   for c in (n.get("status") or {}).get("conditions") or [])]

@@ -308,7 +308,7 @@ class Gardenlet(loop.Controller):
                     and last.get("type") in ("Create", "Reconcile", "Restore") and last.get("state") == "Succeeded"):
                 flux.start(cluster)
         try:
-            args = korc.args_of([d for d in self.deployments.list(korc.DEPLOYMENTS) if deployments.available(d)])
+            args = korc.args_of(self.deployments.list(korc.DEPLOYMENTS))
         except (ApiError, requests.RequestException):
             return  # the API server did not answer: again on the next pass
         running = korc.running_args(self.control_plane)
