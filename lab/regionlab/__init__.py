@@ -9,7 +9,7 @@ import string
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import build, charts, config, flux, keystone, korc, kube, kubelets, pki, processes, standins
+from . import build, charts, config, flux, keystone, korc, kube, kubelets, metal, pki, processes, standins
 
 
 def up(log=print):
@@ -20,6 +20,7 @@ def up(log=print):
     bmc_passwords()
     kube.up(clusters, log)
     kubelets.up(clusters)
+    metal.up(clusters)
     # The Helm repository Flux pulls the region's charts from (phase 3).
     charts.up(log)
     # The management cluster runs Flux before the region; a Shoot gets it with the Shoot (gardenlet stand-in).
@@ -92,6 +93,7 @@ def status():
     info["korc"] = {"ready": korc.ready(), "watches": korc.control_plane(clusters).name,
                     "installed": korc.wanted(clusters)}
     info["charts"] = {"url": charts.URL, "ready": charts.ready()}
+    info["metal"] = metal.status()
     info["flux"] = dict((c.name, flux.ready(c)) for c in clusters if flux.running(c))
     info["standins"] = standins.status(clusters)
     info["keystones"] = standins.keystone_instances()
@@ -103,4 +105,5 @@ def is_up():
     return (all(c["ready"] for c in info["clusters"].values())
             and info["keystone"]["ready"] and (info["korc"]["ready"] or not info["korc"]["installed"])
             and info["charts"]["ready"] and all(flux.ready(c) for c in management(config.clusters()))
+            and info["metal"]["operator"] and info["metal"]["bmcs"]
             and all(s["ready"] for s in info["standins"].values()))

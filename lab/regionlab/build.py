@@ -5,7 +5,8 @@ etcd from k8s.io/kubernetes and go.etcd.io/etcd/server/v3; lab/go/kwok builds KW
 the kubelets of the lab's Nodes; lab/go/korc builds the
 K-ORC manager in a module of its own, lab/go/flux-source and lab/go/flux-helm
 the Flux source-controller and helm-controller (one module each: their
-dependency pins differ). A stamp next to the binaries records the
+dependency pins differ), lab/go/metal IronCore's metal-operator and the lab's Redfish BMCs built on
+its mock. A stamp next to the binaries records the
 hash of each module's go.mod and go.sum, the build flags and source patches.
 """
 
@@ -29,6 +30,7 @@ KWOK_PACKAGES = {"kwok": "sigs.k8s.io/kwok/cmd/kwok"}
 KORC_PACKAGES = {"korc-manager": "github.com/k-orc/openstack-resource-controller/v2/cmd/manager"}
 FLUX_SOURCE_PACKAGES = {"source-controller": "github.com/fluxcd/source-controller"}
 FLUX_HELM_PACKAGES = {"helm-controller": "github.com/fluxcd/helm-controller"}
+METAL_PACKAGES = {"metal-operator": "github.com/ironcore-dev/metal-operator/cmd", "lab-redfish": "./redfish"}
 
 
 def _version_ldflags():
@@ -47,6 +49,7 @@ MODULES = {
     "korc": (KORC_PACKAGES, lambda: []),
     "flux-source": (FLUX_SOURCE_PACKAGES, lambda: []),
     "flux-helm": (FLUX_HELM_PACKAGES, lambda: []),
+    "metal": (METAL_PACKAGES, lambda: []),
 }
 
 
@@ -68,6 +71,10 @@ def _stamp(module):
     for name in ("go.mod", "go.sum"):
         digest.update((directory / name).read_bytes())
     packages, ldflags = MODULES[module]
+    for package in sorted(packages.values()):
+        if package.startswith("./"):  # the lab's own Go code in the module
+            for source in sorted((directory / package).rglob("*.go")):
+                digest.update(source.read_bytes())
     # Patches only where there are: other worktrees share config.BIN and the stamps of the rest.
     digest.update(json.dumps([packages, ldflags()] + ([PATCHES[module]] if module in PATCHES else [])).encode())
     return digest.hexdigest()

@@ -153,6 +153,12 @@ def flux_port(cluster, k):
     return PORT_BASE + 20 + FLUX_PORTS * cluster.index + k
 
 
+# metal-operator (metal.py): its registry (probe reports), health probe and (unused, webhooks off) webhook port.
+METAL_REGISTRY_PORT = PORT_BASE + 300
+METAL_HEALTH_PORT = PORT_BASE + 301
+METAL_WEBHOOK_PORT = PORT_BASE + 302
+
+
 # The Keystones of Keystone CRs (keystone-operator stand-in): one loopback port each, taken from
 # this range (base+100 .. base+199) and kept while the CR exists (STATE/keystones/ports.json).
 KEYSTONE_CR_PORTS = range(PORT_BASE + 100, PORT_BASE + 200)
@@ -170,7 +176,7 @@ IRONCORE_GROUP = "ironcore"
 CONTROL_PLANE_GROUP = "control_plane"
 # Objects the garden's administrator put there before the region (lab/seed/<group or host>.yaml).
 SEEDS = REPO / "lab" / "seed"
-# The lab's machines behind each BMC (metal-operator stand-in).
+# The lab's machines: their BMCs (Redfish mocks, metal.py) and what their probe agent reports.
 MACHINES = REPO / "lab" / "machines.yaml"
 # Delays and injected failures of the operator stand-ins (optional, re-read when it changes).
 STANDINS = STATE / "standins.yaml"

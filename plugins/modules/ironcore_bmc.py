@@ -13,9 +13,12 @@ description:
   - Applies C(BMCSecret)s (BMC credentials) and C(BMC)s (C(metal.ironcore.dev/v1alpha1)) in one call,
     then waits until every BMC reports C(status.state=Enabled) and condition C(Ready=True).
   - A BMC that refuses its credentials (condition C(Ready=False), reason C(AuthenticationFailed), which
-    metal-operator writes without changing the state) fails the task at once with the BMC's message; for
-    the first seconds after this call changed the BMC's BMCSecret the module keeps waiting instead, as the
-    operator may not have tried the new credentials yet.
+    metal-operator writes without changing the state) fails the task at once with the BMC's message.
+  - With O(check_credentials), before anything is written, the module logs in to every BMC that is new or
+    whose BMCSecret this call creates or changes (HTTP Basic authentication on C(/redfish/v1/Systems), as
+    metal-operator logs in) and fails naming each BMC that refuses the credentials or cannot be reached.
+    metal-operator v0.7.0 does not report such a refusal: its connection check reads only the Redfish service
+    root, which answers without a login, so a BMC keeps C(Ready=True) and a new one never becomes C(Enabled).
   - The metal-operator discovers the systems behind each BMC as C(Server)s and copies the BMC's labels
     to them, so O(bmcs[].labels) (for example the machine pool and class) is what server claims select.
     With O(wait_servers), the module waits until every BMC has at least one Server, none of them is
@@ -117,6 +120,17 @@ options:
     description: Longest pause in seconds between two checks.
     type: int
     default: 2
+  check_credentials:
+    description:
+      - Log in to new BMCs and to BMCs whose credentials change before writing anything (Redfish BMCs only).
+      - Needs the host running the module to reach the BMCs' Redfish endpoints; turn it off where only the
+        IronCore cluster reaches the BMC network (a refused password then goes unnoticed, see above).
+    type: bool
+    default: true
+  validate_certs:
+    description: Verify the BMCs' TLS certificates during O(check_credentials) (BMCs with O(bmcs[].scheme=https)).
+    type: bool
+    default: true
 """
 
 EXAMPLES = r"""
@@ -162,6 +176,11 @@ servers:
   returned: when O(wait_servers) is true, not in check mode
   type: list
   elements: dict
+credentials_checked:
+  description: BMCs whose login this call tried before writing (new BMCs and changed credentials).
+  returned: when O(check_credentials) is true and O(state=present)
+  type: list
+  elements: str
 results:
   description: One entry per object applied or removed, as M(c5c3.cobaltcore.apply) returns them.
   returned: always
@@ -180,7 +199,7 @@ waited_seconds:
 import time
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore, redfish
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
@@ -213,6 +232,8 @@ class IronCoreBMCModule(KubeModule):
         wait_servers=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=600),
         wait_sleep=dict(type="int", default=2),
+        check_credentials=dict(type="bool", default=True),
+        validate_certs=dict(type="bool", default=True),
     )
 
     def run(self):
@@ -226,14 +247,14 @@ class IronCoreBMCModule(KubeModule):
         if self.params["state"] == "absent":
             self.results["results"] = self.record(applier.remove(objects))
             return
+        if self.params["check_credentials"]:
+            self.results["credentials_checked"] = self.check_logins(bmcs, secrets)
         self.results["results"] = self.record(applier.apply(objects))
         if self.check_mode:
             return
         started = time.time()
         if self.params["wait"] or self.params["wait_servers"]:
-            rotated = set(r["name"] for r in self.results["results"]
-                          if r.get("kind") == "BMCSecret" and r.get("result") in ("created", "configured"))
-            self.wait_for_bmcs(bmcs, rotated, started)
+            self.wait_for_bmcs(bmcs)
         servers = self.servers()
         if self.params["wait_servers"]:
             servers = self.wait_for_discovery(self.params["wait_timeout"] - (time.time() - started))
@@ -244,25 +265,32 @@ class IronCoreBMCModule(KubeModule):
                                  "servers": [s["metadata"]["name"] for s in ironcore.servers_of_bmc(servers, b["name"])]}
                                 for b in bmcs]
 
-    def wait_for_bmcs(self, bmcs, rotated, started):
-        """Wait for every BMC; a refused login fails at once unless its secret changed in this call.
-
-        metal-operator re-reads a changed BMCSecret on its next reconcile of the BMCs using it, so for
-        CREDENTIALS_SETTLE seconds after a change an AuthenticationFailed may still be the old password's.
-        """
-        refs = [ref_of(ironcore.bmc_manifest(b)) for b in bmcs]
-        fresh = set(b["name"] for b in bmcs if b.get("secret") in rotated)
-        waiter = Waiter(self.client, sleep=self.params["wait_sleep"], progress=self.progress)
-        while True:
-            left = self.params["wait_timeout"] - (time.time() - started)
+    def check_logins(self, bmcs, secrets):
+        """Before anything is written: every BMC that is new or gets changed credentials must accept them. A
+        converged BMC stays Enabled and Ready after a password change (metal-operator's connection check reads
+        only the service root, which needs no login), so a refused password would otherwise pass unnoticed."""
+        current_bmcs, current_secrets = [], []
+        for kind, found in (("BMC", current_bmcs), ("BMCSecret", current_secrets)):
             try:
-                return waiter.wait(refs, max(left, 0))
-            except WaitError as exc:
-                refused = [o.get("name") for o in exc.objects if o.get("terminal")]
-                settling = time.time() - started < ironcore.CREDENTIALS_SETTLE
-                if not refused or not settling or not set(refused) <= fresh:
-                    raise
-                time.sleep(self.params["wait_sleep"])
+                found.extend(self.client.list(self.client.resource(ironcore.API_VERSION, kind)))
+            except KubeError:
+                if not self.check_mode:
+                    raise  # the metal-operator's CRDs may come with this very run (check mode only)
+        logins = ironcore.logins_to_check(bmcs, secrets, current_bmcs, current_secrets)
+        problems = redfish.login_problems(
+            [(name, redfish.systems_url(scheme, ip, port), username, password)
+             for name, scheme, ip, port, username, password in logins],
+            validate_certs=self.params["validate_certs"])
+        if problems:
+            raise InputError(["bmcs[%d]: BMC %s with BMCSecret %s %s" % (index, b["name"], b["secret"], problems[b["name"]])
+                              for index, b in enumerate(bmcs) if b["name"] in problems])
+        return sorted(login[0] for login in logins)
+
+    def wait_for_bmcs(self, bmcs):
+        """Wait for every BMC; a refused login (AuthenticationFailed) fails at once, naming the BMC."""
+        refs = [ref_of(ironcore.bmc_manifest(b)) for b in bmcs]
+        Waiter(self.client, sleep=self.params["wait_sleep"], progress=self.progress).wait(
+            refs, max(self.params["wait_timeout"], 0))
 
     def servers(self):
         try:

@@ -2,7 +2,8 @@
 
 - garden-front (front.py): the garden's API for clients, answering shoots/adminkubeconfig; also
   gardener-apiserver's rule for the Shoot operation annotation, a mutating webhook (shoot_admission.py).
-- metal-operator-standin (metal.py): BMC, Server, ServerClaim, ServerBootConfiguration status.
+- boot-operator-standin (boot.py): boot-operator's ServerBootConfiguration Ready, and the probe agent of a
+  machine booted for discovery (the real metal-operator runs beside, metal.py of the lab).
 - gardenlet-standin (gardenlet.py): Shoot status, plus the Project controller.
 - c5c3-operator-standin (c5c3.py): the infrastructure and service CRs of each ControlPlane,
   ControlPlane status; in the same process (operators.py) the status of those CRs as mariadb-,
@@ -30,7 +31,7 @@ from .loop import is_ready
 # process name -> argument of `python -m regionlab.standins`
 PROCESSES = {
     "garden-front": "garden-front",
-    "metal-operator-standin": "metal-operator",
+    "boot-operator-standin": "boot-operator",
     "gardenlet-standin": "gardenlet",
     "c5c3-operator-standin": "c5c3-operator",
     "keystone-operator-standin": "keystone-operator",

@@ -3,7 +3,7 @@
 import signal
 import sys
 
-CHOICES = ("metal-operator", "gardenlet", "garden-front", "c5c3-operator", "keystone-operator")
+CHOICES = ("boot-operator", "gardenlet", "garden-front", "c5c3-operator", "keystone-operator")
 
 
 def main(argv=None):
@@ -12,8 +12,8 @@ def main(argv=None):
         print("usage: python -m regionlab.standins %s" % "|".join(CHOICES), file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    if argv[0] == "metal-operator":
-        from .metal import main as run
+    if argv[0] == "boot-operator":
+        from .boot import main as run
     elif argv[0] == "gardenlet":
         from .gardenlet import main as run
     elif argv[0] == "c5c3-operator":

@@ -2,16 +2,15 @@
 
 $COBALTCORE_LAB_DIR/standins.yaml (optional):
 
-    delays: {bmc: 0.5, discovery: 0.5, discovery_timeout: 3.0, power: 0.3, shoot_step: 0.3,   # seconds
+    delays: {discovery: 0.5, shoot_step: 0.3,            # seconds; discovery: a probe agent's boot to its report
              care: 10.0,                                  # the care controller's period (upstream 1 min)
              keystone: 1.0, control_plane: 1.0, mariadb: 3.0, rabbitmq: 2.0, valkey: 1.5,
              memcached: 1.0, service: 1.0, hypervisor: 0.5, rook: 0.5,
              ceph_status: 2.0}                           # Rook's health checker period (upstream 60 s)
-    timing: upstream                                 # optional: UPSTREAM_DELAYS times scale for bmc, power,
-    scale: 0.0167                                    # discovery, discovery_timeout, shoot_step, care (default 1/60);
-                                                     # delays given above still win
-    servers_without_probe: [<server name>, ...]      # the probe never reports: Discovery falls back to
-                                                     # Initial after discovery_timeout, endlessly (as upstream)
+    timing: upstream                                 # optional: UPSTREAM_DELAYS times scale for discovery,
+    scale: 0.0167                                    # shoot_step, care (default 1/60); delays given above win
+    servers_without_probe: [<server name>, ...]      # its probe never reports: metal-operator sends it back
+                                                     # from Discovery to Initial after --discovery-timeout
     shoots:
       <shoot name or namespace/name>:
         fail: "<error of the failing task>"          # Create/Reconcile fails with it
@@ -40,7 +39,7 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
       OVNCluster:                                    # or OVNCluster/ovn-system/ovn (standins/ovn.py)
         missing_members: [ovn-sb-2]                  # not Raft members: SouthboundReady and Ready False
 
-lab/machines.yaml: BMC name -> the systems behind it, and the rack's login (see that file).
+lab/machines.yaml: the lab's machines (BMC address and facts) and the rack's login (see that file).
 """
 
 import hashlib
@@ -51,16 +50,14 @@ import yaml
 
 from .. import config
 
-DEFAULT_DELAYS = {"bmc": 0.5, "discovery": 0.5, "discovery_timeout": 3.0, "power": 0.3, "shoot_step": 0.3, "care": 10.0,
+DEFAULT_DELAYS = {"discovery": 0.5, "shoot_step": 0.3, "care": 10.0,
                   "keystone": 1.0,
                   "control_plane": 1.0, "mariadb": 3.0, "rabbitmq": 2.0, "valkey": 1.5, "memcached": 1.0,
                   "service": 1.0, "hypervisor": 0.5, "rook": 0.5, "ceph_status": 2.0}
-# timing: upstream -- seconds as a real region takes them, before the scale: a BMC answers at its first
-# reconcile; metal-operator notices power changes on its next resync (--server-resync-interval 2 min); a
-# probe agent PXE-boots and reports in about 5 min; --discovery-timeout 30 min; a Shoot's reconcile flow
-# takes about 12 min (5 steps) and its care check runs every minute (--sync-period of the care controller).
-UPSTREAM_DELAYS = {"bmc": 5.0, "power": 120.0, "discovery": 300.0, "discovery_timeout": 1800.0, "shoot_step": 150.0,
-                   "care": 60.0}
+# timing: upstream -- seconds as a real region takes them, before the scale: a probe agent PXE-boots and
+# reports in about 5 min; a Shoot's reconcile flow takes about 12 min (5 steps) and its care check runs every
+# minute (--sync-period of the care controller).
+UPSTREAM_DELAYS = {"discovery": 300.0, "shoot_step": 150.0, "care": 60.0}
 # A stable namespace for the systems' UUIDs: uuid5(LAB_NAMESPACE, "<bmc>/<index>").
 LAB_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "lab.c5c3.io")
 
@@ -160,7 +157,7 @@ def _mac(seed):
 
 
 class Machines:
-    """lab/machines.yaml: {defaults: {bmc: {...}, system: {...}}, bmcs: {<name>: {bmc: {...}, systems: [...]}}}."""
+    """lab/machines.yaml: {defaults: {bmc: {...}, system: {...}}, rack: {...}, bmcs: {<name>: {address, bmc, system}}}."""
 
     def __init__(self, data):
         defaults = data.get("defaults") or {}
@@ -169,39 +166,40 @@ class Machines:
         self.bmcs = {str(k): dict(v or {}) for k, v in (data.get("bmcs") or {}).items()}
         self.rack = dict(data.get("rack") or {})
 
-    def login(self, bmc_name):
-        """(username, password) a listed BMC accepts (the rack's), or None: an unlisted BMC takes any."""
-        if bmc_name not in self.bmcs or not self.rack.get("credentials"):
-            return None
+    def login(self):
+        """(username, password) every BMC of the rack accepts; the password None while the lab has set none."""
         try:
             password = config.bmc_password_file(self.rack["credentials"]).read_text().strip()
-        except OSError:
-            password = None  # no password set yet: nothing logs in
+        except (OSError, KeyError):
+            password = None
         return self.rack.get("username"), password
 
+    def address(self, bmc_name):
+        """(ip, port) of a BMC."""
+        host, port = self.bmcs[bmc_name]["address"].rsplit(":", 1)
+        return host, int(port)
+
+    def by_address(self, ip, port):
+        """The machine's name at that address, None when no machine answers there."""
+        return next((name for name in self.bmcs if self.address(name) == (ip, int(port))), None)
+
     def manager(self, bmc_name):
-        """The BMC's own facts (Redfish manager)."""
-        facts = {"manufacturer": "Lab", "model": "Lab BMC", "firmwareVersion": "1.0.0", "sku": "LAB-BMC"}
-        facts.update(self.bmc_defaults)
-        facts.update((self.bmcs.get(bmc_name) or {}).get("bmc") or {})
+        """The BMC's own facts (the Redfish manager)."""
+        facts = dict(self.bmc_defaults)
+        facts.update(self.bmcs[bmc_name].get("bmc") or {})
         facts.setdefault("serialNumber", "BMC-%s" % _digest(bmc_name, 10).upper())
         return facts
 
-    def systems(self, bmc_name):
-        """The systems (servers) behind a BMC, in Redfish order; one per unlisted BMC."""
-        listed = (self.bmcs.get(bmc_name) or {}).get("systems")
-        entries = listed if listed else [{}]
-        systems = []
-        for index, entry in enumerate(entries):
-            facts = dict(self.system_defaults)
-            facts.update(entry or {})
-            seed = "%s/%d" % (bmc_name, index)
-            facts["systemUUID"] = str(facts.get("systemUUID") or uuid.uuid5(LAB_NAMESPACE, seed)).lower()
-            facts.setdefault("systemURI", "/redfish/v1/Systems/%d" % (index + 1))
-            facts.setdefault("serialNumber", "LAB-%s" % _digest(seed, 10).upper())
-            facts.setdefault("networkInterfaces", [{"name": "eth0", "macAddress": _mac(seed)}])
-            systems.append(facts)
-        return systems
+    def system(self, bmc_name):
+        """The one system behind a BMC."""
+        facts = dict(self.system_defaults)
+        facts.update(self.bmcs[bmc_name].get("system") or {})
+        seed = "%s/0" % bmc_name
+        facts["systemUUID"] = str(facts.get("systemUUID") or uuid.uuid5(LAB_NAMESPACE, seed)).lower()
+        facts.setdefault("serialNumber", "LAB-%s" % _digest(seed, 10).upper())
+        facts.setdefault("powerState", "Off")
+        facts.setdefault("networkInterfaces", [{"name": "eth0", "macAddress": _mac(seed)}])
+        return facts
 
 
 def machines(log):

@@ -30,9 +30,6 @@ SCHEMES = ("http", "https")
 # A Server in these states is still being discovered by the metal-operator.
 DISCOVERING = ("", "Initial", "Discovery")
 IGNITION_KEY = "ignition"
-# Seconds after a BMCSecret change in which a BMC's AuthenticationFailed may still be the old password's
-# (metal-operator re-reconciles the BMCs of a changed secret at once; this covers its queue).
-CREDENTIALS_SETTLE = 20
 
 _MAC = re.compile(r"^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$")
 
@@ -89,6 +86,41 @@ def bmc_problems(bmcs, secrets):
             if not kube_names.is_label_key(key) or not kube_names.is_label_value(str(value)):
                 problems.append(problem("%s.labels.%s" % (where, key), "%r is not a valid Kubernetes label" % (value,)))
     return problems
+
+
+def _secret_login(secret):
+    """(username, password) of a BMCSecret object read from the API server (data over stringData)."""
+    found = []
+    for key in ("username", "password"):
+        value = ((secret or {}).get("data") or {}).get(key)
+        if value is not None:
+            try:
+                value = base64.b64decode(value).decode("utf-8")
+            except (TypeError, ValueError):
+                value = None
+        else:
+            value = ((secret or {}).get("stringData") or {}).get(key)
+        found.append(value)
+    return tuple(found)
+
+
+def logins_to_check(bmcs, secrets, current_bmcs, current_secrets):
+    """The Redfish BMCs of this call whose login the region has not seen yet: a BMC that is new, or whose
+    BMCSecret this call creates or changes. Each as (name, scheme, ip, port, username, password)."""
+    given = dict((s["name"], s) for s in secrets)
+    current_bmcs = set(o["metadata"]["name"] for o in current_bmcs)
+    current_secrets = dict((o["metadata"]["name"], o) for o in current_secrets)
+    logins = []
+    for bmc in bmcs:
+        secret = given.get(bmc["secret"])
+        if secret is None or (bmc.get("protocol") or "Redfish") != "Redfish":
+            continue
+        login = (secret["username"], secret["password"])
+        unchanged = _secret_login(current_secrets.get(bmc["secret"])) == login
+        if bmc["name"] in current_bmcs and unchanged:
+            continue
+        logins.append((bmc["name"], bmc.get("scheme") or "http", bmc["ip"], bmc.get("port")) + login)
+    return logins
 
 
 def bmc_secret_manifest(secret):

@@ -320,3 +320,22 @@ def test_a_pool_with_a_zone_selects_servers_of_its_zone_only():
         naming.MACHINE_POOL_LABEL: "rack-1", naming.MACHINE_CLASS_LABEL: "kvm", naming.ZONE_LABEL: "eu-de-1a"}}
     # A zone alone selects no pool's servers: every machine of the zone would do.
     assert ironcore.pool_selector({"name": "hv", "zone": "eu-de-1a"}) is None
+
+
+def test_a_changed_secret_resets_only_the_ready_condition_and_tests_its_place():
+    bmc = {"status": {"state": "Enabled", "conditions": [
+        {"type": "Reset", "status": "False", "reason": "ResetComplete", "message": "BMC reset is complete"},
+        {"type": "Ready", "status": "True", "reason": "Connected", "message": "BMC is connected",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+    patch = ironcore.credentials_changed_patch(bmc, "rack-1", "2026-12-05T00:00:00Z")
+    assert patch[0] == {"op": "test", "path": "/status/conditions/1/type", "value": "Ready"}
+    op = patch[1]
+    assert (op["op"], op["path"]) == ("replace", "/status/conditions/1")
+    assert (op["value"]["status"], op["value"]["reason"]) == ("Unknown", ironcore.CREDENTIALS_CHANGED)
+    assert op["value"]["lastTransitionTime"] == "2026-12-05T00:00:00Z" and "rack-1" in op["value"]["message"]
+    assert bmc["status"]["conditions"][1]["status"] == "True"  # the object read is left as it was
+
+
+def test_a_bmc_that_never_logged_in_gets_no_credentials_patch():
+    assert ironcore.credentials_changed_patch({"status": {"conditions": []}}, "s", "now") is None
+    assert ironcore.credentials_changed_patch(None, "s", "now") is None
