@@ -32,10 +32,12 @@ MANAGER = "/redfish/v1/Managers/BMC"
 # Where the manager creates the discovery boot configurations and Ignition Secrets (its default).
 MANAGER_NAMESPACE = "default"
 # The lab's choices among the manager's flags (a region sets them in the chart's values): short polls and
-# resyncs, as the lab's BMCs answer at once; a discovery that gets no probe report starts over after
-# DISCOVERY_TIMEOUT (upstream default 30 min).
+# resyncs, as the lab's BMCs answer at once (a Redfish read polled longer than 20 s is a refused login, which
+# upstream polls for 2 min, holding the Server's reconcile); a discovery that gets no probe report starts
+# over after DISCOVERY_TIMEOUT (upstream default 30 min).
 DISCOVERY_TIMEOUT = "20s"
 FLAGS = ("--server-resync-interval=5s", "--power-polling-interval=250ms", "--resource-polling-interval=1s",
+         "--resource-polling-timeout=20s",
          "--registry-resync-interval=2s", "--maintenance-resync-interval=5s",
          "--discovery-timeout=" + DISCOVERY_TIMEOUT, "--probe-image=ghcr.io/ironcore-dev/metalprobe:v0.7.0",
          "--probe-os-image=ghcr.io/ironcore-dev/os-images/gardenlinux:1877.0", "--leader-elect=false",

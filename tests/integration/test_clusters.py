@@ -216,6 +216,36 @@ def test_too_few_servers_fail_before_any_claim_is_created(region, tmp_path):
     assert writes()[("baremetal", "serverclaims")] == started[("baremetal", "serverclaims")]
 
 
+def test_a_wrong_bmc_password_on_the_converged_region_fails_before_any_write_and_the_right_one_converges(region):
+    """metal-operator keeps a converged BMC Enabled and Ready after a password change (its connection check needs
+    no login), so phase 1 logs in to the BMCs itself before writing a changed BMCSecret."""
+    def stored_password():
+        secret = json.loads(lab_kubectl("baremetal", "get", "bmcsecret", "bmc-lab-rack-1", "-o", "json").stdout)
+        return secret["data"]["password"]
+    before = stored_password()
+    started = writes()
+    wrong = {"cobaltcore_bmc_credentials": {"lab-rack-1": {"username": "lab-bmc-admin",
+                                                           "password": "not-the-rack-password-%s" % os.urandom(4).hex()}}}
+    rc, out, seconds = play(BAREMETAL, "-e", json.dumps(wrong))
+    assert rc != 0
+    message = failed_message(out)
+    assert message.startswith("invalid input, nothing was changed: "), message
+    for index in range(BMCS):
+        name = "lab-bmc-%02d" % (index + 1)
+        assert ("bmcs[%d]: BMC %s with BMCSecret bmc-lab-rack-1 refuses the credentials (HTTP 401 from "
+                "http://127.0.1.%d:8000/redfish/v1/Systems)" % (index, name, index + 1)) in message, message
+    assert wrong["cobaltcore_bmc_credentials"]["lab-rack-1"]["password"] not in out
+    assert stored_password() == before
+    assert writes()[("baremetal", "bmcsecrets")] == started[("baremetal", "bmcsecrets")]
+    assert seconds < 60
+    # The inventory's password (the right one): nothing to change, and every BMC is Enabled and Ready.
+    rc, out, unused = play(BAREMETAL)
+    assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+    for bmc in objects("baremetal", "bmcs"):
+        ready = [c for c in bmc["status"]["conditions"] if c["type"] == "Ready"]
+        assert bmc["status"]["state"] == "Enabled" and ready[0]["status"] == "True", bmc["status"]
+
+
 def test_growing_a_pool_updates_its_shoot_and_claims_only_the_new_server(region, tmp_path):
     before = claims_by_pool()
     inventory = lab_inventory(tmp_path, set_pool("workers", 2, "hv-pool-b"))
