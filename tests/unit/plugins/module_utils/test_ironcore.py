@@ -322,20 +322,49 @@ def test_a_pool_with_a_zone_selects_servers_of_its_zone_only():
     assert ironcore.pool_selector({"name": "hv", "zone": "eu-de-1a"}) is None
 
 
-def test_a_changed_secret_resets_only_the_ready_condition_and_tests_its_place():
-    bmc = {"status": {"state": "Enabled", "conditions": [
-        {"type": "Reset", "status": "False", "reason": "ResetComplete", "message": "BMC reset is complete"},
-        {"type": "Ready", "status": "True", "reason": "Connected", "message": "BMC is connected",
-         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
-    patch = ironcore.credentials_changed_patch(bmc, "rack-1", "2026-12-05T00:00:00Z")
-    assert patch[0] == {"op": "test", "path": "/status/conditions/1/type", "value": "Ready"}
-    op = patch[1]
-    assert (op["op"], op["path"]) == ("replace", "/status/conditions/1")
-    assert (op["value"]["status"], op["value"]["reason"]) == ("Unknown", ironcore.CREDENTIALS_CHANGED)
-    assert op["value"]["lastTransitionTime"] == "2026-12-05T00:00:00Z" and "rack-1" in op["value"]["message"]
-    assert bmc["status"]["conditions"][1]["status"] == "True"  # the object read is left as it was
+def current_bmc(name="bmc-1"):
+    return {"metadata": {"name": name}, "spec": ironcore.bmc_manifest(dict(BMC, name=name))["spec"]}
 
 
-def test_a_bmc_that_never_logged_in_gets_no_credentials_patch():
-    assert ironcore.credentials_changed_patch({"status": {"conditions": []}}, "s", "now") is None
-    assert ironcore.credentials_changed_patch(None, "s", "now") is None
+def current_secret(username="admin", password="s3cret-pass"):
+    """The BMCSecret as the API server returns it (what the module wrote: data, base64)."""
+    return ironcore.bmc_secret_manifest(dict(SECRET, username=username, password=password))
+
+
+def test_a_new_bmc_gets_its_login_checked():
+    assert ironcore.logins_to_check([BMC], [SECRET], [], []) == [
+        ("bmc-1", "https", "10.0.0.1", 443, "admin", "s3cret-pass")]
+    # The BMCSecret exists already (another BMC of the rack uses it): the new BMC is checked all the same.
+    assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc("bmc-2")], [current_secret()]) == [
+        ("bmc-1", "https", "10.0.0.1", 443, "admin", "s3cret-pass")]
+
+
+def test_an_existing_bmc_with_an_unchanged_secret_is_not_checked_again():
+    assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc()], [current_secret()]) == []
+    # stringData counts as the API server would store it.
+    string_data = {"metadata": {"name": "bmc-rack"}, "stringData": {"username": "admin", "password": "s3cret-pass"}}
+    assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc()], [string_data]) == []
+
+
+def test_an_existing_bmc_whose_secret_changes_is_checked():
+    expected = [("bmc-1", "https", "10.0.0.1", 443, "admin", "s3cret-pass")]
+    assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc()], [current_secret(password="old-pass")]) == expected
+    assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc()], [current_secret(username="root")]) == expected
+    assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc()], []) == expected  # its BMCSecret is new
+    string_data = {"metadata": {"name": "bmc-rack"}, "stringData": {"username": "admin", "password": "old-pass"}}
+    assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc()], [string_data]) == expected
+    broken = {"metadata": {"name": "bmc-rack"}, "data": {"username": "not base64!", "password": "???"}}
+    assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc()], [broken]) == expected
+
+
+def test_only_redfish_bmcs_with_a_secret_of_this_call_are_checked():
+    ipmi = dict(BMC, name="bmc-2", protocol="IPMI")
+    foreign = dict(BMC, name="bmc-3", secret="not-in-this-call")
+    assert ironcore.logins_to_check([ipmi, foreign], [SECRET], [], []) == []
+
+
+def test_a_login_to_check_defaults_to_http_on_the_schemes_port():
+    bmc = dict(BMC, scheme=None, port=None, ip="fd00::1")
+    del bmc["protocol"]  # Redfish by default
+    (login,) = ironcore.logins_to_check([bmc], [SECRET], [], [])
+    assert login == ("bmc-1", "http", "fd00::1", None, "admin", "s3cret-pass")
