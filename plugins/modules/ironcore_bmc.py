@@ -17,7 +17,7 @@ description:
   - With O(check_credentials), before anything is written, the module logs in to every BMC that is new or
     whose BMCSecret this call creates or changes (HTTP Basic authentication on C(/redfish/v1/Systems), as
     metal-operator logs in) and fails naming each BMC that refuses the credentials or cannot be reached.
-    metal-operator v0.7.0 does not report such a refusal: its connection check reads only the Redfish service
+    metal-operator v0.7.0 does not report such a refusal, as its connection check reads only the Redfish service
     root, which answers without a login, so a BMC keeps C(Ready=True) and a new one never becomes C(Enabled).
   - The metal-operator discovers the systems behind each BMC as C(Server)s and copies the BMC's labels
     to them, so O(bmcs[].labels) (for example the machine pool and class) is what server claims select.
@@ -127,7 +127,7 @@ options:
         IronCore cluster reaches the BMC network (a refused password then goes unnoticed, see above).
     type: bool
     default: true
-  validate_certs:
+  bmc_validate_certs:
     description: Verify the BMCs' TLS certificates during O(check_credentials) (BMCs with O(bmcs[].scheme=https)).
     type: bool
     default: true
@@ -233,7 +233,7 @@ class IronCoreBMCModule(KubeModule):
         wait_timeout=dict(type="int", default=600),
         wait_sleep=dict(type="int", default=2),
         check_credentials=dict(type="bool", default=True),
-        validate_certs=dict(type="bool", default=True),
+        bmc_validate_certs=dict(type="bool", default=True),
     )
 
     def run(self):
@@ -280,7 +280,7 @@ class IronCoreBMCModule(KubeModule):
         problems = redfish.login_problems(
             [(name, redfish.systems_url(scheme, ip, port), username, password)
              for name, scheme, ip, port, username, password in logins],
-            validate_certs=self.params["validate_certs"])
+            validate_certs=self.params["bmc_validate_certs"])
         if problems:
             raise InputError(["bmcs[%d]: BMC %s with BMCSecret %s %s" % (index, b["name"], b["secret"], problems[b["name"]])
                               for index, b in enumerate(bmcs) if b["name"] in problems])

@@ -293,7 +293,7 @@ def write_claims(directory, claims):
 # Short stand-in delays for the region's session, its build and every test after it (the lab's defaults are
 # a few times longer; the lab-only sessions and molecule's scenarios run with them). A test that writes
 # standins.yaml puts back what it found.
-QUICK_DELAYS = {"bmc": 0.2, "discovery": 0.2, "power": 0.1, "shoot_step": 0.1, "keystone": 0.3, "control_plane": 0.3,
+QUICK_DELAYS = {"discovery": 0.2, "shoot_step": 0.1, "keystone": 0.3, "control_plane": 0.3,
                 "mariadb": 1.0, "rabbitmq": 0.6, "valkey": 0.5, "memcached": 0.3, "service": 0.3, "hypervisor": 0.2,
                 "rook": 0.2}
 

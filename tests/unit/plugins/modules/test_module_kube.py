@@ -415,7 +415,7 @@ def test_gardener_kubeconfig_argument_problems(garden):
 BMC_ARGS = {"secrets": [{"name": "bmc-1", "username": "root", "password": "pw-123456"}],
             "bmcs": [{"name": "bmc-a", "mac_address": "52:54:00:00:00:01", "ip": "10.0.0.1", "secret": "bmc-1",
                       "labels": {"c5c3.io/machine-pool": "rack-1"}}],
-            "wait": False, "wait_servers": False}
+            "wait": False, "wait_servers": False, "check_credentials": False}
 
 
 def test_ironcore_bmc_applies_secrets_and_bmcs(kube):

@@ -51,7 +51,8 @@ def _generated_secret_args():
 
 def _bmc_args():
     return {"secrets": [{"name": "bmc-1", "username": "root", "password": SECRET}],
-            "bmcs": [{"name": "bmc-a", "mac_address": "52:54:00:00:00:01", "ip": "10.0.0.1", "secret": "bmc-1"}]}
+            "bmcs": [{"name": "bmc-a", "mac_address": "52:54:00:00:00:01", "ip": "10.0.0.1", "secret": "bmc-1"}],
+            "check_credentials": False}
 
 
 def _claim_args():
