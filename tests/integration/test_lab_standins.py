@@ -393,9 +393,8 @@ def test_server_discovered_to_available(env):
         system["manufacturer"], system["model"], system["sku"], system["serialNumber"])
     assert st["totalSystemMemory"] == "%dGi" % system["totalSystemMemoryGiB"]
     # What the probe reported to the registry.
-    nic = system["networkInterfaces"][0]
-    assert (st["networkInterfaces"][0]["name"], st["networkInterfaces"][0]["macAddress"]) == (nic["name"],
-                                                                                             nic["macAddress"])
+    nic, reported = system["networkInterfaces"][0], st["networkInterfaces"][0]
+    assert (reported["name"], reported["macAddress"]) == (nic["name"], nic["macAddress"])
     states = [s for s, unused in env["recorders"]["servers"].seen[names["server"]]]
     order = [s for i, s in enumerate(states) if s and (i == 0 or states[i - 1] != s)]
     assert order[:3] == ["Initial", "Discovery", "Available"], states
@@ -880,9 +879,9 @@ def test_server_maintenance_takes_the_server_and_its_end_returns_it_to_available
     wait_for(lambda: available(server(env, "maint_server")), "Server Available", 60)
     url = METAL + "/namespaces/%s/servermaintenances" % PREFIX
     metal_api.ok("POST", url, {"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "ServerMaintenance",
-                           "metadata": {"name": "m1", "namespace": PREFIX},
-                           "spec": {"serverRef": {"name": names["maint_server"]}, "policy": "Enforced",
-                                    "serverPower": "On"}})
+                               "metadata": {"name": "m1", "namespace": PREFIX},
+                               "spec": {"serverRef": {"name": names["maint_server"]}, "policy": "Enforced",
+                                        "serverPower": "On"}})
     obj = wait_for(lambda: server(env, "maint_server"), "Server in Maintenance and On", 60,
                    until=lambda o: status(o).get("state") == "Maintenance" and status(o).get("powerState") == "On")
     assert obj["spec"]["serverMaintenanceRef"] == {"namespace": PREFIX, "name": "m1"}

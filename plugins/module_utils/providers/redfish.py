@@ -45,6 +45,6 @@ def login_problems(logins, validate_certs=True, timeout=TIMEOUT):
     if not logins:
         return {}
     with ThreadPoolExecutor(max_workers=min(PARALLEL, len(logins))) as pool:
-        found = pool.map(lambda login: (login[0], login_problem(login[1], login[2], login[3], validate_certs,
-                                                                 timeout)), logins)
+        found = pool.map(lambda login: (login[0], login_problem(*login[1:], validate_certs=validate_certs,
+                                                                timeout=timeout)), logins)
         return dict((name, problem) for name, problem in found if problem)
