@@ -141,6 +141,17 @@ def _patched(module, env):
     return ["-modfile", str(work / "go.mod")]
 
 
+def required_version(lab_module, go_module):
+    """The version of go_module that lab/go/<lab_module>/go.mod requires."""
+    for line in (config.GO_MODULES / lab_module / "go.mod").read_text().splitlines():
+        words = line.split()
+        if words[:1] == ["require"] and words[1:2] == [go_module]:
+            return words[2]
+        if words[:1] == [go_module]:
+            return words[1]
+    raise RuntimeError("lab/go/%s/go.mod requires no %s" % (lab_module, go_module))
+
+
 def build_all(log=print):
     return {module: round(build(module, log), 1) for module in MODULES}
 

@@ -44,10 +44,7 @@ def running_args(cluster):
 
 
 def ready():
-    try:
-        return requests.get("http://127.0.0.1:%d/readyz" % config.KORC_HEALTH_PORT, timeout=2).ok
-    except requests.RequestException:
-        return False
+    return processes.answers("http://127.0.0.1:%d/readyz" % config.KORC_HEALTH_PORT)
 
 
 # The Deployment of K-ORC's chart (phase 3): Helm creates it after the chart's CRDs are established,

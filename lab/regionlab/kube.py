@@ -67,10 +67,7 @@ def start_etcd():
 
 
 def etcd_ready():
-    try:
-        return requests.get("http://127.0.0.1:%d/health" % config.ETCD_CLIENT_PORT, timeout=2).ok
-    except requests.RequestException:
-        return False
+    return processes.answers("http://127.0.0.1:%d/health" % config.ETCD_CLIENT_PORT)
 
 
 def _apiserver_argv(cluster):

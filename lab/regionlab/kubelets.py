@@ -32,19 +32,9 @@ NODE_LEASE_SECONDS = 40
 ENV = {"GOGC": "50"}
 
 
-def kwok_version():
-    for line in (config.GO_MODULES / "kwok" / "go.mod").read_text().splitlines():
-        words = line.split()
-        if words[:1] == ["require"] and words[1:2] == [KWOK_MODULE]:
-            return words[2]
-        if words[:1] == [KWOK_MODULE]:
-            return words[1]
-    raise RuntimeError("lab/go/kwok/go.mod requires no %s" % KWOK_MODULE)
-
-
 def stages_file():
     """STATE/kwok/stages.yaml: KWOK's Stages of the pinned version."""
-    root = Path(build.module_dir(KWOK_MODULE, kwok_version(), "kwok"))
+    root = Path(build.module_dir(KWOK_MODULE, build.required_version("kwok", KWOK_MODULE), "kwok"))
     content = "".join("---\n" + (root / name).read_text() for name in STAGES)
     path = config.STATE / "kwok" / "stages.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)

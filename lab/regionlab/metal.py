@@ -14,7 +14,6 @@ import hashlib
 import json
 from pathlib import Path
 
-import requests
 import yaml
 
 from . import build, config, processes
@@ -48,19 +47,9 @@ def registry_url():
     return "http://127.0.0.1:%d" % config.METAL_REGISTRY_PORT
 
 
-def module_version():
-    for line in (config.GO_MODULES / "metal" / "go.mod").read_text().splitlines():
-        words = line.split()
-        if words[:1] == ["require"] and words[1:2] == [MODULE]:
-            return words[2]
-        if words[:1] == [MODULE]:
-            return words[1]
-    raise RuntimeError("lab/go/metal/go.mod requires no %s" % MODULE)
-
-
 def ignition_template():
     """STATE/metal/ignition-template.yaml: the discovery Ignition template of the pinned version."""
-    content = (Path(build.module_dir(MODULE, module_version(), "metal")) / "config" / "manager"
+    content = (Path(build.module_dir(MODULE, build.required_version("metal", MODULE), "metal")) / "config" / "manager"
                / "ignition-template.yaml").read_text()
     path = STATE / "ignition-template.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,10 +99,7 @@ def start_redfish():
 
 
 def operator_ready():
-    try:
-        return requests.get("http://127.0.0.1:%d/readyz" % config.METAL_HEALTH_PORT, timeout=2).ok
-    except requests.RequestException:
-        return False
+    return processes.answers("http://127.0.0.1:%d/readyz" % config.METAL_HEALTH_PORT)
 
 
 def start_operator(cluster):

@@ -13,6 +13,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import requests
+
 from . import config
 
 RUN = config.STATE / "run"
@@ -165,6 +167,14 @@ def run_tool(*argv, env=None, timeout=120, check=True):
         raise RuntimeError("%s failed (%d): %s" % (Path(str(argv[0])).name, result.returncode,
                                                    (result.stderr or result.stdout).strip()[-500:]))
     return result
+
+
+def answers(url):
+    """The lab server at url answers 2xx (a health or readiness endpoint)."""
+    try:
+        return requests.get(url, timeout=2).ok
+    except requests.RequestException:
+        return False
 
 
 def port_open(port, host="127.0.0.1"):
