@@ -62,6 +62,10 @@ def obj(api_version, kind, spec=None, **top):
     return manifest
 
 
+# metal-operator's annotation that makes it skip an object (api/v1alpha1 OperationAnnotation, OperationAnnotationIgnore).
+METAL_IGNORED = {"annotations": {"metal.ironcore.dev/operation": "ignore"}}
+
+
 # ---------------------------------------------------------------------------
 # Gardener
 
@@ -165,11 +169,12 @@ CASES = {
                    "lastOperation Reconcile Failed 30%: Flow failed")],
         timeout=True),
 
-    # --- IronCore metal-operator (BMC, BMCSecret, Server are cluster-scoped)
+    # --- IronCore metal-operator (BMC, BMCSecret, Server are cluster-scoped). The lab runs the real one: the
+    # objects the test plays the operator for carry its ignore annotation (shouldIgnoreReconciliation).
     "metal.ironcore.dev/BMC": Case(
         obj("metal.ironcore.dev/v1alpha1", "BMC", {
             "bmcSecretRef": {"name": "rt-bmc-secret"}, "protocol": {"name": "Redfish", "port": 8000},
-            "access": {"ip": "192.0.2.10", "macAddress": "aa:bb:cc:00:00:01"}}),
+            "access": {"ip": "192.0.2.10", "macAddress": "aa:bb:cc:00:00:01"}}, metadata=METAL_IGNORED),
         not_ready=[
             ({"state": "Pending", "conditions": [cond("Ready", "False", "ConnectionFailed", "BMC service unavailable")]},
              "condition Ready is False (reason ConnectionFailed: BMC service unavailable)"),
@@ -192,7 +197,8 @@ CASES = {
         obj("metal.ironcore.dev/v1alpha1", "BMCSecret", data={"username": "YWRtaW4=", "password": "c2VjcmV0"}),
         hold=True),
     "metal.ironcore.dev/Server": Case(
-        obj("metal.ironcore.dev/v1alpha1", "Server", {"systemUUID": "38947555-7742-3448-3784-823347823834"}),
+        obj("metal.ironcore.dev/v1alpha1", "Server", {"systemUUID": "38947555-7742-3448-3784-823347823834"},
+            metadata=METAL_IGNORED),
         not_ready=[({"state": "Initial"}, "status.state is Initial, want Available or Reserved"),
                    ({"state": "Discovery", "powerState": "On"}, "status.state is Discovery"),
                    ({"state": "Maintenance"}, "status.state is Maintenance")],
@@ -200,7 +206,8 @@ CASES = {
         terminal=[({"state": "Error"}, "status.state is Error")]),
     "metal.ironcore.dev/ServerClaim": Case(
         obj("metal.ironcore.dev/v1alpha1", "ServerClaim", {
-            "power": "On", "image": "ghcr.io/gardenlinux/gardenlinux:1592", "ignitionSecretRef": {"name": "ignition"}}),
+            "power": "On", "image": "ghcr.io/gardenlinux/gardenlinux:1592", "ignitionSecretRef": {"name": "ignition"}},
+            metadata=METAL_IGNORED),
         driver="server_claim"),
     "metal.ironcore.dev/ServerBootConfiguration": Case(
         obj("metal.ironcore.dev/v1alpha1", "ServerBootConfiguration", {

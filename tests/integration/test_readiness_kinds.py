@@ -26,7 +26,7 @@ if COLLECTIONS not in sys.path:
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import readiness  # noqa: E402
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeClient, KubeError  # noqa: E402
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError  # noqa: E402
-from readiness_cases import CASES, GEN  # noqa: E402
+from readiness_cases import CASES, GEN, METAL_IGNORED  # noqa: E402
 from regionlab import config, kube  # noqa: E402
 
 FIELD_MANAGER = "readiness-test"
@@ -309,7 +309,7 @@ def drive_server_claim(env, case, cluster):
     client = env.client(cluster)
     waiter = Waiter(client, sleep=0.2)
     claim = env.place(case.manifest, cluster)
-    server = env.place({"apiVersion": case.api_version, "kind": "Server", "spec": {
+    server = env.place({"apiVersion": case.api_version, "kind": "Server", "metadata": METAL_IGNORED, "spec": {
         "systemUUID": "38947555-7742-3448-3784-823347823835",
         "serverClaimRef": {"namespace": claim["metadata"]["namespace"], "name": claim["metadata"]["name"]}}},
         cluster, suffix="-bound")
