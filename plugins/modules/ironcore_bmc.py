@@ -12,8 +12,9 @@ version_added: 0.2.0
 description:
   - Applies C(BMCSecret)s (BMC credentials) and C(BMC)s (C(metal.ironcore.dev/v1alpha1)) in one call,
     then waits until every BMC reports C(status.state=Enabled) and condition C(Ready=True).
-  - A BMC that refuses its credentials (condition C(Ready=False), reason C(AuthenticationFailed), which
-    metal-operator writes without changing the state) fails the task at once with the BMC's message.
+  - A BMC that metal-operator reports refusing its credentials (condition C(Ready=False), reason
+    C(AuthenticationFailed), written without changing the state when the BMC answers 401 at the connection
+    check) fails the task at once with the BMC's message.
   - With O(check_credentials), before anything is written, the module logs in to every BMC that is new or
     whose BMCSecret this call creates or changes (HTTP Basic authentication on C(/redfish/v1/Systems), as
     metal-operator logs in) and fails naming each BMC that refuses the credentials or cannot be reached.
