@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from . import build, config, processes
+from . import build, config, pki, processes
 from .standins import settings
 
 REDFISH = "lab-redfish"
@@ -77,20 +77,13 @@ def redfish_config(machines):
     return {"bmcs": bmcs}
 
 
-def _write_private(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.touch(mode=0o600)
-    path.chmod(0o600)
-    path.write_text(text)
-
-
 def start_redfish():
     """The BMCs, restarted when lab/machines.yaml or the rack's password changed (their digest is an argument)."""
     machines = settings.Machines(yaml.safe_load(config.MACHINES.read_text()) or {})
     text = json.dumps(redfish_config(machines), indent=2, sort_keys=True)
     path = STATE / "redfish.json"
     if not path.exists() or path.read_text() != text:
-        _write_private(path, text)
+        pki.write_private(path, text.encode())
     ready = STATE / "redfish.ready"
     argv = [config.BIN / REDFISH, "-config", path, "-state", STATE / "power.json", "-ready", ready,
             "-digest=" + hashlib.sha256(text.encode()).hexdigest()[:16]]

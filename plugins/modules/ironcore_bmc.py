@@ -270,18 +270,8 @@ class IronCoreBMCModule(KubeModule):
         """Before anything is written: every BMC that is new or gets changed credentials must accept them. A
         converged BMC stays Enabled and Ready after a password change (metal-operator's connection check reads
         only the service root, which needs no login), so a refused password would otherwise pass unnoticed."""
-        current_bmcs, current_secrets = [], []
-        for kind, found in (("BMC", current_bmcs), ("BMCSecret", current_secrets)):
-            try:
-                found.extend(self.client.list(self.client.resource(ironcore.API_VERSION, kind)))
-            except KubeError:
-                if not self.check_mode:
-                    raise  # the metal-operator's CRDs may come with this very run (check mode only)
-        logins = ironcore.logins_to_check(bmcs, secrets, current_bmcs, current_secrets)
-        problems = redfish.login_problems(
-            [(name, redfish.systems_url(scheme, ip, port), username, password)
-             for name, scheme, ip, port, username, password in logins],
-            validate_certs=self.params["bmc_validate_certs"])
+        logins = ironcore.logins_to_check(bmcs, secrets, self.objects("BMC"), self.objects("BMCSecret"))
+        problems = redfish.login_problems(logins, validate_certs=self.params["bmc_validate_certs"])
         if problems:
             raise InputError(["bmcs[%d]: BMC %s with BMCSecret %s %s" % (index, b["name"], b["secret"], problems[b["name"]])
                               for index, b in enumerate(bmcs) if b["name"] in problems])
@@ -293,14 +283,19 @@ class IronCoreBMCModule(KubeModule):
         Waiter(self.client, sleep=self.params["wait_sleep"], progress=self.progress).wait(
             refs, max(self.params["wait_timeout"], 0))
 
-    def servers(self):
+    def objects(self, kind):
+        """Every object of a metal-operator kind; none in check mode while its CRD is not served yet (the
+        metal-operator's CRDs may come with this very run)."""
         try:
-            rtype = self.client.resource(ironcore.API_VERSION, "Server")
+            rtype = self.client.resource(ironcore.API_VERSION, kind)
         except KubeError:
             if self.check_mode:
-                return []  # the metal-operator's CRDs may come with this very run
+                return []
             raise
         return self.client.list(rtype)
+
+    def servers(self):
+        return self.objects("Server")
 
     def wait_for_discovery(self, timeout):
         names = [b["name"] for b in self.params["bmcs"]]

@@ -138,7 +138,4 @@ class BootOperator(loop.Controller):
 
 
 def main():
-    clusters = [c for c in config.clusters() if config.IRONCORE_GROUP in c.groups]
-    if not clusters:
-        raise SystemExit("inventories/lab has no host in group %s" % config.IRONCORE_GROUP)
-    BootOperator(clusters[0]).run()
+    BootOperator(metal.ironcore(config.clusters())).run()

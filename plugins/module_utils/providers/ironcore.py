@@ -16,9 +16,10 @@ import datetime
 import ipaddress
 import re
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names, secret_data
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.kube_names import (
     SELECTOR_OPERATORS as OPERATORS, selector_matches)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import redfish
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import pool_path
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
@@ -89,24 +90,16 @@ def bmc_problems(bmcs, secrets):
 
 
 def _secret_login(secret):
-    """(username, password) of a BMCSecret object read from the API server (data over stringData)."""
-    found = []
-    for key in ("username", "password"):
-        value = ((secret or {}).get("data") or {}).get(key)
-        if value is not None:
-            try:
-                value = base64.b64decode(value).decode("utf-8")
-            except (TypeError, ValueError):
-                value = None
-        else:
-            value = ((secret or {}).get("stringData") or {}).get(key)
-        found.append(value)
-    return tuple(found)
+    """(username, password) of a BMCSecret object read from the API server: data over stringData, as
+    metal-operator reads it (a key in data that does not decode is None, not stringData's)."""
+    data, decoded = (secret or {}).get("data") or {}, secret_data.decoded(secret)
+    string_data = (secret or {}).get("stringData") or {}
+    return tuple(decoded.get(key) if key in data else string_data.get(key) for key in ("username", "password"))
 
 
 def logins_to_check(bmcs, secrets, current_bmcs, current_secrets):
     """The Redfish BMCs of this call whose login the region has not seen yet: a BMC that is new, or whose
-    BMCSecret this call creates or changes. Each as (name, scheme, ip, port, username, password)."""
+    BMCSecret this call creates or changes. Each as (name, systems URL, username, password)."""
     given = dict((s["name"], s) for s in secrets)
     current_bmcs = set(o["metadata"]["name"] for o in current_bmcs)
     current_secrets = dict((o["metadata"]["name"], o) for o in current_secrets)
@@ -119,7 +112,8 @@ def logins_to_check(bmcs, secrets, current_bmcs, current_secrets):
         unchanged = _secret_login(current_secrets.get(bmc["secret"])) == login
         if bmc["name"] in current_bmcs and unchanged:
             continue
-        logins.append((bmc["name"], bmc.get("scheme") or "http", bmc["ip"], bmc.get("port")) + login)
+        url = redfish.systems_url(bmc.get("scheme") or "http", bmc["ip"], bmc.get("port"))
+        logins.append((bmc["name"], url) + login)
     return logins
 
 

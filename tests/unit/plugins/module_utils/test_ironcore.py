@@ -333,10 +333,10 @@ def current_secret(username="admin", password="s3cret-pass"):
 
 def test_a_new_bmc_gets_its_login_checked():
     assert ironcore.logins_to_check([BMC], [SECRET], [], []) == [
-        ("bmc-1", "https", "10.0.0.1", 443, "admin", "s3cret-pass")]
+        ("bmc-1", "https://10.0.0.1:443/redfish/v1/Systems", "admin", "s3cret-pass")]
     # The BMCSecret exists already (another BMC of the rack uses it): the new BMC is checked all the same.
     assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc("bmc-2")], [current_secret()]) == [
-        ("bmc-1", "https", "10.0.0.1", 443, "admin", "s3cret-pass")]
+        ("bmc-1", "https://10.0.0.1:443/redfish/v1/Systems", "admin", "s3cret-pass")]
 
 
 def test_an_existing_bmc_with_an_unchanged_secret_is_not_checked_again():
@@ -347,7 +347,7 @@ def test_an_existing_bmc_with_an_unchanged_secret_is_not_checked_again():
 
 
 def test_an_existing_bmc_whose_secret_changes_is_checked():
-    expected = [("bmc-1", "https", "10.0.0.1", 443, "admin", "s3cret-pass")]
+    expected = [("bmc-1", "https://10.0.0.1:443/redfish/v1/Systems", "admin", "s3cret-pass")]
     assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc()], [current_secret(password="old-pass")]) == expected
     assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc()], [current_secret(username="root")]) == expected
     assert ironcore.logins_to_check([BMC], [SECRET], [current_bmc()], []) == expected  # its BMCSecret is new
@@ -367,4 +367,4 @@ def test_a_login_to_check_defaults_to_http_on_the_schemes_port():
     bmc = dict(BMC, scheme=None, port=None, ip="fd00::1")
     del bmc["protocol"]  # Redfish by default
     (login,) = ironcore.logins_to_check([bmc], [SECRET], [], [])
-    assert login == ("bmc-1", "http", "fd00::1", None, "admin", "s3cret-pass")
+    assert login == ("bmc-1", "http://[fd00::1]:80/redfish/v1/Systems", "admin", "s3cret-pass")
