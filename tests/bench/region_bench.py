@@ -118,6 +118,41 @@ def cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
+def machine_busy_seconds():
+    """CPU seconds the whole machine has been busy (all cores, every process: /proc/stat, not idle or iowait)."""
+    with open("/proc/stat") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu():
+    """{pid: (name, CPU seconds)} of every process of the machine, with what its finished children used: the lab's
+    operators, Keystones and API servers included."""
+    tick, found = os.sysconf("SC_CLK_TCK"), {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        words = [Path(word.decode(errors="replace")).name for word in argv if word and not word.startswith(b"-")]
+        name = " ".join(words[1:3] if words[:1] and words[0].startswith("python") else words[:1]) or stat.split()[1]
+        found[entry.name] = (name, sum(int(value) for value in fields[11:15]) / tick)
+    return found
+
+
+def cpu_by_process(before, after, top=10):
+    """The CPU seconds each process name used between two process_cpu() reads (processes started since count
+    whole; those that ended since are lost unless their parent collected them), the busiest first."""
+    used = {}
+    for pid, (name, seconds) in after.items():
+        used[name] = used.get(name, 0.0) + seconds - (before[pid][1] if pid in before else 0.0)
+    return sorted(((round(seconds, 1), name) for name, seconds in used.items() if seconds > 0.05), reverse=True)[:top]
+
+
 def timed_playbook(path):
     wall, cpu = time.monotonic(), cpu_seconds()
     rc, out = run_playbook(path)

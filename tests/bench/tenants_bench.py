@@ -12,6 +12,10 @@ directory and one more claim (bench-one) into another, then prints `name=value` 
   tenants_first_N_vs_1_beyond_waiting   the same ratio of the seconds beyond the waiting
   tenants_first_*_cpu_s, tenants_first_N_vs_1_cpu   CPU seconds of each run's own processes (ansible-playbook, its
                          workers and modules; not the lab's operators and Keystones) and their ratio
+  tenants_first_*_machine_cpu_s   CPU seconds the whole machine worked during each first run (the lab's operators,
+                         Keystones and API servers included)
+  tenants_first_N_floor_s, tenants_first_N_floor_vs_1   that work of the N run spread over all cores (no first run
+                         of N can be shorter on this machine), and its ratio to the first run of 1
   tenants_noop_N_s       median of ROUNDS no-op tenants.yml runs with the N claims
   tenants_noop_1_s       the same with the 1 claim, each round right after the N (same machine load)
   tenants_noop_N_vs_1    their ratio (target <= 1.5)
@@ -39,7 +43,8 @@ sys.path.insert(0, str(REPO / "tests" / "bench"))
 import regionlab  # noqa: E402
 from regionlab import config, processes  # noqa: E402
 from conftest import ansible_env, remove_openstack_clusters  # noqa: E402
-from region_bench import analyse, cpu_seconds, module_runs, waiting_seconds  # noqa: E402
+from region_bench import (analyse, cpu_by_process, cpu_seconds, machine_busy_seconds, module_runs,  # noqa: E402
+                          process_cpu, waiting_seconds)  # noqa: E402
 from apply_bench import _timestamp  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -90,16 +95,19 @@ def per_task(out):
 
 
 def first(directory, label):
-    """(wall seconds, waited seconds, CPU seconds of the run's own processes) of a first run; its slowest tasks
-    are printed."""
-    cpu = cpu_seconds()
+    """(wall seconds, waited seconds, CPU seconds of the run's own processes, CPU seconds of the whole machine) of
+    a first run; its slowest tasks and the machine's busiest processes are printed."""
+    cpu, busy, machine = cpu_seconds(), machine_busy_seconds(), process_cpu()
     wall, out = playbook(PLAYBOOK, "-e", "cobaltcore_tenants_dir=%s" % directory)
-    cpu = cpu_seconds() - cpu
+    cpu, busy, machine = cpu_seconds() - cpu, machine_busy_seconds() - busy, cpu_by_process(machine, process_cpu())
     waited, by_task = waiting_seconds(out), per_task(out)
-    print("first run with %s %.1fs, waiting %.1fs, CPU %.1fs" % (label, wall, waited, cpu), flush=True)
+    print("first run with %s %.1fs, waiting %.1fs, CPU %.1fs, the machine's CPU %.1fs" % (label, wall, waited, cpu, busy),
+          flush=True)
+    print("  CPU of the machine's busiest processes: %s" % ", ".join("%s %.1fs" % (n, s) for s, n in machine),
+          flush=True)
     for name in sorted(by_task, key=lambda n: -by_task[n])[:12]:
         print("  %6.1fs  %s" % (by_task[name], name), flush=True)
-    return wall, waited, cpu
+    return wall, waited, cpu, busy
 
 
 def noop(directory):
@@ -135,7 +143,8 @@ def median_tasks(runs):
 def report(first_one, first_many, walls, tasks, modules):
     count = len(NAMES)
     many, one = statistics.median(walls["many"]), statistics.median(walls["one"])
-    (first_one, waited_one, cpu_one), (first_many, waited_many, cpu_many) = first_one, first_many
+    (first_one, waited_one, cpu_one, busy_one), (first_many, waited_many, cpu_many, busy_many) = first_one, first_many
+    cores = os.cpu_count() or 1
     print("tenants_first_1_s=%.1f" % first_one)
     print("tenants_first_1_waiting_s=%.1f" % waited_one)
     print("tenants_first_%d_s=%.1f" % (count, first_many))
@@ -145,6 +154,11 @@ def report(first_one, first_many, walls, tasks, modules):
     print("tenants_first_1_cpu_s=%.1f" % cpu_one)
     print("tenants_first_%d_cpu_s=%.1f" % (count, cpu_many))
     print("tenants_first_%d_vs_1_cpu=%.2f" % (count, cpu_many / cpu_one))
+    print("tenants_first_1_machine_cpu_s=%.1f" % busy_one)
+    print("tenants_first_%d_machine_cpu_s=%.1f" % (count, busy_many))
+    # No run of N can be shorter than the machine's CPU work spread over all its cores, with no core idle.
+    print("tenants_first_%d_floor_s=%.1f" % (count, busy_many / cores))
+    print("tenants_first_%d_floor_vs_1=%.2f" % (count, busy_many / cores / first_one))
     print("tenants_noop_%d_s=%.1f" % (count, many))
     print("tenants_noop_1_s=%.1f" % one)
     print("tenants_noop_%d_vs_1=%.2f" % (count, many / one))

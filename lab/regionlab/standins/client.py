@@ -10,7 +10,9 @@ A collection a Waker watches is read from the API server only when it may have c
 answer is kept while its watch stays open, sees no event and no write of this process reaches that
 resource on that API server (upstream's controllers read from informer caches for the same reason: a
 pass that lists every kind on every wake-up costs the API servers a LIST per kind, and most kinds did
-not change). A write counts for its resource in any version and namespace; what it changes elsewhere
+not change). The same holds for one object of a watched collection (a Secret a Keystone CR names, read
+on every pass): its last GET answer, found or not, is kept until the watch reports an event for that
+object. A write counts for its resource in any version and namespace; what it changes elsewhere
 (a deleted namespace's objects, a garbage-collected dependent) the server changes later, and the watch
 of that collection reports it.
 """
@@ -51,18 +53,46 @@ def object_path(api_version, plural, obj, subresource=None):
 
 class Collection:
     """What this process knows of one watched collection: whether its watch is open, how many events it
-    has seen, and the last answer to a read of it with the counts it was read at."""
+    has seen (in all, and per object), and the last answers to a read of it and of its objects, with the
+    counts they were read at."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.open = False
         self.events = 0
         self.kept = None  # (events, writes, response body)
+        self.epoch = 0  # counts the watch's openings and closings: events in between were not seen
+        self.object_events = {}  # (namespace or None, name) -> events seen for that object
+        self.objects = {}  # (namespace or None, name) -> (mark, HTTP status, response body)
 
-    def changed(self, open_now):
+    def changed(self, open_now, key=None, gone=False):
+        """An event (of the object `key`, or of any when it is unknown), or the watch opened or closed."""
         with self.lock:
+            if open_now != self.open or (open_now and key is None):
+                self.epoch += 1
             self.open = open_now
             self.events += 1
+            if key is not None:
+                self.object_events[key] = self.object_events.get(key, 0) + 1
+                if gone:
+                    self.objects.pop(key, None)
+
+    def object_mark(self, key, writes):
+        with self.lock:
+            return (self.epoch, self.object_events.get(key, 0), writes) if self.open else None
+
+    def keep_object(self, key, mark, writes, status, body):
+        with self.lock:
+            if mark is not None and self.open and mark == (self.epoch, self.object_events.get(key, 0), writes):
+                self.objects[key] = (mark, status, body)
+
+    def cached_object(self, key, writes):
+        """(HTTP status, body) of the last read of the object while nothing changed it, else None."""
+        with self.lock:
+            kept = self.objects.get(key)
+            if self.open and kept is not None and kept[0] == (self.epoch, self.object_events.get(key, 0), writes):
+                return kept[1:]
+            return None
 
     def mark(self, writes):
         """The counts before a read; None while the watch is not open (nothing is kept then)."""
@@ -108,6 +138,30 @@ def resource_of(url_path):
     return group, rest[0] if rest else ""
 
 
+def object_of(url_path):
+    """(collection path, (namespace or None, name)) of an object's path, None for anything else:
+    /api/v1/namespaces/x/secrets/y -> ("/api/v1/secrets", ("x", "y")), /api/v1/namespaces/x -> ("/api/v1/namespaces",
+    (None, "x"))."""
+    parts = [part for part in url_path.split("/") if part]
+    prefix = parts[:2] if parts[:1] == ["api"] else parts[:3]
+    rest = parts[len(prefix):]
+    if len(rest) == 4 and rest[0] == "namespaces":
+        return "/" + "/".join(prefix + [rest[2]]), (rest[1], rest[3])
+    if len(rest) == 2:
+        return "/" + "/".join(prefix + [rest[0]]), (None, rest[1])
+    return None
+
+
+def _event_key(line):
+    """(namespace or None, name, deleted) of a watch event's object; None when the line says no object."""
+    try:
+        event = json.loads(line)
+        meta = event["object"]["metadata"]
+        return meta.get("namespace"), meta["name"], event.get("type") == "DELETED"
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 def _written(server, url_path):
     key = (server,) + resource_of(url_path)
     with _WRITES_LOCK:
@@ -131,6 +185,17 @@ class Kube:
             if kept is not None:
                 return json.loads(kept)
             mark = watched.mark(_WRITES.get(written, 0))
+        one = object_of(url_path) if method == "GET" and not params else None
+        parent = _COLLECTIONS.get((server, one[0])) if one else None
+        if parent is not None:
+            written = (server,) + resource_of(url_path)
+            kept = parent.cached_object(one[1], _WRITES.get(written, 0))
+            if kept is not None:
+                status, payload = kept[0], json.loads(kept[1])
+                if status >= 400:
+                    raise ApiError(status, payload)
+                return payload
+            object_mark = parent.object_mark(one[1], _WRITES.get(written, 0))
         headers = {"Accept": "application/json"}
         data = None
         if body is not None:
@@ -146,6 +211,8 @@ class Kube:
             payload = resp.json()
         except ValueError:
             payload = resp.text
+        if parent is not None and resp.status_code in (200, 404):
+            parent.keep_object(one[1], object_mark, _WRITES.get(written, 0), resp.status_code, resp.content)
         if resp.status_code >= 400:
             raise ApiError(resp.status_code, payload)
         if watched is not None:
@@ -211,9 +278,9 @@ class Kube:
 class Waker:
     """Watches resources and sets `event` on every change; the stand-ins then list again.
 
-    The watch payload is not used: a pass reads the collection again (from the API server unless
-    nothing changed since the last read, see Collection), so a missed or reconnected watch costs at
-    most one resync period.
+    The watch payload only says which object changed: a pass reads the collection or the object again
+    (from the API server unless nothing changed since the last read, see Collection), so a missed or
+    reconnected watch costs at most one resync period.
     """
 
     def __init__(self, cluster, url_paths, event, log):
@@ -242,11 +309,20 @@ class Waker:
                     if resp.status_code != 200:
                         raise RuntimeError("watch %s: HTTP %d" % (url_path, resp.status_code))
                     watched.changed(True)
+                    pending = b""
                     try:
                         for chunk in resp.iter_content(chunk_size=None):  # whatever has arrived
-                            if chunk:
-                                watched.changed(True)
-                                self.event.set()
+                            if not chunk:
+                                continue
+                            lines = (pending + chunk).split(b"\n")
+                            pending = lines.pop()
+                            for line in lines:
+                                found = _event_key(line)
+                                if found is None:
+                                    watched.changed(True)
+                                else:
+                                    watched.changed(True, found[:2], gone=found[2])
+                            self.event.set()
                     finally:
                         watched.changed(False)
             except (requests.RequestException, RuntimeError, ValueError, KeyError) as exc:

@@ -4,11 +4,12 @@
 
 Per kind:
 
-- several objects in one namespace come from one LIST of that namespace;
-- objects spread over namespaces (a tenant each) that share label keys come from one LIST
-  across namespaces selecting those labels' values (``key in (a,b,...)``); an object that LIST
-  did not return is read with a GET (its live copy may lack a label its manifest sets, and a
-  caller such as generated_secret must see what it holds);
+- objects spread over namespaces (a tenant or more each) that share label keys come from one LIST
+  across namespaces selecting those labels' values (``key in (a,b,...)``), however many of them
+  each namespace holds: one request for fifty tenants, not one per tenant;
+- what that LIST did not return (its live copy may lack a label its manifest sets, and a caller
+  such as generated_secret must see what it holds; or it does not exist), and every batch of one
+  namespace: several objects of one namespace come from one LIST of that namespace;
 - everything else is a GET, several side by side.
 
 A LIST across namespaces that the credentials may not make (403) or that the server refuses
@@ -84,18 +85,20 @@ class Reader:
             by_namespace.setdefault(namespace, {}).setdefault(ref["name"], ref)
         found, gets = {}, []
         for (api_version, kind), (rtype, by_namespace) in groups.items():
-            spread = []
-            for namespace, members in by_namespace.items():
-                if len(members) >= self.list_from:
-                    self._list(rtype, namespace, None, members, found, complete=True)
-                else:
-                    spread.extend((namespace, ref) for ref in members.values())
-            if len(spread) >= self.list_from and rtype.namespaced:
-                selector = label_selector([ref for unused, ref in spread])
+            members = [(namespace, ref) for namespace, refs in by_namespace.items() for ref in refs.values()]
+            if len(by_namespace) > 1 and len(members) >= self.list_from and rtype.namespaced:
+                selector = label_selector([ref for unused, ref in members])
                 if selector and self._list(rtype, None, selector, dict(
-                        ((namespace, ref["name"]), ref) for namespace, ref in spread), found, complete=False):
-                    spread = [(ns, ref) for ns, ref in spread if (api_version, kind, ns, ref["name"]) not in found]
-            gets.extend((rtype, namespace, ref["name"]) for namespace, ref in spread)
+                        ((namespace, ref["name"]), ref) for namespace, ref in members), found, complete=False):
+                    members = [(ns, ref) for ns, ref in members if (api_version, kind, ns, ref["name"]) not in found]
+            left = {}
+            for namespace, ref in members:
+                left.setdefault(namespace, {})[ref["name"]] = ref
+            for namespace, refs in left.items():
+                if len(refs) >= self.list_from:
+                    self._list(rtype, namespace, None, refs, found, complete=True)
+                else:
+                    gets.extend((rtype, namespace, name) for name in refs)
         found.update(self._get_all(gets))
         return found
 

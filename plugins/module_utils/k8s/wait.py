@@ -66,11 +66,21 @@ class Waiter:
         return states
 
     def wait(self, refs, timeout, absent=False):
-        """Wait until every ref is ready (or gone, with absent). Returns per-object results."""
+        """Wait until every ref is ready (or gone, with absent). Returns per-object results.
+
+        An object is done once it was seen ready (or gone): later rounds read only the others, so a round
+        costs what is still pending, not the whole batch (as `kubectl wait` waits for each object once)."""
         started = time.time()
+        seen, finished = {}, set()  # index in refs -> (ref, state, obj) as last read; the indexes seen done
 
         def attempt():
-            states = self.check(refs)
+            left = [index for index in range(len(refs)) if index not in finished]
+            for index, entry in zip(left, self.check([refs[index] for index in left])):
+                seen[index] = entry
+                state = entry[1]
+                if (state is None) if absent else (state is not None and state.ready):
+                    finished.add(index)
+            states = [seen[index] for index in range(len(refs))]
             if absent:
                 pending = [(ref, None) for ref, state, _obj in states if state is not None]
             else:

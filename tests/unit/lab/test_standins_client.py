@@ -44,6 +44,8 @@ class Session:
         if method == "GET":
             if self.during_get:
                 self.during_get()
+            if url.endswith("/missing"):
+                return Response(404, {"kind": "Status", "message": "not found"})
             return Response(200, {"items": [dict(i) for i in self.items]})
         return Response(200, {"metadata": {"name": "a"}})
 
@@ -186,3 +188,63 @@ def test_counts_are_safe_across_threads(session):
         thread.join()
     assert collection.events == 4001
     assert len(gets(session)) == 0
+
+
+POD = "/api/v1/namespaces/x/pods/a"
+
+
+def test_an_unchanged_object_of_a_watched_collection_is_read_once_found_or_not(session):
+    watched()
+    k = kube()
+    assert k.get(POD) == k.get(POD)
+    assert k.get("/api/v1/namespaces/x/pods/missing") is None
+    assert k.get("/api/v1/namespaces/x/pods/missing") is None
+    assert gets(session) == [("GET", SERVER + POD), ("GET", SERVER + "/api/v1/namespaces/x/pods/missing")]
+
+
+def test_an_event_of_the_object_a_closed_watch_or_a_write_makes_the_next_read_of_it_ask(session):
+    collection = watched()
+    k = kube()
+    k.get(POD)
+    collection.changed(True, ("x", "b"))  # another object
+    k.get(POD)
+    collection.changed(True, ("x", "a"))
+    k.get(POD)
+    collection.changed(False)
+    collection.changed(True)  # reopened: what happened in between was not seen
+    k.get(POD)
+    k.get(POD)
+    k.patch(POD, {"metadata": {"resourceVersion": "1"}}, {"status": {}}, subresource="status")
+    k.get(POD)
+    assert len(gets(session)) == 4
+    assert k.get("/api/v1/namespaces/x/secrets/s") and k.get("/api/v1/namespaces/x/secrets/s")  # not watched
+    assert len(gets(session)) == 6
+
+
+def test_an_event_during_the_read_of_an_object_keeps_no_answer(session):
+    collection = watched()
+    session.during_get = lambda: collection.changed(True, ("x", "a"))
+    k = kube()
+    k.get(POD)
+    session.during_get = None
+    k.get(POD)
+    k.get(POD)
+    assert len(gets(session)) == 2
+
+
+@pytest.mark.parametrize("url_path, found", [
+    ("/api/v1/namespaces/x/secrets/y", ("/api/v1/secrets", ("x", "y"))),
+    ("/apis/c5c3.io/v1alpha1/namespaces/x/controlplanes/cp", ("/apis/c5c3.io/v1alpha1/controlplanes", ("x", "cp"))),
+    ("/api/v1/namespaces/x", ("/api/v1/namespaces", (None, "x"))),
+    ("/apis/ceph.rook.io/v1/cephclusters", None),
+    ("/api/v1/namespaces/x/secrets", None),
+    ("/api/v1/namespaces/x/pods/a/status", None),
+])
+def test_object_of_names_the_watched_collection_and_the_key_of_an_object_path(url_path, found):
+    assert client.object_of(url_path) == found
+
+
+def test_watch_events_name_their_object_and_whether_it_is_gone():
+    event = {"type": "DELETED", "object": {"metadata": {"namespace": "x", "name": "a"}}}
+    assert client._event_key(json.dumps(event).encode()) == ("x", "a", True)  # pylint: disable=protected-access
+    assert client._event_key(b'{"type": "ERROR", "object": {"kind": "Status"}}') is None  # pylint: disable=protected-access

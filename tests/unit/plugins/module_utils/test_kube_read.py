@@ -131,3 +131,52 @@ def test_label_selector_keeps_only_keys_every_ref_carries():
     assert label_selector(refs) == "%s in (a,b)" % LABEL
     assert label_selector(refs + [{"labels": {}}]) is None
     assert label_selector(refs + [{}]) is None
+
+
+def test_many_objects_in_each_of_many_namespaces_come_from_one_list_across_them():
+    live = [secret(name, "openstack-t%d" % i, **{LABEL: "t%d" % i}) for i in range(50) for name in ("a", "b", "c")]
+    client = StoreClient(live)
+    found = Reader(client).read([ref(o) for o in live])
+    assert found == dict((("v1", "Secret", o["metadata"]["namespace"], o["metadata"]["name"]), o) for o in live)
+    assert [c[:3] for c in client.calls] == [("LIST", "Secret", None)]
+
+
+def test_what_the_list_across_namespaces_missed_comes_from_a_list_of_its_namespace_when_it_misses_several():
+    live = [secret(name, ns, **{LABEL: ns}) for ns in ("t1", "t2") for name in ("a", "b")]
+    unlabelled = [secret(name, "t3") for name in ("a", "b")]
+    client = StoreClient(live + unlabelled)
+    refs = [ref(o) for o in live] + [ref(o, **{LABEL: "t3"}) for o in unlabelled] + [ref(secret("c", "t3"), **{LABEL: "t3"})]
+    found = Reader(client).read(refs)
+    assert found[("v1", "Secret", "t3", "a")] is unlabelled[0] and found[("v1", "Secret", "t3", "c")] is None
+    assert [c[:3] for c in client.calls] == [("LIST", "Secret", None), ("LIST", "Secret", "t3")]
+
+
+class WidgetClient(StoreClient):
+    KINDS = dict(list(StoreClient.KINDS.items()) + [(("test.example.com/v1", "Widget"), True)])
+
+
+def widget(namespace, ready):
+    return {"apiVersion": "test.example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "namespace": namespace, "labels": {LABEL: namespace}},
+            "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+
+
+def test_a_wait_reads_only_what_is_still_pending_each_round(monkeypatch):
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import poll as poll_module
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
+    names = ["t%d" % i for i in range(4)]
+    client = WidgetClient([widget(ns, ns in ("t0", "t1")) for ns in names])
+    rounds = []
+
+    def sleep(seconds):  # between rounds: t2 becomes ready, then t3; t0 would turn unready but is not read again
+        rounds.append(len(rounds))
+        done = names[1 + len(rounds)]
+        client.objects[("test.example.com/v1", "Widget", done, "w")] = widget(done, True)
+        client.objects[("test.example.com/v1", "Widget", "t0", "w")] = widget("t0", False)
+
+    monkeypatch.setattr(poll_module.time, "sleep", sleep)
+    results = Waiter(client).wait([ref(widget(ns, False)) for ns in names], 60)
+    assert [r["ready"] for r in results] == [True] * 4
+    selectors = [c[3] for c in client.calls if c[0] == "LIST"]
+    assert selectors == ["%s in (t0,t1,t2,t3)" % LABEL, "%s in (t2,t3)" % LABEL]
+    assert [c[2:] for c in client.calls if c[0] == "GET"] == [("t3", "w")]
