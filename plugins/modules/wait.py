@@ -17,7 +17,9 @@ description:
   - The rules cover Gardener Shoots (C(lastOperation)), IronCore BMCs, Servers and ServerClaims,
     Rook phases, K-ORC C(Available), Flux, mariadb-operator, RabbitMQ, Valkey, c5c3 kinds,
     Deployments, StatefulSets, Jobs and more; C(docs/readiness.md) lists them.
-  - Objects are checked together, one request per kind and namespace per round.
+  - Objects are checked together, one request per kind and namespace per round; objects of one kind
+    spread over namespaces that name the same label keys (O(resources[].labels)) are read with one
+    request across those namespaces. An object seen ready is not read again.
   - A terminal failure (for example a Shoot whose last operation C(Failed), a Rook pool in
     C(Failure)) fails at once; a timeout fails with what is still missing for every object.
   - Never writes; check mode behaves the same.
@@ -50,6 +52,11 @@ options:
       namespace:
         description: The object's namespace (omit for cluster-scoped kinds).
         type: str
+      labels:
+        description:
+          - Labels the object carries (its manifest's). Objects of one kind that share label keys are
+            read with one request selecting their values; one the selection misses is read by name.
+        type: dict
   api_version:
     description: With O(label_selectors), the apiVersion of the objects to select.
     type: str
@@ -185,6 +192,7 @@ class WaitModule(KubeModule):
             kind=dict(type="str", required=True),
             name=dict(type="str", required=True),
             namespace=dict(type="str"),
+            labels=dict(type="dict"),
         )),
         api_version=dict(type="str"),
         kind=dict(type="str"),
@@ -205,7 +213,7 @@ class WaitModule(KubeModule):
     def refs(self):
         if self.params["resources"]:
             return [{"apiVersion": r["api_version"], "kind": r["kind"], "name": r["name"],
-                     "namespace": r.get("namespace")} for r in self.params["resources"]]
+                     "namespace": r.get("namespace"), "labels": r.get("labels") or {}} for r in self.params["resources"]]
         rtype = self.client.resource(self.params["api_version"], self.params["kind"])
         selector = ",".join(self.params["label_selectors"])
         items = self.client.list(rtype, self.params["namespace"], label_selector=selector)

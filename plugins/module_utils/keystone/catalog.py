@@ -202,9 +202,11 @@ def catalog_plan(settings):
 
 
 def refs_of(manifests):
-    """[{api_version, kind, name, namespace}] for c5c3.cobaltcore.wait."""
+    """[{api_version, kind, name, namespace, labels}] for c5c3.cobaltcore.wait (the labels let it read many
+    tenants' objects with one request)."""
     return [{"api_version": m["apiVersion"], "kind": m["kind"], "name": m["metadata"]["name"],
-             "namespace": m["metadata"].get("namespace")} for m in manifests]
+             "namespace": m["metadata"].get("namespace"), "labels": m["metadata"].get("labels") or {}}
+            for m in manifests]
 
 
 def credential_secret_specs(s):

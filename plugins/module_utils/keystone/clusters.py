@@ -289,6 +289,10 @@ def _catalog_steps(plans, endpoints):
             "project": plan["settings"]["service_project"], "services": plan["services"],
             "korc_secret": plan["settings"]["korc_secret"], "korc_cloud": plan["settings"]["korc_cloud"]}))
     steps["import_refs"] = refs_of(steps["imports"])
+    # Waited for apart: the role grants need the users only, while K-ORC (one worker per kind) still registers
+    # the services and endpoints.
+    steps["user_refs"] = refs_of([m for m in steps["catalog"] if m["kind"] == "User"])
+    steps["catalog_refs"] = refs_of([m for m in steps["catalog"] if m["kind"] != "User"])
     return steps
 
 

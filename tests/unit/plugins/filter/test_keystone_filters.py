@@ -47,7 +47,8 @@ def test_refs_and_failure_message():
     plan = keystone_catalog.catalog_plan(SETTINGS)
     refs = FILTERS["korc_refs"](plan["imports"])
     assert refs[0] == {"api_version": "openstack.k-orc.cloud/v1alpha1", "kind": "Domain", "name": "default",
-                       "namespace": "openstack"}
+                       "namespace": "openstack", "labels": {"app.kubernetes.io/managed-by": "c5c3.cobaltcore",
+                                                            "c5c3.io/openstack-cluster-name": "openstack"}}
     assert FILTERS["korc_refs"](None) == []
     assert FILTERS["korc_import_failure"]({"msg": "x"}, plan["imports"]) == "K-ORC import failed: x"
 

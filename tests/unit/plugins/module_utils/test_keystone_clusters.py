@@ -71,6 +71,10 @@ def test_each_step_holds_every_cluster_in_one_list():
         ("https://keystone.%s.svc.cluster.local:5000/v3" % namespace, endpoint) for namespace, endpoint in ENDPOINTS.items()]
     assert [len(e["params"]["assignments"]) for e in full["role_assignments"]] == [2, 1]
     assert full["import_refs"] == kc.refs_of(full["imports"])
+    # The users are waited for apart from the services and endpoints: the role grants need only them.
+    assert full["user_refs"] == kc.refs_of([m for m in full["catalog"] if m["kind"] == "User"]) != []
+    assert sorted(r["kind"] for r in full["catalog_refs"] + full["user_refs"]) == sorted(m["kind"] for m in full["catalog"])
+    assert set(r["labels"]["c5c3.io/openstack-cluster-name"] for r in full["catalog_refs"]) == {"tenant-a", "tenant-b"}
     # One cluster's plan is exactly catalog_plan's: the batch adds no second concept.
     alone = kb.batch([TENANTS[1]], DEFAULTS, ENDPOINTS, korc_of(ENDPOINTS))
     assert alone["imports"] == [m for m in full["imports"] if m["metadata"]["namespace"] == "openstack-tenant-b"]
@@ -164,8 +168,8 @@ def test_a_settled_cluster_gets_no_catalog_steps_and_the_steps_stay_lists():
     assert [e["name"] for e in full["verify"]] == ["tenant-b"]
     assert [e["name"] for e in full["state"]] == ["tenant-a", "tenant-b"]  # both still judged
     none = kb.batch(TENANTS, DEFAULTS, ENDPOINTS, korc_of(ENDPOINTS), settled=["tenant-a", "tenant-b"])
-    for step in ("imports", "import_refs", "secrets", "catalog", "application_credentials", "credential_secrets",
-                 "endpoint_regions", "role_assignments", "verify", "openbao"):
+    for step in ("imports", "import_refs", "secrets", "catalog", "user_refs", "catalog_refs", "application_credentials",
+                 "credential_secrets", "endpoint_regions", "role_assignments", "verify", "openbao"):
         assert none[step] == [], step
 
 
