@@ -194,9 +194,9 @@ def test_endpoint_list_for_regions_and_verification():
          "url": "https://glance.openstack.svc.cluster.local:9292"},
         {"service": "glance", "type": "image", "interface": "internal",
          "url": "https://glance.openstack.svc.cluster.local:9292"}]
-    assert kc.refs_of(result["imports"][:1]) == [{"api_version": naming.KORC_API_VERSION, "kind": "Domain",
-                                                 "name": "default", "namespace": "openstack",
-                                                 "labels": result["imports"][0]["metadata"]["labels"]}]
+    domain = {"api_version": naming.KORC_API_VERSION, "kind": "Domain", "name": "default", "namespace": "openstack",
+              "labels": result["imports"][0]["metadata"]["labels"]}
+    assert kc.refs_of(result["imports"][:1]) == [domain]
 
 
 def test_secret_specs_generate_and_render_but_hold_no_value():
