@@ -510,7 +510,9 @@ def empty_region():
     lab_kubectl("baremetal", "delete", "bmcs", "--all", "--wait=false")
     lab_kubectl("baremetal", "delete", "bmcsecrets", "--all", "--wait=false")
     assert remove_openstack_cluster(config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST), REGION_NAMESPACE)
-    wait_until(lambda: not objects("garden", "shoots", PROJECT_NAMESPACE), 60, "Shoots gone")
+    # The gardenlet stand-in empties one deleted Shoot's cluster per pass: five Shoots, a storage pool's Ceph
+    # among them, take up to a minute and a half.
+    wait_until(lambda: not objects("garden", "shoots", PROJECT_NAMESPACE), 180, "Shoots gone")
     wait_until(lambda: not objects("baremetal", "servers") and not objects("baremetal", "bmcs"), 60, "Servers gone")
     wait_until(lambda: get_object("baremetal", "namespace", CLAIMS_NAMESPACE) is None,
                60, "claims namespace gone")

@@ -138,14 +138,16 @@ def test_nothing_is_kept_while_the_watch_is_not_open(session):
     assert len(gets(session)) == 2
 
 
-def test_an_event_during_the_read_keeps_nothing(session):
+@pytest.mark.parametrize("read, key", [("list", None), ("get", ("x", "a"))])
+def test_an_event_during_the_read_of_a_collection_or_an_object_keeps_nothing(session, read, key):
     collection = watched()
-    session.during_get = lambda: collection.changed(True)
+    session.during_get = lambda: collection.changed(True, key)
     k = kube()
-    k.list(PODS)
+    url_path = PODS if read == "list" else POD
+    getattr(k, read)(url_path)
     session.during_get = None
-    k.list(PODS)
-    k.list(PODS)
+    getattr(k, read)(url_path)
+    getattr(k, read)(url_path)
     assert len(gets(session)) == 2
 
 
@@ -219,17 +221,6 @@ def test_an_event_of_the_object_a_closed_watch_or_a_write_makes_the_next_read_of
     assert len(gets(session)) == 4
     assert k.get("/api/v1/namespaces/x/secrets/s") and k.get("/api/v1/namespaces/x/secrets/s")  # not watched
     assert len(gets(session)) == 6
-
-
-def test_an_event_during_the_read_of_an_object_keeps_no_answer(session):
-    collection = watched()
-    session.during_get = lambda: collection.changed(True, ("x", "a"))
-    k = kube()
-    k.get(POD)
-    session.during_get = None
-    k.get(POD)
-    k.get(POD)
-    assert len(gets(session)) == 2
 
 
 @pytest.mark.parametrize("url_path, found", [
