@@ -144,9 +144,9 @@ class KeystoneVerificationStateModule(KubeModule):
         records = dict((m["metadata"].get("namespace"), m) for m in client.list(
             client.resource("v1", "ConfigMap"), field_selector="metadata.name=%s" % recheck.RECORD_NAME,
             label_selector=selector))
-        # Only names and resourceVersions of the Secrets are used; their data is dropped at once.
+        # Only names and resourceVersions of the Secrets are used: their data is never read.
         secrets = _by_cluster({"metadata": s.get("metadata") or {}} for s in client.list(
-            client.resource("v1", "Secret"), label_selector=selector))
+            client.resource("v1", "Secret"), label_selector=selector, metadata_only=True))
         korc = _by_cluster(o for kind in recheck.KORC_KINDS for o in client.list(
             client.resource(naming.KORC_API_VERSION, kind), label_selector=selector))
         keystones = self.keystones(clusters)

@@ -45,6 +45,9 @@ POOL_SIZE = 10
 AUTH_ENV = kubeconfig.AUTH_ENV
 
 
+# The Accept header of a LIST that returns each item's metadata only (meta.k8s.io/v1).
+PARTIAL_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
 class KubeError(Exception):
     """An API error worth a clear message: status, reason, and the server's field causes."""
 
@@ -366,10 +369,10 @@ class KubeClient:
 
     # -- requests ------------------------------------------------------------
 
-    def request(self, method, path, body=None, query=None, content_type="application/json", allow=()):
+    def request(self, method, path, body=None, query=None, content_type="application/json", allow=(), accept=None):
         """Send one request; returns (status, decoded body). Retries transient faults.
 
-        Statuses in `allow` (e.g. 404) are returned instead of raised.
+        Statuses in `allow` (e.g. 404) are returned instead of raised; `accept` replaces the Accept header.
         """
         if self._unreachable is not None:
             raise self._unreachable
@@ -384,6 +387,8 @@ class KubeClient:
             attempt += 1
             credential = self._credential
             headers = self.headers + list(self._auth_headers().items())
+            if accept:
+                headers = [(name, accept if name == "Accept" else value) for name, value in headers]
             if payload is not None:
                 headers.append(("Content-Type", content_type))
             with self._lock:
@@ -456,13 +461,16 @@ class KubeClient:
         status, data = self.request("GET", rtype.path(namespace, name), allow=(404,))
         return data if status == 200 else None
 
-    def list(self, rtype, namespace=None, label_selector=None, field_selector=None):
+    def list(self, rtype, namespace=None, label_selector=None, field_selector=None, metadata_only=False):
+        """The items; with metadata_only their metadata alone (PartialObjectMetadata: a Secret's data never
+        leaves the API server)."""
         query = {}
         if label_selector:
             query["labelSelector"] = label_selector
         if field_selector:
             query["fieldSelector"] = field_selector
-        status, data = self.request("GET", rtype.path(namespace), query=query or None)
+        status, data = self.request("GET", rtype.path(namespace), query=query or None,
+                                    accept=PARTIAL_METADATA_LIST if metadata_only else None)
         items = data.get("items", [])
         for item in items:
             # Items of a List carry no apiVersion and kind; readiness rules and no-op checks need them.

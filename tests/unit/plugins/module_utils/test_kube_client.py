@@ -160,6 +160,17 @@ def test_an_apply_conflict_fails_at_once_and_says_how_to_take_over(api):
     assert "fieldManager=c5c3.cobaltcore" in seen["path"]
 
 
+def test_a_metadata_only_list_asks_for_partial_object_metadata_and_a_plain_one_for_json(api):
+    secrets = "/api/v1/namespaces/ns/secrets"
+    api.route("GET", secrets, (200, {"kind": "PartialObjectMetadataList", "items": [{"metadata": {"name": "s"}}]}))
+    client = make_client(api.url)
+    rtype = client_module.ResourceType("v1", "Secret", "secrets", True)
+    assert [i["metadata"]["name"] for i in client.list(rtype, "ns", metadata_only=True)] == ["s"]
+    assert api.seen[-1]["headers"]["Accept"] == client_module.PARTIAL_METADATA_LIST
+    client.list(rtype, "ns")
+    assert api.seen[-1]["headers"]["Accept"] == "application/json"
+
+
 def test_a_field_not_declared_in_schema_fails_at_once_other_500s_are_retried(api):
     undeclared = '.spec.bogus: field not declared in schema'
     api.route("PATCH", PATH, (500, {"message": undeclared}))

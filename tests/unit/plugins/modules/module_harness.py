@@ -159,6 +159,7 @@ class FakeKube(object):
         self.clients = []        # the auth options of every client built
         self.client_options = []  # and its retry policy
         self.calls = []          # (method, kind, name, namespace, dry_run)
+        self.metadata_lists = []  # the kinds listed as metadata only
         self.failures = {}       # (method, kind) -> KubeError raised instead
         self.on_request = None   # callable(method, path, body, query) -> (status, body) for client.request
         self._version = 0
@@ -233,11 +234,16 @@ class _Client(object):
         found = self.api.find(rtype.api_version, rtype.kind, name, namespace if rtype.namespaced else None)
         return copy.deepcopy(found)
 
-    def list(self, rtype, namespace=None, label_selector=None, field_selector=None):
+    def list(self, rtype, namespace=None, label_selector=None, field_selector=None, metadata_only=False):
         self._count("GET", rtype.kind, None, namespace)
-        return [copy.deepcopy(o) for (v, k, ns, _n), o in sorted(self.api.objects.items(), key=lambda i: str(i[0]))
-                if (v, k) == (rtype.api_version, rtype.kind) and (namespace is None or ns == namespace)
-                and _matches(o, label_selector) and _field_matches(o, field_selector)]
+        found = [copy.deepcopy(o) for (v, k, ns, _n), o in sorted(self.api.objects.items(), key=lambda i: str(i[0]))
+                 if (v, k) == (rtype.api_version, rtype.kind) and (namespace is None or ns == namespace)
+                 and _matches(o, label_selector) and _field_matches(o, field_selector)]
+        if metadata_only:  # as the API server answers Accept: ...;as=PartialObjectMetadataList
+            self.api.metadata_lists.append(rtype.kind)
+            return [{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": o["metadata"]}
+                    for o in found]
+        return found
 
     def server_side_apply(self, rtype, obj, field_manager=None, force=False, dry_run=False):
         meta = obj["metadata"]

@@ -53,5 +53,6 @@ def test_unchanged_only_after_a_record_and_until_a_secret_changes(kube):  # noqa
         "name": "glance", "namespace": "openstack-t1", "labels": {LABEL: "t1"}}, "status": {"id": "new"}})
     result, _output = run(kube, ["t1", "t2"])
     assert result["unchanged"] == []
-    # Reads only: a list per kind, whatever the number of clusters.
+    # Reads only: a list per kind, whatever the number of clusters; the Secrets' metadata only.
     assert set(m for m, *_rest in kube.calls) == {"GET"}
+    assert set(kube.metadata_lists) == {"Secret"}
