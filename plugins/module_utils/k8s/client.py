@@ -43,10 +43,9 @@ MAX_BACKOFF = 8.0
 POOL_SIZE = 10
 # The options and their K8S_AUTH_* variables (kubernetes.core's), read by k8s.kubeconfig.
 AUTH_ENV = kubeconfig.AUTH_ENV
-
-
 # The Accept header of a LIST that returns each item's metadata only (meta.k8s.io/v1).
 PARTIAL_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
 
 class KubeError(Exception):
     """An API error worth a clear message: status, reason, and the server's field causes."""
