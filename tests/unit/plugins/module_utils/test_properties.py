@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.ceph import COMPRESSION_MODES
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import validate_claims
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import compose_openstack_cluster
@@ -66,6 +67,9 @@ def claims(draw, name=names):
     filesystem = spec.get("storage", {}).get("ceph", {}).get("filesystem", {})
     if spec.get("services", {}).get("manila") and filesystem.get("enabled") is False:
         filesystem["enabled"] = True  # Manila needs the filesystem; that rule is tested elsewhere.
+    if spec.get("storage", {}).get("ceph", {}).get("objectStore", {}).get("enabled") is True:
+        # Rook's limit on the CephObjectStore's name shortens the claim's; that rule is tested elsewhere.
+        name = name.filter(lambda n: len(n) <= naming.CLAIM_WITH_OBJECT_STORE_NAME_MAX)
     return {
         "apiVersion": "c5c3.io/v1alpha1",
         "kind": "OpenStackCluster",
