@@ -85,31 +85,29 @@ class Reader:
             by_namespace.setdefault(namespace, {}).setdefault(ref["name"], ref)
         found, gets = {}, []
         for (api_version, kind), (rtype, by_namespace) in groups.items():
-            members = [(namespace, ref) for namespace, refs in by_namespace.items() for ref in refs.values()]
+            members = dict(((namespace, name), ref) for namespace, refs in by_namespace.items()
+                           for name, ref in refs.items())
             if len(by_namespace) > 1 and len(members) >= self.list_from and rtype.namespaced:
-                selector = label_selector([ref for unused, ref in members])
-                if selector and self._list(rtype, None, selector, dict(
-                        ((namespace, ref["name"]), ref) for namespace, ref in members), found, complete=False):
-                    members = [(ns, ref) for ns, ref in members if (api_version, kind, ns, ref["name"]) not in found]
-            left = {}
-            for namespace, ref in members:
-                left.setdefault(namespace, {})[ref["name"]] = ref
-            for namespace, refs in left.items():
-                if len(refs) >= self.list_from:
-                    self._list(rtype, namespace, None, refs, found, complete=True)
+                selector = label_selector(list(members.values()))
+                if selector:
+                    self._list(rtype, None, selector, members, found, complete=False)
+            for namespace, refs in by_namespace.items():
+                left = dict((name, ref) for name, ref in refs.items() if (api_version, kind, namespace, name) not in found)
+                if len(left) >= self.list_from:
+                    self._list(rtype, namespace, None, left, found, complete=True)
                 else:
-                    gets.extend((rtype, namespace, name) for name in refs)
+                    gets.extend((rtype, namespace, name) for name in left)
         found.update(self._get_all(gets))
         return found
 
     def _list(self, rtype, namespace, selector, members, found, complete):
         """Records the members the LIST returns; complete: the LIST shows all of them (the absent ones are None).
-        False when a LIST across namespaces was refused."""
+        A refused LIST across namespaces records nothing: its members are read by namespace."""
         try:
             items = self.client.list(rtype, namespace, label_selector=selector)
         except KubeError as error:
             if namespace is None and error.status in FALLBACK_STATUSES:
-                return False
+                return
             raise
         for item in items:
             meta = item["metadata"]
@@ -119,7 +117,6 @@ class Reader:
         if complete:
             for name in members:
                 found.setdefault((rtype.api_version, rtype.kind, namespace, name), None)
-        return True
 
     def _get_all(self, gets):
         def get(entry):
