@@ -137,20 +137,51 @@ def _memcached(obj, state, failure, detail):
     return {"conditions": conditions, "readyReplicas": ready, "observedGeneration": gen}
 
 
+def _major(tag):
+    """The major version of a project-version tag (28.0.0 -> 28), None for another tag."""
+    head = str(tag or "").split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def upgrade_of(obj):
+    """(installed tag, new tag) while a service CR's spec.image.tag differs from the release it runs
+    (status.installedRelease), else None: upstream's database upgrade flow runs then."""
+    tag = ((obj.get("spec") or {}).get("image") or {}).get("tag")
+    installed = (obj.get("status") or {}).get("installedRelease")
+    return (installed, tag) if installed and tag and installed != tag else None
+
+
 def _service(obj, state, failure, detail):
+    """Upstream's service operators (keystone-operator's shared status, internal/common/database/upgrade.go):
+    Ready AllReady / NotAllReady, installedRelease = spec.image.tag once the database and Deployment run it.
+    A tag change of a running service is an upgrade: targetRelease, upgradePhase and DatabaseReady report it
+    until the kind's delay has passed; a lower major version is refused as upstream refuses a downgrade."""
     gen = obj["metadata"].get("generation")
     conditions = copy.deepcopy((obj.get("status") or {}).get("conditions") or [])
-    if state == "ready":
-        loop.set_condition(conditions, "Ready", "True", "AllReady", "All sub-conditions are ready", gen)
+    tag = ((obj.get("spec") or {}).get("image") or {}).get("tag")
+    upgrade = upgrade_of(obj)
+    status = {"conditions": conditions, "observedGeneration": gen}
+    put = lambda *args: loop.set_condition(conditions, *args, observed_generation=gen)  # noqa: E731
+    if upgrade and None not in map(_major, upgrade) and _major(upgrade[1]) < _major(upgrade[0]):
+        put("DatabaseReady", "False", "DowngradeNotSupported",
+            "downgrade from %s to %s is not supported: database migrations are not reversible" % upgrade)
+        put("Ready", "False", "NotAllReady", "DatabaseReady: downgrade from %s to %s is not supported" % upgrade)
+        status.update(targetRelease=upgrade[1], upgradePhase="")
+    elif state == "ready":
+        put("DatabaseReady", "True", "DatabaseSynced", "Database schema is up to date")
+        put("Ready", "True", "AllReady", "All sub-conditions are ready")
+        status.update(installedRelease=tag, targetRelease="", upgradePhase="")
     elif state == "failed":
-        loop.set_condition(conditions, "Ready", "False", failure.get("reason") or "Failed",
-                           failure.get("message") or "Failed", gen)
+        put("Ready", "False", failure.get("reason") or "Failed", failure.get("message") or "Failed")
     elif detail:
-        loop.set_condition(conditions, "Ready", "False", "WaitingForDependencies", detail, gen)
+        put("Ready", "False", "WaitingForDependencies", detail)
+    elif upgrade:
+        put("DatabaseReady", "False", "MigrateInProgress", "Migrate phase running: %s -> %s" % upgrade)
+        put("Ready", "False", "NotAllReady", "DatabaseReady: Migrate phase running: %s -> %s" % upgrade)
+        status.update(targetRelease=upgrade[1], upgradePhase="Migrating")
     else:
-        loop.set_condition(conditions, "Ready", "False", "DeploymentProgressing",
-                           "%s deployment is not yet available" % obj["kind"], gen)
-    return {"conditions": conditions, "observedGeneration": gen}
+        put("Ready", "False", "DeploymentProgressing", "%s deployment is not yet available" % obj["kind"])
+    return status
 
 
 def _svc(group, kind, plural, port=None, version="v1alpha1"):
