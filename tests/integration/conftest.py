@@ -643,6 +643,21 @@ class Run(object):
         return failures(self.out)
 
 
+def lab_log_tails(since, lines=12):
+    """The last lines of each lab process log written since `since` (time.monotonic()): what a failed build's
+    message carries, as CI keeps nothing else of the lab."""
+    began = time.time() - (time.monotonic() - since)
+    tails = []
+    for path in sorted((config.STATE / "logs").glob("*.log")):
+        if path.stat().st_mtime < began or path.name.startswith(("apiserver-", "controller-manager-", "etcd")):
+            continue
+        with path.open("rb") as handle:
+            handle.seek(max(0, path.stat().st_size - 4096))
+            text = handle.read().decode("utf-8", "replace").splitlines()[-lines:]
+        tails.append("--- %s\n%s" % (path.name, "\n".join(line[:300] for line in text)))
+    return "\n".join(tails)
+
+
 class Region(object):
     """The region as the session built it: `check` (site.yml --check --diff on the empty region), `first`
     (the -vvv run that built it, with the fetched kubeconfigs' keys and the Secrets of the region's OpenStack
@@ -711,7 +726,7 @@ def region(lab, tmp_path_factory):
             job_waited = time.monotonic() - job_started
             first = Run(rc, out, time.monotonic() - started, text=text, kubeconfig_secrets=kubeconfig_secrets(),
                         secrets=secrets_of(control_plane, REGION_NAMESPACE))
-            assert rc == 0, "site.yml did not build the region: %s" % first.failures()
+            assert rc == 0, "site.yml did not build the region: %s\n%s" % (first.failures(), lab_log_tails(started))
             # At once: the job takes the lock within its 2 s poll and writes nothing before phase 1.
             before = dict(writes=writes(), korc_ids=korc_ids(control_plane),
                           korc_secret=secret_data(control_plane, "k-orc-clouds-yaml"))

@@ -320,24 +320,31 @@ def discovery_problems(bmcs, servers, now):
     return problems
 
 
+def _all_but_state(status):
+    return dict((k, v) for k, v in (status or {}).items() if k != "state")
+
+
 def discovery_restarts(seen, servers):
-    """Servers whose discovery started over; records in seen ({name: last status update}) the servers now
-    in Discovery and powered on.
+    """Servers whose discovery started over; records in seen ({name: (last status update, status but its
+    state)}) the servers in Discovery and powered on.
 
     metal-operator puts a Server back to Initial when its probe agent has not reported within the
     discovery timeout, and the next pass starts Discovery again: the state may be Discovery both times
-    a caller looks, but the status was written again. A powered-on Server in Discovery has nothing
-    else of its status written until the probe reports (then it is Available).
+    a caller looks, but the status was written again with nothing but its state changed. Any other
+    status write in Discovery is progress, not a restart: the probe's report lands as
+    status.networkInterfaces before the state becomes Available.
     """
     found = []
     for server in servers:
         name = server["metadata"]["name"]
         status = server.get("status") or {}
         updated = last_status_update(server)
-        if name in seen and status.get("state") in DISCOVERING and updated != seen[name]:
-            found.append(name)
-        elif status.get("state") == "Discovery" and status.get("powerState") == "On" and name not in seen:
-            seen[name] = updated
+        if name in seen and status.get("state") in DISCOVERING and updated != seen[name][0]:
+            if _all_but_state(status) == seen[name][1]:
+                found.append(name)
+                continue
+        if status.get("state") == "Discovery" and status.get("powerState") == "On":
+            seen[name] = (updated, _all_but_state(status))
     return sorted(found)
 
 

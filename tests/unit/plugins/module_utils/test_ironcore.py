@@ -308,10 +308,26 @@ def test_a_discovery_that_starts_over_is_seen_even_when_both_looks_find_discover
     assert seen == {}  # still powering on: its status will be written again
     assert ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:00:06Z")]) == []
     assert ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:00:06Z")]) == []
-    # 30 minutes later metal-operator wrote Initial, then Discovery again.
+    # 30 minutes later metal-operator wrote Initial, then Discovery again: nothing else of the status changed.
     assert ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:30:16Z")]) == ["s1"]
-    seen = {"s1": "2026-01-01T00:00:06Z"}
+    seen = {}
+    ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:00:06Z")])
+    assert ironcore.discovery_restarts(seen, [discovering("s1", "Initial", "2026-01-01T00:30:16Z")]) == ["s1"]
     assert ironcore.discovery_restarts(seen, [discovering("s1", "Available", "2026-01-01T00:01:00Z", "Off")]) == []
+
+
+def test_the_probe_reports_landing_in_discovery_is_progress_not_a_restart():
+    """metal-operator writes the report's network interfaces, then (a pass later, or never while the report is
+    stale) the state Available: a status written again in Discovery with more than its state changed."""
+    seen = {}
+    assert ironcore.discovery_restarts(seen, [discovering("s1", "Discovery", "2026-01-01T00:00:06Z")]) == []
+    reported = discovering("s1", "Discovery", "2026-01-01T00:00:07Z")
+    reported["status"]["networkInterfaces"] = [{"name": "eth0", "macAddress": "aa:bb:cc:dd:ee:ff"}]
+    assert ironcore.discovery_restarts(seen, [reported]) == []
+    # The report was stale: after the timeout the state alone went Initial and back to Discovery.
+    again = discovering("s1", "Discovery", "2026-01-01T00:30:20Z")
+    again["status"]["networkInterfaces"] = reported["status"]["networkInterfaces"]
+    assert ironcore.discovery_restarts(seen, [again]) == ["s1"]
 
 
 def test_a_pool_with_a_zone_selects_servers_of_its_zone_only():
