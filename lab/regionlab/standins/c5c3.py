@@ -28,7 +28,6 @@ operator writes its status first).
 
 import copy
 import hashlib
-import importlib.metadata
 import json
 
 from .. import config
@@ -43,13 +42,6 @@ OPERATOR = "c5c3-operator"   # its Deployment (deployments.py)
 FIELD_MANAGER = "cobaltcore-operator"
 NAME = "c5c3-operator-standin"
 ALLOW_KEYSTONE_DELETION = "c5c3.io/allow-keystone-deletion"
-
-
-def _installed_keystone():
-    try:
-        return importlib.metadata.version("keystone")
-    except importlib.metadata.PackageNotFoundError:
-        return "28.0.0"
 
 
 def _subset(want, have):
@@ -228,7 +220,7 @@ class KeystoneService(Child):
         """The Keystone CR of seed 003, from the ControlPlane, bootstrap included (the operator owns it)."""
         memcached = ((cp.get("spec") or {}).get("infrastructure") or {}).get("memcached") or {}
         spec = {
-            "image": section.get("image") or {"repository": "ghcr.io/c5c3/keystone", "tag": _installed_keystone()},
+            "image": section.get("image") or {"repository": "ghcr.io/c5c3/keystone", "tag": IMAGE_TAGS["keystone"]},
             "database": {"secretRef": {"name": "%s-db-credentials" % self.child_name}, "database": "keystone"},
             "cache": {"backend": "dogpile.cache.pymemcache",
                       "servers": ["memcached-%d.memcached:11211" % i for i in range(memcached.get("replicas") or 3)]},
@@ -268,8 +260,8 @@ class ServiceCatalog(Child):
 
 
 # The image tags of seed 003's service CRs.
-IMAGE_TAGS = {"glance": "31.0.0", "placement": "14.0.0", "nova": "32.1.0", "neutron": "27.0.1", "cinder": "27.0.0",
-              "cortex": "0.5.0", "tempest": "41.0.0"}
+IMAGE_TAGS = {"keystone": "28.0.0", "glance": "31.0.0", "placement": "14.0.0", "nova": "32.1.0", "neutron": "27.0.1",
+              "cinder": "27.0.0", "cortex": "0.5.0", "tempest": "41.0.0"}
 MESSAGING = ("nova", "neutron", "cinder")
 
 

@@ -18,7 +18,14 @@ steps before it are done, as upstream's short-circuiting pipeline does):
                                          and a named secret store is Ready; nothing after this
                                          step runs until it holds (secrets_verdict)
   FernetKeysReady, CredentialKeysReady   the key repositories (generated as upstream does)
-  DatabaseReady                          keystone-manage db_sync
+  DatabaseReady                          keystone-manage db_sync; on a new spec.image.tag the upgrade
+                                         flow of upstream's internal/common/database/upgrade.go: db_sync
+                                         --expand (Expanding), --migrate (Migrating), the API server's
+                                         rolling update (RollingUpdate), --contract (Contracting), each
+                                         reported as <Phase>InProgress / <Phase>Failed, then
+                                         status.installedRelease is the tag; a lower major version is
+                                         DowngradeNotSupported, a tag changed mid-upgrade
+                                         UpgradeTargetChanged (both terminal, as upstream)
   DeploymentReady, KeystoneAPIReady      the API server running and answering GET <endpoint>
   BootstrapReady                         keystone-manage bootstrap, again whenever the admin password
                                          changes (upstream re-runs the <name>-bootstrap Job when the
@@ -156,6 +163,46 @@ class Job:
                 proc.kill()
 
 
+# Upstream's upgrade phases (internal/common/database/upgrade.go) and the keystone-manage each runs in the lab.
+UPGRADE_PHASES = (("Expanding", ("db_sync", "--expand")), ("Migrating", ("db_sync", "--migrate")),
+                  ("RollingUpdate", ("rolling-update",)), ("Contracting", ("db_sync", "--contract")))
+UPGRADE_REASONS = {"Expanding": "Expand", "Migrating": "Migrate", "RollingUpdate": "UpgradeRollingUpdate",
+                   "Contracting": "Contract"}
+
+
+def _major(tag):
+    head = str(tag or "").split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def upgrade_condition(upgrade):
+    """DatabaseReady's (reason, message) while an upgrade runs, failed or was refused (upstream's reasons)."""
+    span = "%s -> %s" % (upgrade["from"], upgrade["tag"])
+    if upgrade.get("refused"):
+        return "DowngradeNotSupported", "downgrade from %s to %s is not supported" % (upgrade["from"], upgrade["tag"])
+    if upgrade.get("target_changed"):
+        return "UpgradeTargetChanged", "upgrade target changed from %s to %s during %s" % (
+            upgrade["tag"], upgrade["target_changed"], upgrade["phase"])
+    stem = UPGRADE_REASONS[upgrade["phase"]]
+    if upgrade["error"]:
+        return ("%sFailed" % stem if stem != "UpgradeRollingUpdate" else "UpgradeRollingUpdateFailed",
+                "%s phase failed (%s): %s" % (upgrade["phase"], span, upgrade["error"]))
+    return (stem if stem == "UpgradeRollingUpdate" else "%sInProgress" % stem,
+            "%s phase running: %s" % (upgrade["phase"], span))
+
+
+def release_status(tracker):
+    """status.installedRelease, targetRelease and upgradePhase."""
+    installed = tracker.instance.state().get("installed_release")
+    upgrade = tracker.upgrade
+    if not installed:
+        return {}
+    running = upgrade and not upgrade.get("refused")
+    # upstream's omitempty: an empty field is absent, and a merge patch's null removes it
+    return {"installedRelease": installed, "targetRelease": upgrade["tag"] if upgrade else None,
+            "upgradePhase": upgrade["phase"] if running else None}
+
+
 class Tracker:
     """What the stand-in knows about one CR's Keystone between passes."""
 
@@ -180,6 +227,7 @@ class Tracker:
         self.boot_retry_at = 0.0
         self.boot_error = None
         self.boot = ("pending",)
+        self.upgrade = None               # {"tag", "phase", "error"} while a new image tag is rolled out
 
 
 class KeystoneOperator(loop.Controller):
@@ -312,7 +360,7 @@ class KeystoneOperator(loop.Controller):
                 if cr is None:
                     return  # changed meanwhile: the next pass decides again
         conditions, endpoint = self.conditions(tracker, cr)
-        self.write_status(cr, conditions, endpoint)
+        self.write_status(cr, conditions, endpoint, release_status(tracker))
 
     def read(self, kind, namespace, name):
         """One object secrets_verdict asks for (None when absent, or its kind is not served: no ESO CRDs)."""
@@ -363,6 +411,13 @@ class KeystoneOperator(loop.Controller):
                 tracker.db_failures += 1
                 tracker.db_retry_at = now + min(60, 2 ** tracker.db_failures)
                 self.log("Keystone %s/%s: db_sync failed: %s" % (inst.namespace, inst.name, detail))
+        elif job.kind == "upgrade":
+            code, detail = job.results.get(job.info["phase"], (-1, "not run"))
+            if code != 0:
+                tracker.upgrade["error"] = detail
+                self.log("Keystone %s/%s: upgrade %s failed: %s" % (inst.namespace, inst.name, job.info["phase"], detail))
+            else:
+                self.next_upgrade_phase(tracker)
         elif job.kind == "bootstrap":
             code, detail = job.results.get("bootstrap", (-1, "not run"))
             if code == 0:
@@ -404,7 +459,58 @@ class KeystoneOperator(loop.Controller):
         # reported once the database is synced, as upstream's Deployment step follows Database.
         self.run_deployment(tracker, cr, now)
         if inst.state().get("db_synced"):
+            self.run_upgrade(tracker, cr)
             self.run_bootstrap(tracker, cr, now)
+
+    # Upgrades -----------------------------------------------------------------------
+
+    def run_upgrade(self, tracker, cr):
+        """A new spec.image.tag: expand, migrate, rolling update, contract, one after the other (each a
+        keystone-manage db_sync Job upstream); then the tag is the installed release."""
+        inst = tracker.instance
+        tag = ((cr.get("spec") or {}).get("image") or {}).get("tag")
+        installed = inst.state().get("installed_release")
+        if installed is None:
+            inst.save_state(installed_release=tag)  # the first db_sync installed the tag the CR names
+            return
+        upgrade = tracker.upgrade
+        if upgrade is not None and upgrade["tag"] != tag:
+            if tag == installed and upgrade["phase"] == UPGRADE_PHASES[0][0] and not tracker.job:
+                tracker.upgrade = None  # reverted before anything ran
+            elif not upgrade.get("target_changed"):
+                upgrade["target_changed"] = tag
+            return
+        fail_at = self.settings.get().keystone(inst.namespace, inst.name).get("fail_upgrade")
+        if upgrade and upgrade["error"] and fail_at != upgrade["phase"]:
+            upgrade["error"] = None  # the lab's cause is gone: the phase's Job runs again
+        if tag == installed or tracker.job is not None or (upgrade and (upgrade["error"] or upgrade.get("refused"))):
+            return
+        if upgrade is None:
+            upgrade = tracker.upgrade = {"tag": tag, "from": installed, "phase": UPGRADE_PHASES[0][0], "error": None}
+            if None not in (_major(tag), _major(installed)) and _major(tag) < _major(installed):
+                upgrade["refused"] = True
+                return
+            self.log("Keystone %s/%s: upgrade %s -> %s" % (inst.namespace, inst.name, installed, tag))
+        phase = upgrade["phase"]
+        args = dict(UPGRADE_PHASES)[phase]
+        if args == ("rolling-update",):
+            if tracker.healthy:  # the lab's API server serves the same code: it is the rolled Deployment
+                self.next_upgrade_phase(tracker)
+            return
+        if fail_at == phase:
+            args = args + ("--lab-injected-failure",)  # a real keystone-manage that exits non-zero
+        tracker.job = Job("upgrade", [(phase, lambda: inst.manage(*args))], self.wake, phase=phase)
+
+    def next_upgrade_phase(self, tracker):
+        upgrade, names = tracker.upgrade, [name for name, _ in UPGRADE_PHASES]
+        index = names.index(upgrade["phase"]) + 1
+        if index < len(names):
+            upgrade["phase"] = names[index]
+            self.next_due = min(self.next_due, 0.2)
+            return
+        tracker.instance.save_state(installed_release=upgrade["tag"])
+        self.log("Keystone %s/%s: upgraded to %s" % (tracker.instance.namespace, tracker.instance.name, upgrade["tag"]))
+        tracker.upgrade = None
 
     def run_deployment(self, tracker, cr, now):
         inst = tracker.instance
@@ -505,7 +611,11 @@ class KeystoneOperator(loop.Controller):
         if tracker.generated:
             return self.aggregate(conditions, gen), tracker.endpoint
         synced = inst.state().get("db_synced")
-        if synced:
+        upgrade = tracker.upgrade
+        if synced and upgrade:
+            reason, message = upgrade_condition(upgrade)
+            put("DatabaseReady", False, reason, message)
+        elif synced:
             put("DatabaseReady", True, "DatabaseSynced", "Database schema is up to date")
         elif tracker.db_error and not job:
             put("DatabaseReady", False, "DBSyncFailed", "db_sync job failed: %s" % tracker.db_error)
@@ -558,10 +668,10 @@ class KeystoneOperator(loop.Controller):
         order = SUB_CONDITIONS + ["Ready"]
         return sorted(conditions, key=lambda c: order.index(c["type"]) if c["type"] in order else len(order))
 
-    def write_status(self, cr, conditions, endpoint):
+    def write_status(self, cr, conditions, endpoint, release=None):
         """Patch status when it differs; returns the updated object (None when unchanged or refused)."""
         current = cr.get("status") or {}
-        wanted = {"observedGeneration": cr["metadata"].get("generation"), "conditions": conditions}
+        wanted = dict(release or {}, observedGeneration=cr["metadata"].get("generation"), conditions=conditions)
         if endpoint:
             wanted["endpoint"] = endpoint
         if all(current.get(k) == v for k, v in wanted.items()):

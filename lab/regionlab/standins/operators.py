@@ -154,8 +154,9 @@ def upgrade_of(obj):
 def _service(obj, state, failure, detail):
     """Upstream's service operators (keystone-operator's shared status, internal/common/database/upgrade.go):
     Ready AllReady / NotAllReady, installedRelease = spec.image.tag once the database and Deployment run it.
-    A tag change of a running service is an upgrade: targetRelease, upgradePhase and DatabaseReady report it
-    until the kind's delay has passed; a lower major version is refused as upstream refuses a downgrade."""
+    A tag change of a running service is an upgrade: targetRelease and DatabaseReady (MigrateInProgress)
+    report it until the kind's delay has passed; a lower major version is refused as upstream refuses a
+    downgrade. These kinds have no upgradePhase upstream (only the Keystone has)."""
     gen = obj["metadata"].get("generation")
     conditions = copy.deepcopy((obj.get("status") or {}).get("conditions") or [])
     tag = ((obj.get("spec") or {}).get("image") or {}).get("tag")
@@ -166,11 +167,17 @@ def _service(obj, state, failure, detail):
         put("DatabaseReady", "False", "DowngradeNotSupported",
             "downgrade from %s to %s is not supported: database migrations are not reversible" % upgrade)
         put("Ready", "False", "NotAllReady", "DatabaseReady: downgrade from %s to %s is not supported" % upgrade)
-        status.update(targetRelease=upgrade[1], upgradePhase="")
+        status.update(targetRelease=upgrade[1])
     elif state == "ready":
         put("DatabaseReady", "True", "DatabaseSynced", "Database schema is up to date")
         put("Ready", "True", "AllReady", "All sub-conditions are ready")
-        status.update(installedRelease=tag, targetRelease="", upgradePhase="")
+        status.update(installedRelease=tag, targetRelease=None)  # upstream's omitempty: a null removes it
+    elif state == "failed" and upgrade:
+        # standins.yaml failures during an upgrade: the database step's reason (e.g. MigrateFailed)
+        reason, message = failure.get("reason") or "MigrateFailed", failure.get("message") or "Failed"
+        put("DatabaseReady", "False", reason, message)
+        put("Ready", "False", "NotAllReady", "DatabaseReady: %s" % message)
+        status.update(targetRelease=upgrade[1])
     elif state == "failed":
         put("Ready", "False", failure.get("reason") or "Failed", failure.get("message") or "Failed")
     elif detail:
@@ -178,7 +185,7 @@ def _service(obj, state, failure, detail):
     elif upgrade:
         put("DatabaseReady", "False", "MigrateInProgress", "Migrate phase running: %s -> %s" % upgrade)
         put("Ready", "False", "NotAllReady", "DatabaseReady: Migrate phase running: %s -> %s" % upgrade)
-        status.update(targetRelease=upgrade[1], upgradePhase="Migrating")
+        status.update(targetRelease=upgrade[1])
     else:
         put("Ready", "False", "DeploymentProgressing", "%s deployment is not yet available" % obj["kind"])
     return status

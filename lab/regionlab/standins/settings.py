@@ -26,6 +26,7 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
         fail_start: true                             # its uWSGI starts without a loadable app
         fail_bootstrap: true                         # keystone-manage bootstrap runs without the password
         bootstrap_backoff: 1.0                       # seconds before the 2nd attempt, doubling (default 1)
+        fail_upgrade: Migrating                      # that upgrade phase's keystone-manage exits non-zero
     failures:                                        # the ControlPlane's children (standins/operators.py),
                                                      # Hypervisor/<pool cluster>/<name> (hypervisor_operator.py)
       <Kind, Kind/namespace or Kind/namespace/name>: # e.g. MariaDB/openstack; the most specific wins

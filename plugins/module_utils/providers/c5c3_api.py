@@ -11,6 +11,8 @@ when several ControlPlanes are judged - and the engine's readiness verdict on ea
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import time
+
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
@@ -18,6 +20,10 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import control_plane_health as health
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import releases
+
+# The field manager of the ControlPlane's image tags: the release steps own them, phase 4 never sends them.
+RELEASE_FIELD_MANAGER = "c5c3.cobaltcore.release"
 
 
 def control_planes(client, namespace=None, name=None):
@@ -86,3 +92,74 @@ def await_health(client, namespace, name, through, timeout, sleep, progress=None
                 "namespace %s" % namespace if namespace else "any namespace", timeout), found)
         raise WaitError(health.failure_message(found, timeout), found)
     return found
+
+
+def release_services(client, control_plane, services=None):
+    """{service: its CR} for these services of the release table (default: all) that the ControlPlane enables
+    and owns; one LIST per kind, in the ControlPlane's namespace."""
+    enabled = health.enabled_components(control_plane)
+    namespace = control_plane["metadata"].get("namespace")
+    found = {}
+    for service in [s for s in releases.SERVICES if enabled.get(s) and (services is None or s in services)]:
+        for api_version, kind in health.COMPONENT_KINDS[service]:
+            try:
+                rtype = client.resource(api_version, kind)
+            except KubeError as exc:
+                if exc.status != 404:
+                    raise
+                continue
+            for obj in client.list(rtype, namespace):
+                if health.owned_by(obj, control_plane):
+                    found[service] = dict(obj, apiVersion=api_version, kind=kind)
+    return found
+
+
+def _await_step(client, control_plane, number, step, target, timeout, sleep, progress):
+    """Until each service of the step runs its new tag; WaitError on a terminal reason or the timeout."""
+    moving = sorted(step["services"])
+
+    def attempt():
+        live = release_services(client, control_plane, moving)
+        verdicts = dict((s, releases.rollout(live[s], step["services"][s]["to"]) if s in live
+                         else (releases.RUNNING, "its CR is gone")) for s in moving)
+        failed = ["%s: %s" % (s, v[1]) for s, v in sorted(verdicts.items()) if v[0] == releases.FAILED]
+        if failed:
+            raise WaitError("step %d (%s) of the move to %s failed, later steps were not started: %s"
+                            % (number, step["phase"], target, "; ".join(failed)), [])
+        offer(progress, lambda: "step %d (%s): %s" % (number, step["phase"], ", ".join(
+            "%s %s" % (s, v[1]) for s, v in sorted(verdicts.items()))))
+        return all(v[0] == releases.DONE for v in verdicts.values()), verdicts
+
+    finished, verdicts = poll(attempt, timeout, sleep)
+    if not finished:
+        raise WaitError("step %d (%s) of the move to %s did not finish within %ss, later steps were not started: %s"
+                        % (number, step["phase"], target, timeout, "; ".join(
+                            "%s: %s" % (s, v[1]) for s, v in sorted(verdicts.items()) if v[0] != releases.DONE)), [])
+
+
+def move_release(client, control_plane, services, plan, timeout, sleep, progress=None, step_done=None):
+    """Applies the plan's steps in order: the moving services' image tags, then a wait until each runs its
+    new tag. Returns one entry per step ({phase, services, changed, seconds}); WaitError names the failed or
+    late service and the step, and no later step is written.
+
+    services: {service: CR} as release_services read them (their repositories and the tags left alone).
+    step_done: called with each finished step's entry (the module publishes progress that way)."""
+    images = dict((s, {"repository": ((o.get("spec") or {}).get("image") or {}).get("repository")
+                       or "ghcr.io/c5c3/%s" % s, "tag": releases.running_tag(o)}) for s, o in services.items())
+    rtype = client.resource(naming.CONTROL_PLANE_API_VERSION, naming.CONTROL_PLANE_KIND)
+    done = []
+    for number, step in enumerate(plan["steps"], 1):
+        started = time.time()
+        for service, move in step["services"].items():
+            images[service]["tag"] = move["to"]
+        written = releases.written_tags(control_plane)
+        control_plane = client.server_side_apply(rtype, releases.release_manifest(control_plane, images),
+                                                 RELEASE_FIELD_MANAGER, force=True)
+        _await_step(client, control_plane, number, step, plan["to"], timeout, sleep, progress)
+        entry = {"phase": step["phase"], "services": step["services"],
+                 "changed": any(written[s] != move["to"] for s, move in step["services"].items()),
+                 "seconds": round(time.time() - started, 1)}
+        done.append(entry)
+        if step_done:
+            step_done(entry)
+    return done

@@ -27,14 +27,18 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.dependency_graph import PHASES
 
 RELEASE = re.compile(r"^(\d{4})\.([12])$")
-# The image tag of each service per release. 2025.2: seed 003's service CRs; 2026.1: the next major
-# version of each project (upstream's releases/2026.1/source-refs.yaml for keystone, glance, placement).
+# The image tag each service moves to per release: 2025.2 is seed 003's service CRs; later releases are the
+# projects' first version of that series (a project's major version names its series: keystone 29.x is 2026.1).
 TAGS = {
     "2025.2": {"keystone": "28.0.0", "glance": "31.0.0", "placement": "14.0.0", "nova": "32.1.0",
                "neutron": "27.0.1", "cinder": "27.0.0"},
     "2026.1": {"keystone": "29.0.0", "glance": "32.0.0", "placement": "15.0.0", "nova": "33.0.0",
                "neutron": "28.0.0", "cinder": "28.0.0"},
+    "2026.2": {"keystone": "30.0.0", "glance": "33.0.0", "placement": "16.0.0", "nova": "34.0.0",
+               "neutron": "29.0.0", "cinder": "29.0.0"},
 }
+# The services a release moves, in seed 003's phase order.
+SERVICES = tuple(c for phase in PHASES for c in phase["components"] if c in TAGS[max(TAGS)])
 
 
 def parse(release):
@@ -49,10 +53,15 @@ def successor(release):
     return "%d.%d" % ((year, 2) if half == 1 else (year + 1, 1))
 
 
+def _major(tag):
+    head = str(tag or "").split(".", 1)[0]
+    return head if head.isdigit() else None
+
+
 def release_of(service, tag):
-    """The known release whose tag of `service` is `tag`, else None."""
+    """The known release whose series `tag` belongs to (the same major version: 28.0.2 is 2025.2), else None."""
     for release, tags in TAGS.items():
-        if tags.get(service) == tag:
+        if _major(tag) is not None and _major(tags.get(service)) == _major(tag):
             return release
     return None
 
@@ -90,7 +99,75 @@ def plan(tags, target, subject=None):
     for phase in PHASES:
         moving = dict((service, {"from": tags[service], "to": TAGS[target][service]})
                       for service in phase["components"]
-                      if service in current and tags[service] != TAGS[target][service])
+                      if current.get(service) not in (None, target))
         if moving:
             steps.append({"phase": phase["name"], "services": moving})
     return {"to": target, "from": current, "steps": steps}
+
+
+# Upstream's service operators (internal/common/database/upgrade.go): the DatabaseReady reasons that end an
+# upgrade until someone acts (a fixed image, a reverted tag); any other reason while it runs is progress.
+UPGRADE_FAILURES = ("ExpandFailed", "MigrateFailed", "ContractFailed", "UpgradePathInvalid", "DowngradeNotSupported",
+                    "VersionParseError", "UpgradeTargetChanged")
+DONE, RUNNING, FAILED = "done", "running", "failed"
+
+
+def _condition(obj, ctype):
+    for condition in (obj.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == ctype:
+            return condition
+    return {}
+
+
+def running_tag(obj):
+    """The tag a service CR runs: status.installedRelease once its operator wrote it, else spec.image.tag."""
+    return (obj.get("status") or {}).get("installedRelease") or ((obj.get("spec") or {}).get("image") or {}).get("tag")
+
+
+def rollout(obj, tag):
+    """(DONE | RUNNING | FAILED, text) of a service CR moving to image tag `tag`.
+
+    Done: installedRelease is the tag, no upgradePhase, Ready True for the CR's generation (upstream writes
+    observedGeneration on every status write, so only installedRelease says the upgrade finished).
+    Failed: DatabaseReady or Ready carries one of UPGRADE_FAILURES."""
+    meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+    ready, database = _condition(obj, "Ready"), _condition(obj, "DatabaseReady")
+    for condition in (database, ready):
+        if condition.get("status") == "False" and condition.get("reason") in UPGRADE_FAILURES:
+            return FAILED, "%s: %s" % (condition["reason"], condition.get("message") or "")
+    current = (status.get("observedGeneration") or 0) >= (meta.get("generation") or 0)
+    if status.get("installedRelease") == tag and not status.get("upgradePhase") and current \
+            and ready.get("status") == "True":
+        return DONE, "runs %s" % tag
+    if status.get("upgradePhase"):
+        return RUNNING, "%s %s -> %s" % (status["upgradePhase"], status.get("installedRelease"), tag)
+    why = database if database.get("status") == "False" else ready
+    if not why:
+        return RUNNING, "waiting for its operator"
+    return RUNNING, "%s (%s)" % (why.get("reason"), why.get("message") or "")
+
+
+def written_tags(control_plane):
+    """{service: tag} of the image tags the ControlPlane names (spec.services.<service>.image.tag)."""
+    services = (control_plane.get("spec") or {}).get("services") or {}
+    return dict((s, ((services.get(s) or {}).get("image") or {}).get("tag")) for s in SERVICES)
+
+
+def release_manifest(control_plane, images):
+    """The ControlPlane's image fields under the release's field manager: {service: {repository, tag}}.
+
+    It carries every service's image, moved or not: a server-side apply drops the fields its manager owned
+    and no longer sends."""
+    meta = control_plane["metadata"]
+    return {"apiVersion": control_plane["apiVersion"], "kind": control_plane["kind"],
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
+            "spec": {"services": dict((service, {"image": dict(image)}) for service, image in sorted(images.items()))}}
+
+
+def plan_lines(result):
+    """The plan as text, one line per step."""
+    if not result["steps"]:
+        return ["every service runs %s: nothing to move" % result["to"]]
+    return ["step %d (%s): %s" % (number, step["phase"], ", ".join(
+        "%s %s -> %s" % (service, move["from"], move["to"]) for service, move in sorted(step["services"].items())))
+        for number, step in enumerate(result["steps"], 1)]
