@@ -13,9 +13,11 @@ from ansible_collections.c5c3.cobaltcore.plugins.modules import openstack_releas
 
 from module_harness import run_module
 from module_harness import kube  # noqa: F401  # pylint: disable=unused-import
-from test_module_control_plane_health import CP_API, INFRA, add_control_plane, add_owned, cluster  # noqa: F401
+from test_module_control_plane_health import CP_API, INFRA, add_control_plane, add_owned
+from test_module_control_plane_health import cluster  # noqa: F401  # pylint: disable=unused-import
 
-OLD, NEW = releases.TAGS["2025.2"], releases.TAGS["2026.1"]
+OLD = releases.TAGS["2025.2"]
+NEW = releases.TAGS["2026.1"]
 ARGS = {"name": "lab", "release": "2026.1", "wait_timeout": 5, "wait_sleep": 1}
 
 
