@@ -1,4 +1,5 @@
-"""playbooks/upgrade.yml on the lab region: the hop from seed 003's release (2025.2) to 2026.1.
+"""playbooks/upgrade.yml on the lab region: the hop from seed 003's release (2025.2) to 2026.1, of the region's
+cluster and lab-tenant-a's together.
 
 The region's tests run in file order and this file comes last: a release cannot be undone (upstream refuses a
 downgrade), so the hop leaves the region on 2026.1 for the rest of the session; site.yml never sends image tags
@@ -15,14 +16,16 @@ from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, get_object, lab
     update_standins
 
 UPGRADE = REPO / "playbooks" / "upgrade.yml"
-TASK = "Move the region's OpenStack cluster to "
+TASK = "Move the region's OpenStack clusters to "
+TENANT = "lab-tenant-a"
+TENANT_NAMESPACE = "openstack-" + TENANT
 OLD = {"keystone": "28.0.0", "glance": "31.0.0", "placement": "14.0.0", "nova": "32.1.0", "neutron": "27.0.1",
        "cinder": "27.0.0"}
 NEW = {"keystone": "29.0.0", "glance": "32.0.0", "placement": "15.0.0", "nova": "33.0.0", "neutron": "28.0.0",
        "cinder": "28.0.0"}
 KINDS = "keystones,glances,placements,novas,neutrons,cinders"
 RELEASE_MANAGER = "c5c3.cobaltcore.release"
-FAST = {"cobaltcore_upgrade_step_timeout": 300, "cobaltcore_upgrade_wait_sleep": 1}
+FAST = {"cobaltcore_upgrade_step_timeout": 300, "cobaltcore_upgrade_wait_sleep": 1, "cobaltcore_upgrade_tenants": [TENANT]}
 
 
 def upgrade(release, *args):
@@ -31,15 +34,15 @@ def upgrade(release, *args):
     return rc, out
 
 
-def services():
-    """{service: (spec.image.tag, status.installedRelease)} of the region's service CRs."""
-    found = get_object(REGION_HOST, "-n", REGION_NAMESPACE, KINDS, missing_ok=False)
+def services(namespace=REGION_NAMESPACE):
+    """{service: (spec.image.tag, status.installedRelease)} of a cluster's service CRs."""
+    found = get_object(REGION_HOST, "-n", namespace, KINDS, missing_ok=False)
     return dict((o["kind"].lower(), (o["spec"]["image"]["tag"], (o.get("status") or {}).get("installedRelease")))
                 for o in found["items"])
 
 
-def release_managers():
-    cp = json.loads(lab_kubectl(REGION_HOST, "-n", REGION_NAMESPACE, "get", "controlplane.c5c3.io", "lab", "-o", "json",
+def release_managers(namespace=REGION_NAMESPACE, name="lab"):
+    cp = json.loads(lab_kubectl(REGION_HOST, "-n", namespace, "get", "controlplane.c5c3.io", name, "-o", "json",
                                 "--show-managed-fields").stdout)
     return [f["manager"] for f in cp["metadata"].get("managedFields") or [] if f["manager"] == RELEASE_MANAGER]
 
@@ -64,31 +67,44 @@ class Recorder(threading.Thread):
     def run(self):
         while not self.stop.is_set():
             now = time.monotonic()
-            for service, (tag, installed) in services().items():
-                if tag == NEW[service]:
-                    self.written.setdefault(service, now)
-                if installed == NEW[service]:
-                    self.installed.setdefault(service, now)
+            for namespace in (REGION_NAMESPACE, TENANT_NAMESPACE):
+                for service, (tag, installed) in services(namespace).items():
+                    if tag == NEW[service]:
+                        self.written.setdefault((namespace, service), now)
+                    if installed == NEW[service]:
+                        self.installed.setdefault((namespace, service), now)
             time.sleep(0.2)
+
+
+def on(release, namespace=REGION_NAMESPACE):
+    """Every service of the cluster runs that release's tag, as its spec names it."""
+    found = services(namespace)
+    return bool(found) and found == dict((s, (release[s], release[s])) for s in found)
 
 
 @pytest.fixture(scope="module")
 def region_on_old_release(region):
     assert services() == dict((s, (tag, tag)) for s, tag in OLD.items())
-    assert release_managers() == []
+    assert on(OLD, TENANT_NAMESPACE), services(TENANT_NAMESPACE)
+    assert release_managers() == [] and release_managers(TENANT_NAMESPACE, TENANT) == []
 
 
 def test_check_mode_prints_the_whole_plan_and_writes_nothing(region_on_old_release):
     rc, out = upgrade("2026.1", "--check", "--diff")
     assert rc == 0, out
     result = the_task(out)
-    assert result["changed"] and result["running"] == dict((s, "2025.2") for s in OLD)
-    assert result["plan_lines"] == [
-        "step 1 (identity): keystone 28.0.0 -> 29.0.0",
-        "step 2 (core): glance 31.0.0 -> 32.0.0, placement 14.0.0 -> 15.0.0",
-        "step 3 (compute): cinder 27.0.0 -> 28.0.0, neutron 27.0.1 -> 28.0.0, nova 32.1.0 -> 33.0.0"]
-    assert result["diff"]["after"]["images"] == NEW and result["diff"]["before"]["images"] == OLD
-    assert services() == dict((s, (tag, tag)) for s, tag in OLD.items()) and release_managers() == []
+    region_plan, tenant_plan = result["control_planes"]
+    assert result["changed"] and region_plan["running"] == dict((s, "2025.2") for s in OLD)
+    assert region_plan["plan_lines"] == [
+        "openstack/lab: step 1 (identity): keystone 28.0.0 -> 29.0.0",
+        "openstack/lab: step 2 (core): glance 31.0.0 -> 32.0.0, placement 14.0.0 -> 15.0.0",
+        "openstack/lab: step 3 (compute): cinder 27.0.0 -> 28.0.0, neutron 27.0.1 -> 28.0.0, nova 32.1.0 -> 33.0.0"]
+    assert (tenant_plan["namespace"], tenant_plan["name"]) == (TENANT_NAMESPACE, TENANT)
+    assert tenant_plan["plan"][0]["services"] == {"keystone": {"from": "28.0.0", "to": "29.0.0"}}
+    assert result["diff"]["after"]["images"]["openstack/lab"] == NEW
+    assert result["diff"]["before"]["images"]["openstack/lab"] == OLD
+    assert services() == dict((s, (tag, tag)) for s, tag in OLD.items()) and on(OLD, TENANT_NAMESPACE)
+    assert release_managers() == [] and release_managers(TENANT_NAMESPACE, TENANT) == []
 
 
 def test_a_skip_and_an_unknown_release_are_refused_before_any_write(region_on_old_release):
@@ -97,7 +113,10 @@ def test_a_skip_and_an_unknown_release_are_refused_before_any_write(region_on_ol
     message = the_task(out)["msg"]
     assert message.startswith("invalid input, nothing was changed")
     for service in OLD:
-        assert "%s runs 2025.2; 2026.2 skips 2026.1: move one release at a time" % service in message, message
+        assert "ControlPlane openstack/lab services.%s.image.tag: %s runs 2025.2; 2026.2 skips 2026.1: move one " \
+               "release at a time" % (service, service) in message, message
+    assert "ControlPlane %s/%s services.keystone.image.tag: keystone runs 2025.2; 2026.2 skips" % (
+        TENANT_NAMESPACE, TENANT) in message
     rc, out = upgrade("2025.3")
     assert rc != 0 and "'2025.3' is no OpenStack release" in the_task(out)["msg"]
     assert services() == dict((s, (tag, tag)) for s, tag in OLD.items()) and release_managers() == []
@@ -112,8 +131,9 @@ def test_a_failed_step_stops_the_move_and_the_next_run_resumes_it_in_order(regio
         rc, out = upgrade("2026.1")
         assert rc != 0
         message = the_task(out)["msg"]
-        assert "step 1 (identity) of the move to 2026.1 failed, later steps were not started: keystone: " \
-               "MigrateFailed: Migrating phase failed (28.0.0 -> 29.0.0)" in message, message
+        assert "step 1 (identity) of the move to 2026.1 failed, later steps were not started: openstack/lab " \
+               "keystone: MigrateFailed: Migrating phase failed (28.0.0 -> 29.0.0)" in message, message
+        assert "%s/%s keystone" % (TENANT_NAMESPACE, TENANT) not in message  # its Keystone moved
         now = services()
         assert now["keystone"] == ("29.0.0", "28.0.0")
         assert all(now[s] == (OLD[s], OLD[s]) for s in OLD if s != "keystone"), now
@@ -128,20 +148,26 @@ def test_a_failed_step_stops_the_move_and_the_next_run_resumes_it_in_order(regio
     assert rc == 0, out
     result = the_task(out)
     # Keystone's operator retries its phase once the cause is gone; the run waits for it when it is not done yet.
-    phases = [step["phase"] for step in result["steps"]]
+    phases = [step["phase"] for step in result["steps"] if step["control_plane"] == "openstack/lab"]
     assert result["changed"] and phases in (["identity", "core", "compute"], ["core", "compute"]), phases
     assert phases[0] == "core" or not result["steps"][0]["changed"]  # keystone's tag was written by the failed run
-    assert services() == dict((s, (tag, tag)) for s, tag in NEW.items())
+    assert services() == dict((s, (tag, tag)) for s, tag in NEW.items()) and on(NEW, TENANT_NAMESPACE)
     written, installed = recorder.written, recorder.installed
-    assert installed["keystone"] <= min(written["glance"], written["placement"]), (written, installed)
-    assert max(installed["glance"], installed["placement"]) <= min(written[s] for s in ("nova", "neutron", "cinder")), \
-        (written, installed)
-    assert release_managers() == [RELEASE_MANAGER]
+    for namespace in (REGION_NAMESPACE, TENANT_NAMESPACE):
+        moved = set(s for n, s in written if n == namespace)
+        core = [s for s in ("glance", "placement") if s in moved]
+        compute = [s for s in moved if s not in ("keystone", "glance", "placement")]
+        later = [written[(namespace, s)] for s in core + compute]
+        assert all(installed[(namespace, "keystone")] <= w for w in later), (namespace, written, installed)
+        assert all(installed[(namespace, c)] <= written[(namespace, s)] for c in core for s in compute), \
+            (namespace, written, installed)
+    assert release_managers() == [RELEASE_MANAGER] and release_managers(TENANT_NAMESPACE, TENANT) == [RELEASE_MANAGER]
 
 
 def test_a_finished_move_reruns_without_a_change_and_a_downgrade_is_refused(region_on_old_release):
     rc, out = upgrade("2026.1")
     assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
-    assert the_task(out)["plan_lines"] == ["every service runs 2026.1: nothing to move"]
+    assert the_task(out)["plan_lines"] == ["openstack/lab: every service runs 2026.1: nothing to move",
+                                           "%s/%s: every service runs 2026.1: nothing to move" % (TENANT_NAMESPACE, TENANT)]
     rc, out = upgrade("2025.2")
     assert rc != 0 and "keystone runs 2026.1; a downgrade to 2025.2 is not possible" in the_task(out)["msg"]

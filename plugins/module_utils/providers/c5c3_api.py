@@ -114,52 +114,78 @@ def release_services(client, control_plane, services=None):
     return found
 
 
-def _await_step(client, control_plane, number, step, target, timeout, sleep, progress):
-    """Until each service of the step runs its new tag; WaitError on a terminal reason or the timeout."""
-    moving = sorted(step["services"])
+def subject_of(control_plane):
+    meta = control_plane["metadata"]
+    return "%s/%s" % (meta.get("namespace"), meta["name"])
+
+
+def _await_step(client, batch, phase, target, timeout, sleep, progress):
+    """Until each service of the batch's steps runs its new tag; WaitError on a terminal reason or the timeout.
+
+    batch: [(ControlPlane, step)], the clusters moving this phase."""
+    number = releases.PHASE_NAMES.index(phase) + 1
 
     def attempt():
-        live = release_services(client, control_plane, moving)
-        verdicts = dict((s, releases.rollout(live[s], step["services"][s]["to"]) if s in live
-                         else (releases.RUNNING, "its CR is gone")) for s in moving)
-        failed = ["%s: %s" % (s, v[1]) for s, v in sorted(verdicts.items()) if v[0] == releases.FAILED]
+        verdicts = {}
+        for control_plane, step in batch:
+            moving = sorted(step["services"])
+            live = release_services(client, control_plane, moving)
+            for service in moving:
+                verdicts[(subject_of(control_plane), service)] = releases.rollout(
+                    live[service], step["services"][service]["to"]) if service in live \
+                    else (releases.RUNNING, "its CR is gone")
+        failed = ["%s %s: %s" % (cp, s, v[1]) for (cp, s), v in sorted(verdicts.items()) if v[0] == releases.FAILED]
         if failed:
             raise WaitError("step %d (%s) of the move to %s failed, later steps were not started: %s"
-                            % (number, step["phase"], target, "; ".join(failed)), [])
-        offer(progress, lambda: "step %d (%s): %s" % (number, step["phase"], ", ".join(
-            "%s %s" % (s, v[1]) for s, v in sorted(verdicts.items()))))
+                            % (number, phase, target, "; ".join(failed)), [])
+        offer(progress, lambda: "step %d (%s): %s" % (number, phase, ", ".join(
+            "%s %s %s" % (cp, s, v[1]) for (cp, s), v in sorted(verdicts.items()))))
         return all(v[0] == releases.DONE for v in verdicts.values()), verdicts
 
     finished, verdicts = poll(attempt, timeout, sleep)
     if not finished:
         raise WaitError("step %d (%s) of the move to %s did not finish within %ss, later steps were not started: %s"
-                        % (number, step["phase"], target, timeout, "; ".join(
-                            "%s: %s" % (s, v[1]) for s, v in sorted(verdicts.items()) if v[0] != releases.DONE)), [])
+                        % (number, phase, target, timeout, "; ".join(
+                            "%s %s: %s" % (cp, s, v[1]) for (cp, s), v in sorted(verdicts.items())
+                            if v[0] != releases.DONE)), [])
 
 
-def move_release(client, control_plane, services, plan, timeout, sleep, progress=None, step_done=None):
-    """Applies the plan's steps in order: the moving services' image tags, then a wait until each runs its
-    new tag. Returns one entry per step ({phase, services, changed, seconds}); WaitError names the failed or
-    late service and the step, and no later step is written.
+def move_release(client, moves, target, timeout, sleep, progress=None, step_done=None):
+    """Applies the plans' steps phase by phase: in each, the moving services' image tags of every cluster
+    moving in it, then a wait until each runs its new tag; no later phase is written before. Returns one
+    entry per cluster and step ({control_plane, phase, services, changed, seconds}); WaitError names the
+    step, each failed or late service and its cluster.
 
-    services: {service: CR} as release_services read them (their repositories and the tags left alone).
-    step_done: called with each finished step's entry (the module publishes progress that way)."""
-    images = dict((s, {"repository": ((o.get("spec") or {}).get("image") or {}).get("repository")
-                       or "ghcr.io/c5c3/%s" % s, "tag": releases.running_tag(o)}) for s, o in services.items())
+    moves: [(ControlPlane, {service: CR} as release_services read them, plan)].
+    step_done: called with each finished entry (the module publishes progress that way)."""
     rtype = client.resource(naming.CONTROL_PLANE_API_VERSION, naming.CONTROL_PLANE_KIND)
+    images, planes = [], []
+    for control_plane, services, unused_plan in moves:
+        images.append(dict((s, {"repository": ((o.get("spec") or {}).get("image") or {}).get("repository")
+                                or "ghcr.io/c5c3/%s" % s, "tag": releases.running_tag(o)})
+                           for s, o in services.items()))
+        planes.append(control_plane)
     done = []
-    for number, step in enumerate(plan["steps"], 1):
+    for phase in releases.PHASE_NAMES:
         started = time.time()
-        for service, move in step["services"].items():
-            images[service]["tag"] = move["to"]
-        written = releases.written_tags(control_plane)
-        control_plane = client.server_side_apply(rtype, releases.release_manifest(control_plane, images),
-                                                 RELEASE_FIELD_MANAGER, force=True)
-        _await_step(client, control_plane, number, step, plan["to"], timeout, sleep, progress)
-        entry = {"phase": step["phase"], "services": step["services"],
-                 "changed": any(written[s] != move["to"] for s, move in step["services"].items()),
-                 "seconds": round(time.time() - started, 1)}
-        done.append(entry)
-        if step_done:
-            step_done(entry)
+        batch, entries = [], []
+        for index, (unused_cp, unused_services, plan) in enumerate(moves):
+            for step in [s for s in plan["steps"] if s["phase"] == phase]:
+                for service, move in step["services"].items():
+                    images[index][service]["tag"] = move["to"]
+                written = releases.written_tags(planes[index])
+                planes[index] = client.server_side_apply(
+                    rtype, releases.release_manifest(planes[index], images[index]), RELEASE_FIELD_MANAGER, force=True)
+                batch.append((planes[index], step))
+                entries.append({"control_plane": subject_of(planes[index]), "phase": phase,
+                                "services": step["services"],
+                                "changed": any(written[s] != m["to"] for s, m in step["services"].items())})
+        if not batch:
+            continue
+        _await_step(client, batch, phase, target, timeout, sleep, progress)
+        for entry in entries:
+            entry["seconds"] = round(time.time() - started, 1)
+            done.append(entry)
+            if step_done:
+                step_done(entry)
     return done

@@ -37,8 +37,9 @@ TAGS = {
     "2026.2": {"keystone": "30.0.0", "glance": "33.0.0", "placement": "16.0.0", "nova": "34.0.0",
                "neutron": "29.0.0", "cinder": "29.0.0"},
 }
-# The services a release moves, in seed 003's phase order.
+# The services a release moves, in seed 003's phase order, and the phases that hold them: a move's steps.
 SERVICES = tuple(c for phase in PHASES for c in phase["components"] if c in TAGS[max(TAGS)])
+PHASE_NAMES = tuple(phase["name"] for phase in PHASES if set(phase["components"]) & set(SERVICES))
 
 
 def parse(release):
@@ -147,9 +148,16 @@ def rollout(obj, tag):
     return RUNNING, "%s (%s)" % (why.get("reason"), why.get("message") or "")
 
 
+def services_section(control_plane):
+    """Where the ControlPlane keeps its services: spec.services (seed 003, the region's) or spec.openstack (the
+    tenants' composition, seed 002); an image written to the other one would be a second, partial section."""
+    spec = control_plane.get("spec") or {}
+    return "openstack" if "services" not in spec and "openstack" in spec else "services"
+
+
 def written_tags(control_plane):
-    """{service: tag} of the image tags the ControlPlane names (spec.services.<service>.image.tag)."""
-    services = (control_plane.get("spec") or {}).get("services") or {}
+    """{service: tag} of the image tags the ControlPlane names (spec.<services section>.<service>.image.tag)."""
+    services = (control_plane.get("spec") or {}).get(services_section(control_plane)) or {}
     return dict((s, ((services.get(s) or {}).get("image") or {}).get("tag")) for s in SERVICES)
 
 
@@ -161,13 +169,15 @@ def release_manifest(control_plane, images):
     meta = control_plane["metadata"]
     return {"apiVersion": control_plane["apiVersion"], "kind": control_plane["kind"],
             "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
-            "spec": {"services": dict((service, {"image": dict(image)}) for service, image in sorted(images.items()))}}
+            "spec": {services_section(control_plane): dict((service, {"image": dict(image)})
+                                                           for service, image in sorted(images.items()))}}
 
 
-def plan_lines(result):
-    """The plan as text, one line per step."""
+def plan_lines(result, subject=None):
+    """The plan as text, one line per step (each starting with subject when given)."""
+    prefix = "%s: " % subject if subject else ""
     if not result["steps"]:
-        return ["every service runs %s: nothing to move" % result["to"]]
-    return ["step %d (%s): %s" % (number, step["phase"], ", ".join(
+        return ["%severy service runs %s: nothing to move" % (prefix, result["to"])]
+    return ["%sstep %d (%s): %s" % (prefix, PHASE_NAMES.index(step["phase"]) + 1, step["phase"], ", ".join(
         "%s %s -> %s" % (service, move["from"], move["to"]) for service, move in sorted(step["services"].items())))
-        for number, step in enumerate(result["steps"], 1)]
+        for step in result["steps"]]

@@ -55,7 +55,7 @@ KUBE_ARGS = {
         "keystone": {"api_version": "v1", "kind": "ConfigMap", "name": "a"}}]},
     "openstack_cluster_claim_status": {"statuses": [{"namespace": "n", "name": "a"}]},
     "openstack_cluster_claims": {"region": "lab"},
-    "openstack_release": {"name": "lab", "release": "2026.1"},
+    "openstack_release": {"control_planes": [{"namespace": "openstack", "name": "lab"}], "release": "2026.1"},
     "ovn_verify": {"plan": {}, "pools": [], "wait": False},
     "region_lock": {"region": "lab", "state": "released"},
     "secret_copy": {"copies": []},
