@@ -107,10 +107,11 @@ ee: setup ## the execution environment's build context in .cache/ee/context (ans
 	ansible-galaxy collection build --output-path $(CACHE)/ee/dist .
 	ansible-builder create -f meta/execution-environment.yml --context $(CACHE)/ee/context
 
-bench: lab-build ## benchmarks on stock ansible-core, as ratios to a ping task measured in the same run; the region first and no-op, the AWX job, phase 7 with 50 tenants vs 1
+bench: lab-build ## benchmarks on stock ansible-core, as ratios to a ping task measured in the same run; the region first and no-op, the AWX job, phase 7 with 50 tenants vs 1, a release hop
 	python tests/bench/apply_bench.py
 	python tests/bench/region_bench.py
 	BENCH_CONVERGED=1 python tests/bench/tenants_bench.py
+	python tests/bench/upgrade_bench.py
 
 # Mitogen is an accelerator a user may choose (docs/engine.md): installed apart from the venv, never a dependency.
 MITOGEN_PATH ?= .cache/mitogen

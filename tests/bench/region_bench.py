@@ -153,9 +153,9 @@ def cpu_by_process(before, after, top=10):
     return sorted(((round(seconds, 1), name) for name, seconds in used.items() if seconds > 0.05), reverse=True)[:top]
 
 
-def timed_playbook(path):
+def timed_playbook(path, *args):
     wall, cpu = time.monotonic(), cpu_seconds()
-    rc, out = run_playbook(path)
+    rc, out = run_playbook(path, *args)
     if rc != 0:
         raise SystemExit("%s failed (rc %d): %s" % (path.name, rc, json.dumps(out)[-2000:]))
     return time.monotonic() - wall, cpu_seconds() - cpu, out

@@ -24,8 +24,8 @@ steps before it are done, as upstream's short-circuiting pipeline does):
                                          rolling update (RollingUpdate), --contract (Contracting), each
                                          reported as <Phase>InProgress / <Phase>Failed, then
                                          status.installedRelease is the tag; a lower major version is
-                                         DowngradeNotSupported, a tag changed mid-upgrade
-                                         UpgradeTargetChanged (both terminal, as upstream)
+                                         DowngradeNotSupported; the installed tag again aborts
+                                         the upgrade, a third tag is UpgradeTargetChanged
   DeploymentReady, KeystoneAPIReady      the API server running and answering GET <endpoint>
   BootstrapReady                         keystone-manage bootstrap, again whenever the admin password
                                          changes (upstream re-runs the <name>-bootstrap Job when the
@@ -475,11 +475,15 @@ class KeystoneOperator(loop.Controller):
             return
         upgrade = tracker.upgrade
         if upgrade is not None and upgrade["tag"] != tag:
-            if tag == installed and upgrade["phase"] == UPGRADE_PHASES[0][0] and not tracker.job:
-                tracker.upgrade = None  # reverted before anything ran
-            elif not upgrade.get("target_changed"):
-                upgrade["target_changed"] = tag
+            if tracker.job is not None:
+                return  # the running phase's Job finishes first
+            if tag == installed:
+                tracker.upgrade = None  # reverted to the installed release: upstream aborts from any phase
+            else:
+                upgrade["target_changed"] = tag  # a third tag: UpgradeTargetChanged until it is one of the two
             return
+        if upgrade is not None:
+            upgrade.pop("target_changed", None)
         fail_at = self.settings.get().keystone(inst.namespace, inst.name).get("fail_upgrade")
         if upgrade and upgrade["error"] and fail_at != upgrade["phase"]:
             upgrade["error"] = None  # the lab's cause is gone: the phase's Job runs again
