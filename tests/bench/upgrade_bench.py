@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import regionlab  # noqa: E402  (region_bench puts lab/ and tests/integration on the path)
+from region_bench import REPO, analyse, ping_floor, timed_playbook, waiting_seconds  # noqa: E402
+import regionlab  # noqa: E402  (region_bench put lab/ and tests/integration on the path)
 from regionlab import processes  # noqa: E402
 from conftest import REGION_HOST, empty_region, get_object  # noqa: E402
-from region_bench import REPO, analyse, ping_floor, timed_playbook, waiting_seconds  # noqa: E402
 
 UPGRADE = REPO / "playbooks" / "upgrade.yml"
 SEED_KEYSTONE = "28.0.0"
