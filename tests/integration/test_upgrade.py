@@ -7,13 +7,19 @@ downgrade), so the hop leaves the region on 2026.1 for the rest of the session; 
 """
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, get_object, lab_kubectl, standins_restored, \
-    update_standins
+from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, ansible_env, get_object, lab_kubectl, \
+    standins_restored, update_standins, wait_truthy
+from regionlab import config
 
 UPGRADE = REPO / "playbooks" / "upgrade.yml"
 TASK = "Move the region's OpenStack clusters to "
@@ -23,6 +29,8 @@ OLD = {"keystone": "28.0.0", "glance": "31.0.0", "placement": "14.0.0", "nova": 
        "cinder": "27.0.0"}
 NEW = {"keystone": "29.0.0", "glance": "32.0.0", "placement": "15.0.0", "nova": "33.0.0", "neutron": "28.0.0",
        "cinder": "28.0.0"}
+LATER = {"keystone": "30.0.0", "glance": "33.0.0", "placement": "16.0.0", "nova": "34.0.0", "neutron": "29.0.0",
+         "cinder": "29.0.0"}
 KINDS = "keystones,glances,placements,novas,neutrons,cinders"
 RELEASE_MANAGER = "c5c3.cobaltcore.release"
 FAST = {"cobaltcore_upgrade_step_timeout": 300, "cobaltcore_upgrade_wait_sleep": 1, "cobaltcore_upgrade_tenants": [TENANT]}
@@ -171,3 +179,31 @@ def test_a_finished_move_reruns_without_a_change_and_a_downgrade_is_refused(regi
                                            "%s/%s: every service runs 2026.1: nothing to move" % (TENANT_NAMESPACE, TENANT)]
     rc, out = upgrade("2025.2")
     assert rc != 0 and "keystone runs 2026.1; a downgrade to 2025.2 is not possible" in the_task(out)["msg"]
+
+
+def test_a_move_killed_mid_step_resumes_at_that_step(region_on_old_release):
+    """SIGKILL while the core step of the next hop (2026.1 -> 2026.2) waits: nothing later was written, and the
+    next run (its run lock's holder is gone) starts at the core step, whose tags are written already."""
+    variables = json.dumps(dict(FAST, cobaltcore_openstack_release="2026.2"))
+    with standins_restored():
+        # The service operators take 10 s per generation: the kill and the next run's start fall inside the core step.
+        update_standins(lambda data: data.update(delays=dict(data.get("delays") or {}, service=10.0)))
+        time.sleep(1)
+        killed = subprocess.Popen(
+            [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
+             str(UPGRADE), "-e", variables], cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            wait_truthy(lambda: services()["glance"][0] == LATER["glance"], "the core step written", timeout=120,
+                        interval=0.1)
+        finally:
+            os.killpg(killed.pid, signal.SIGKILL)
+            killed.wait()
+        now = services()
+        assert now["keystone"] == (LATER["keystone"], LATER["keystone"]) and now["glance"][1] == NEW["glance"], now
+        assert now["nova"] == (NEW["nova"], NEW["nova"]), now  # the compute step was never written
+        rc, out = upgrade("2026.2")
+    assert rc == 0, out
+    region_steps = [s for s in the_task(out)["steps"] if s["control_plane"] == "openstack/lab"]
+    assert [s["phase"] for s in region_steps] == ["core", "compute"] and not region_steps[0]["changed"]
+    assert services() == dict((s, (tag, tag)) for s, tag in LATER.items()) and on(LATER, TENANT_NAMESPACE)
