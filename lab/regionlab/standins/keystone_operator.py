@@ -48,7 +48,7 @@ import threading
 import time
 
 from .. import config, processes
-from . import deployments, keystones, loop
+from . import deployments, keystones, loop, operators
 from .client import Kube, Waker, object_path, path
 
 GV = "keystone.openstack.c5c3.io/v1alpha1"
@@ -168,11 +168,6 @@ UPGRADE_PHASES = (("Expanding", ("db_sync", "--expand")), ("Migrating", ("db_syn
                   ("RollingUpdate", ("rolling-update",)), ("Contracting", ("db_sync", "--contract")))
 UPGRADE_REASONS = {"Expanding": "Expand", "Migrating": "Migrate", "RollingUpdate": "UpgradeRollingUpdate",
                    "Contracting": "Contract"}
-
-
-def _major(tag):
-    head = str(tag or "").split(".", 1)[0]
-    return int(head) if head.isdigit() else None
 
 
 def upgrade_condition(upgrade):
@@ -491,7 +486,7 @@ class KeystoneOperator(loop.Controller):
             return
         if upgrade is None:
             upgrade = tracker.upgrade = {"tag": tag, "from": installed, "phase": UPGRADE_PHASES[0][0], "error": None}
-            if None not in (_major(tag), _major(installed)) and _major(tag) < _major(installed):
+            if operators.is_downgrade(installed, tag):
                 upgrade["refused"] = True
                 return
             self.log("Keystone %s/%s: upgrade %s -> %s" % (inst.namespace, inst.name, installed, tag))

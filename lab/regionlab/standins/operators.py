@@ -143,6 +143,11 @@ def _major(tag):
     return int(head) if head.isdigit() else None
 
 
+def is_downgrade(installed, tag):
+    """A lower major version than the installed one: upstream's operators refuse it (DowngradeNotSupported)."""
+    return None not in (_major(installed), _major(tag)) and _major(tag) < _major(installed)
+
+
 def upgrade_of(obj):
     """(installed tag, new tag) while a service CR's spec.image.tag differs from the release it runs
     (status.installedRelease), else None: upstream's database upgrade flow runs then."""
@@ -163,7 +168,7 @@ def _service(obj, state, failure, detail):
     upgrade = upgrade_of(obj)
     status = {"conditions": conditions, "observedGeneration": gen}
     put = lambda *args: loop.set_condition(conditions, *args, observed_generation=gen)  # noqa: E731
-    if upgrade and None not in map(_major, upgrade) and _major(upgrade[1]) < _major(upgrade[0]):
+    if upgrade and is_downgrade(*upgrade):
         put("DatabaseReady", "False", "DowngradeNotSupported",
             "downgrade from %s to %s is not supported: database migrations are not reversible" % upgrade)
         put("Ready", "False", "NotAllReady", "DatabaseReady: downgrade from %s to %s is not supported" % upgrade)

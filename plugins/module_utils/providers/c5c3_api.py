@@ -39,11 +39,13 @@ def control_planes(client, namespace=None, name=None):
     return sorted(items, key=lambda cp: (cp["metadata"].get("namespace") or "", cp["metadata"]["name"]))
 
 
-def live_objects(client, planes):
-    """{(apiVersion, kind): [objects] or None when not served}, one LIST per kind the ControlPlanes enable."""
+def live_objects(client, planes, components=None):
+    """{(apiVersion, kind): [objects] or None when not served}, one LIST per kind the ControlPlanes enable
+    (of these components only, when given)."""
     wanted = set()
     for cp in planes:
-        wanted.update(name for name, on in health.enabled_components(cp).items() if on)
+        wanted.update(name for name, on in health.enabled_components(cp).items()
+                      if on and (components is None or name in components))
     namespaces = set(cp["metadata"].get("namespace") for cp in planes)
     scope = namespaces.pop() if len(namespaces) == 1 else None
     objects = {}
@@ -97,18 +99,11 @@ def await_health(client, namespace, name, through, timeout, sleep, progress=None
 def release_services(client, control_plane, services=None):
     """{service: its CR} for these services of the release table (default: all) that the ControlPlane enables
     and owns; one LIST per kind, in the ControlPlane's namespace."""
-    enabled = health.enabled_components(control_plane)
-    namespace = control_plane["metadata"].get("namespace")
+    objects = live_objects(client, [control_plane], releases.SERVICES if services is None else services)
     found = {}
-    for service in [s for s in releases.SERVICES if enabled.get(s) and (services is None or s in services)]:
+    for service in releases.SERVICES:
         for api_version, kind in health.COMPONENT_KINDS[service]:
-            try:
-                rtype = client.resource(api_version, kind)
-            except KubeError as exc:
-                if exc.status != 404:
-                    raise
-                continue
-            for obj in client.list(rtype, namespace):
+            for obj in objects.get((api_version, kind)) or []:
                 if health.owned_by(obj, control_plane):
                     found[service] = dict(obj, apiVersion=api_version, kind=kind)
     return found
