@@ -14,10 +14,10 @@ import yaml
 from . import build, config, pki, processes
 
 # The controllers the lab needs from kube-controller-manager: namespace deletion and owner-reference
-# cascades everywhere; where pods run (kubelets.py), the workload controllers, Node health (Leases, taints,
+# cascades everywhere; where pods run (kubelets.py), the workload controllers (CronJobs included), Node health (Leases, taints,
 # evictions) and the collection of pods whose Node is gone.
 CONTROLLERS = "garbagecollector,namespace"
-WORKLOAD_CONTROLLERS = CONTROLLERS + ",deployment,replicaset,statefulset,daemonset,job,nodelifecycle,podgc"
+WORKLOAD_CONTROLLERS = CONTROLLERS + ",deployment,replicaset,statefulset,daemonset,job,cronjob,nodelifecycle,podgc"
 # The namespace controller empties a namespace with a delete-collection and a list per namespaced
 # resource type (115 on the control plane with its operators' CRDs): at kube-controller-manager's default
 # client rate (20 requests/s, burst 30) deleting an empty namespace took 7.7 s; its API server is on loopback.

@@ -10,7 +10,10 @@ A Shoot's Nodes are registered by the gardenlet stand-in (standins/nodes.py); a 
 a Shoot (the management cluster) gets its STATIC_NODES Nodes here, as its own machines would join it.
 """
 
+import copy
 from pathlib import Path
+
+import yaml
 
 from . import build, config, kube, processes
 
@@ -25,17 +28,42 @@ STAGES = (
     "kustomize/stage/pod/fast/pod-ready.yaml",
     "kustomize/stage/pod/fast/pod-complete.yaml",
     "kustomize/stage/pod/fast/pod-delete.yaml",
+    "kustomize/stage/pod/chaos/pod-container-running-failed.yaml",
 )
+# A pod whose container a stand-in plays (key_rotation.py) and the exit code it wrote.
+PLAYED_BY = "lab.c5c3.io/played-by"
+EXIT_CODE = "lab.c5c3.io/exit-code"
 # kubelet's default Lease duration; KWOK renews a quarter of it (every 10 s), as kubelet does.
 NODE_LEASE_SECONDS = 40
 # The scheduler's and KWOK's heaps are small; most of their resident memory is the binary.
 ENV = {"GOGC": "50"}
 
 
+def _lab_stages(documents):
+    """KWOK's Stages with the lab's one change: pods whose container a stand-in plays (annotation PLAYED_BY)
+    are not completed by pod-complete, but by a copy of it (pod-exit) once the stand-in wrote their exit code
+    0 (annotation EXIT_CODE); a failed one gets KWOK's own chaos label and Stage pod-container-running-failed."""
+    out = []
+    for doc in documents:
+        out.append(doc)
+        if doc["metadata"]["name"] != "pod-complete":
+            continue
+        played = '.metadata.annotations["%s"]' % PLAYED_BY
+        exited = copy.deepcopy(doc)
+        doc["spec"]["selector"]["matchExpressions"].append({"key": played, "operator": "DoesNotExist"})
+        exited["metadata"]["name"] = "pod-exit"
+        exited["spec"]["selector"]["matchExpressions"] += [
+            {"key": played, "operator": "Exists"},
+            {"key": '.metadata.annotations["%s"]' % EXIT_CODE, "operator": "In", "values": ["0"]}]
+        out.append(exited)
+    return out
+
+
 def stages_file():
-    """STATE/kwok/stages.yaml: KWOK's Stages of the pinned version."""
+    """STATE/kwok/stages.yaml: KWOK's Stages of the pinned version, with the lab's change (_lab_stages)."""
     root = Path(build.module_dir(KWOK_MODULE, build.required_version("kwok", KWOK_MODULE), "kwok"))
-    content = "".join("---\n" + (root / name).read_text() for name in STAGES)
+    documents = _lab_stages([yaml.safe_load((root / name).read_text()) for name in STAGES])
+    content = "".join("---\n" + yaml.safe_dump(doc, sort_keys=False) for doc in documents)
     path = config.STATE / "kwok" / "stages.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != content:

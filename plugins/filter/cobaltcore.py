@@ -76,10 +76,11 @@ def tenant_names_filter(name):
 
 
 @fails_on_input_error("invalid input of the region's ControlPlane, nothing composed")
-def region_control_plane_filter(region, services=None, size="medium", public_url_template=None):
+def region_control_plane_filter(region, services=None, size="medium", public_url_template=None,
+                                key_rotation_interval=None):
     # Keystone's public endpoint: the given template, else an inventory-shaped region's own.
     template = public_url_template or public_url_template_of(region)
-    return region_control_plane(_region(region), services, size, template)
+    return region_control_plane(_region(region), services, size, template, key_rotation_interval or None)
 
 
 def tenant_claims_filter(directory, name=None):

@@ -29,6 +29,7 @@ operator writes its status first).
 import copy
 import hashlib
 import json
+import re
 
 from .. import config
 from . import deployments, loop, operators, ovn
@@ -211,6 +212,16 @@ def keystone_bootstrap(cp, section, keystone_name):
     return bootstrap
 
 
+def interval_to_cron(interval):
+    """intervalToCron of services.keystone.rotationInterval (a Go duration): weekly for 168h, else daily for a
+    whole number of days (the CRD refuses any other); None when unset."""
+    if not interval:
+        return None
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+    seconds = sum(float(number) * units[unit] for number, unit in re.findall(r"([0-9.]+)(ns|us|µs|ms|s|m|h)", interval))
+    return "0 0 * * 0" if seconds == 7 * 86400 else "0 0 * * *"
+
+
 class KeystoneService(Child):
     key, condition_type = "keystone", "KeystoneReady"
     api_version, kind, plural, child_name = "keystone.openstack.c5c3.io/v1alpha1", "Keystone", "keystones", "keystone"
@@ -219,12 +230,14 @@ class KeystoneService(Child):
     def desired_spec(self, op, cp, section):
         """The Keystone CR of seed 003, from the ControlPlane, bootstrap included (the operator owns it)."""
         memcached = ((cp.get("spec") or {}).get("infrastructure") or {}).get("memcached") or {}
+        schedule = interval_to_cron(section.get("rotationInterval")) or "0 0 * * 0"
         spec = {
             "image": section.get("image") or {"repository": "ghcr.io/c5c3/keystone", "tag": IMAGE_TAGS["keystone"]},
             "database": {"secretRef": {"name": "%s-db-credentials" % self.child_name}, "database": "keystone"},
             "cache": {"backend": "dogpile.cache.pymemcache",
                       "servers": ["memcached-%d.memcached:11211" % i for i in range(memcached.get("replicas") or 3)]},
-            "fernet": {"rotationSchedule": "0 0 * * 0", "maxActiveKeys": 3},
+            "fernet": {"rotationSchedule": schedule, "maxActiveKeys": 3},
+            "credentialKeys": {"rotationSchedule": schedule},
             "federation": {"enabled": False},
             "bootstrap": keystone_bootstrap(cp, section, self.child_name),
         }

@@ -515,15 +515,8 @@ class Gardenlet(loop.Controller):
         if key in self.timers:
             return
         self.timers[key] = 0.0  # remembered as a timer so it is pruned with the Shoot
-        now = loop.now_rfc3339()
-        self.kube.create(path("v1", "events", meta["namespace"]), {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"generateName": meta["name"] + ".", "namespace": meta["namespace"]},
-            "involvedObject": {"apiVersion": GV, "kind": "Shoot", "name": meta["name"],
-                               "namespace": meta["namespace"], "uid": meta["uid"]},
-            "reason": "SchedulingFailed", "type": "Warning", "count": 1,
-            "message": "Failed to schedule shoot '%s' : %s" % (meta["name"], reason),
-            "source": {"component": "gardener-scheduler"}, "firstTimestamp": now, "lastTimestamp": now})
+        loop.event(self.kube, dict(shoot, apiVersion=GV, kind="Shoot"), "SchedulingFailed",
+                   "Failed to schedule shoot '%s' : %s" % (meta["name"], reason), "Warning", "gardener-scheduler")
         self.log("Shoot %s/%s: not scheduled (%s)" % (meta["namespace"], meta["name"], reason))
 
     def start(self, shoot, project, op_type):

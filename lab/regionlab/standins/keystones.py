@@ -16,18 +16,15 @@ What the keystone-operator stand-in (keystone_operator.py) runs for a Keystone C
   (memcached.py; port + KEYSTONE_CR_CACHE_OFFSET), started before the first keystone-manage, as the
   seed's Keystone CR names the ControlPlane's Memcached in spec.cache.
 
-The keys are generated here, as upstream's keystone-operator generates them itself into the
-<name>-fernet-keys and <name>-credential-keys Secrets (32 random bytes, URL-safe base64; no
-keystone-manage fernet_setup/credential_setup). `keystone-manage db_sync` and `keystone-manage
-bootstrap` run as processes of their own, as the operator's Jobs run them (forked from the same process);
-the admin password reaches bootstrap through
+The key repositories are the kubelet's projection of the <name>-fernet-keys and <name>-credential-keys
+Secrets, which the keystone-operator stand-in keeps and rotates as upstream does (key_rotation.py).
+`keystone-manage db_sync` and `keystone-manage bootstrap` run as processes of their own, as the
+operator's Jobs run them (forked from the same process); the admin password reaches bootstrap through
 OS_BOOTSTRAP_PASSWORD, never argv.
 """
 
-import base64
 import json
 import os
-import secrets
 import shutil
 import sys
 import tempfile
@@ -170,7 +167,9 @@ class Instance:
         if self.state().get("uid") != uid:
             self.save_state(uid=uid)
 
-    def conf_text(self, max_active_keys):
+    def conf_text(self, max_active_keys, fernet_keys=None, credential_keys=None):
+        """keystone.conf; a rotation Job's copy names its own key repository (fernet_keys or credential_keys)."""
+        fernet_keys, credential_keys = fernet_keys or self.fernet_keys, credential_keys or self.credential_keys
         return "\n".join([
             "[database]",
             "connection = sqlite:///%s" % self.db,
@@ -178,12 +177,12 @@ class Instance:
             "provider = fernet",
             "expiration = 3600",
             "[fernet_tokens]",
-            "key_repository = %s" % self.fernet_keys,
+            "key_repository = %s" % fernet_keys,
             "max_active_keys = %d" % max_active_keys,
             "[fernet_receipts]",
-            "key_repository = %s" % self.fernet_keys,
+            "key_repository = %s" % fernet_keys,
             "[credential]",
-            "key_repository = %s" % self.credential_keys,
+            "key_repository = %s" % credential_keys,
         ] + memcached.conf_lines(self.cache_port) + [
             # bcrypt with 4 rounds instead of 12: lab passwords need no resistance to brute force,
             # and every bootstrap and password authentication costs about a second of CPU less.
@@ -191,14 +190,6 @@ class Instance:
             "password_hash_rounds = 4",
             "",
         ])
-
-    def has_keys(self, directory):
-        return (directory / "0").exists()
-
-    def generate_keys(self, directory, count):
-        """count Fernet-format keys (32 random bytes, URL-safe base64 with padding), file 0 last."""
-        for index in reversed(range(count)):
-            pki.write_private(directory / str(index), base64.urlsafe_b64encode(secrets.token_bytes(32)))
 
     def remove(self):
         shutil.rmtree(self.home, ignore_errors=True)
@@ -215,6 +206,18 @@ class Instance:
         proc = keystone_zygote.start([str(VENV_BIN / "keystone-manage"), "--config-file", str(self.conf)] + list(args),
                                      dict(os.environ, **ENV), env or {}, errors)
         return proc, errors
+
+    def run_manage(self, conf, *args):
+        """`keystone-manage --config-file <conf> <args>` to its end: (exit code, the tail of its stderr)."""
+        self.start_cache()
+        with tempfile.TemporaryFile() as errors:
+            proc = keystone_zygote.start([str(VENV_BIN / "keystone-manage"), "--config-file", str(conf)] + list(args),
+                                         dict(os.environ, **ENV), {}, errors)
+            proc.wait()
+            errors.seek(0)
+            text = errors.read().decode(errors="replace")
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return proc.returncode, (" | ".join(lines[-2:])[-400:] if lines else "no output")
 
     def bootstrap_args(self, admin_user, region, public_url):
         """keystone-manage bootstrap as upstream's <name>-bootstrap Job runs it (admin/internal: own URL)."""

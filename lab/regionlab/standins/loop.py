@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 
 from .. import processes
 from . import settings
+from .client import path
 
 # Watches wake the loop on every change and timed steps set their own wake-up; the resync only
 # covers a watch that broke unnoticed.
@@ -24,6 +25,21 @@ def log(message):
 
 def now_rfc3339():
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def event(kube, obj, reason, message, event_type="Normal", component=None, name=None):
+    """A core/v1 Event about obj, as a controller's recorder writes it (name: a fixed one, so it is written once)."""
+    meta = obj["metadata"]
+    now = now_rfc3339()
+    metadata = {"name": name, "namespace": meta["namespace"]} if name else \
+        {"generateName": meta["name"] + ".", "namespace": meta["namespace"]}
+    kube.create(path("v1", "events", meta["namespace"]), {
+        "apiVersion": "v1", "kind": "Event", "metadata": metadata,
+        "involvedObject": {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "name": meta["name"],
+                           "namespace": meta["namespace"], "uid": meta["uid"],
+                           "resourceVersion": meta.get("resourceVersion")},
+        "reason": reason, "message": message, "type": event_type, "count": 1,
+        "source": {"component": component or kube.manager}, "firstTimestamp": now, "lastTimestamp": now})
 
 
 def ready_file(name):

@@ -1368,12 +1368,5 @@ class RookOperator:
         if key in self.events:
             return
         self.events.add(key)
-        now = loop.now_rfc3339()
-        kube.create(path("v1", "events", meta["namespace"]), {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": "%s.%s" % (meta["name"], hashlib.sha256(repr(key).encode()).hexdigest()[:16]),
-                         "namespace": meta["namespace"]},
-            "involvedObject": {"apiVersion": GV, "kind": kind, "name": meta["name"], "namespace": meta["namespace"],
-                               "uid": meta["uid"], "resourceVersion": meta.get("resourceVersion")},
-            "reason": "ReconcileFailed", "message": message, "type": "Warning",
-            "source": {"component": KINDS[kind][1]}, "firstTimestamp": now, "lastTimestamp": now, "count": 1})
+        loop.event(kube, dict(obj, apiVersion=GV, kind=kind), "ReconcileFailed", message, "Warning", KINDS[kind][1],
+                   name="%s.%s" % (meta["name"], hashlib.sha256(repr(key).encode()).hexdigest()[:16]))

@@ -27,6 +27,8 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
         fail_bootstrap: true                         # keystone-manage bootstrap runs without the password
         bootstrap_backoff: 1.0                       # seconds before the 2nd attempt, doubling (default 1)
         fail_upgrade: Migrating                      # that upgrade phase's keystone-manage exits non-zero
+        fail_rotation: fernet                        # that kind's rotation pods fail (keystone-manage exits 1)
+        reject_rotation: credential                  # its rotation pods stage a duplicate key: RotationRejected
     failures:                                        # the ControlPlane's children (standins/operators.py),
                                                      # Hypervisor/<pool cluster>/<name> (hypervisor_operator.py)
       <Kind, Kind/namespace or Kind/namespace/name>: # e.g. MariaDB/openstack; the most specific wins

@@ -19,6 +19,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import control_plane_health as health
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import key_rotation
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import releases
 
@@ -184,3 +185,59 @@ def move_release(client, moves, target, timeout, sleep, progress=None, step_done
             if step_done:
                 step_done(entry)
     return done
+
+
+def keystone_of(client, control_plane):
+    """The Keystone CR the ControlPlane owns, or None."""
+    return release_services(client, control_plane, ["keystone"]).get("keystone")
+
+
+def rotation_states(client, rotations):
+    """{job name: (state, detail)} of each rotation ({namespace, name (the Keystone's), kind, job}); per namespace one LIST of
+    the keystones' Secrets (metadata only: no key leaves the API server), one of their Events, one GET per Job."""
+    secrets_type = client.resource("v1", "Secret")
+    events_type = client.resource("v1", "Event")
+    jobs_type = client.resource("batch/v1", "Job")
+    secrets, events = {}, {}
+    for namespace in sorted(set(r["namespace"] for r in rotations)):
+        secrets[namespace] = dict((s["metadata"]["name"], s["metadata"]) for s in client.list(
+            secrets_type, namespace, label_selector="app.kubernetes.io/name=keystone", metadata_only=True))
+        events[namespace] = client.list(events_type, namespace, field_selector="involvedObject.kind=Keystone")
+    states = {}
+    for rotation in rotations:
+        namespace, keystone, kind = rotation["namespace"], rotation["name"], rotation["kind"]
+        job = client.get(jobs_type, rotation["job"], namespace)
+        mine = [e for e in events[namespace] if (e.get("involvedObject") or {}).get("name") == keystone]
+        states[rotation["job"]] = key_rotation.rotation_state(
+            job, secrets[namespace].get(key_rotation.keys_secret(keystone, kind)), mine,
+            key_rotation.staging_secret(keystone, kind))
+    return states
+
+
+def rotate_keys(client, rotations, rotation_id, timeout, sleep, progress=None):
+    """Starts the Job of each rotation not started yet (from its CronJob), then waits until every rotation is
+    done; WaitError names each failed, refused or late one. Returns the states as rotation_states."""
+    jobs_type = client.resource("batch/v1", "Job")
+    for rotation in rotations:
+        if rotation["state"] == key_rotation.ABSENT:
+            job = key_rotation.job_from_cronjob(rotation["cronjob"], rotation["job"], rotation_id)
+            client.request("POST", jobs_type.path(rotation["namespace"]), body=job,
+                           query={"fieldManager": "c5c3.cobaltcore"}, allow=(409,))
+
+    def attempt():
+        states = rotation_states(client, rotations)
+        failed = ["%s: %s" % (job, detail) for job, (state, detail) in sorted(states.items())
+                  if state == key_rotation.FAILED]
+        if failed:
+            raise WaitError("key rotation %s failed: %s" % (rotation_id, "; ".join(failed)), [])
+        offer(progress, lambda: "key rotation %s: %s" % (rotation_id, ", ".join(
+            "%s %s" % (job, state if state == key_rotation.DONE else detail)
+            for job, (state, detail) in sorted(states.items()))))
+        return all(state == key_rotation.DONE for state, unused in states.values()), states
+
+    finished, states = poll(attempt, timeout, sleep)
+    if not finished:
+        raise WaitError("key rotation %s did not finish within %ss: %s" % (rotation_id, timeout, "; ".join(
+            "%s: %s" % (job, detail) for job, (state, detail) in sorted(states.items())
+            if state != key_rotation.DONE)), [])
+    return states

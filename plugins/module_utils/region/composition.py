@@ -22,6 +22,8 @@ URL template, `cobaltcore_network.endpoints.public_url_template`, for keystone).
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import re
+
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
@@ -345,13 +347,39 @@ REGION_SERVICES = ("keystone", "glance", "placement", "nova", "neutron", "cinder
 KORC_BOOTSTRAP_RESOURCES = ("domains", "projects")
 
 
-def region_control_plane(region, services=None, size="medium", public_url_template=None):
+DURATION_UNITS = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, u"\u00b5s": 1e-6, "ns": 1e-9}
+DURATION = re.compile(u"([0-9]+(?:\\.[0-9]+)?)(ns|us|\u00b5s|ms|s|m|h)")
+
+
+def duration_seconds(text):
+    """A Go duration (time.ParseDuration without a sign: 168h, 1h30m) in seconds; None when it is not one."""
+    text = str(text or "")
+    parts = DURATION.findall(text)
+    if not parts or "".join(number + unit for number, unit in parts) != text:
+        return None
+    return sum(float(number) * DURATION_UNITS[unit] for number, unit in parts)
+
+
+def key_rotation_interval_problems(interval):
+    """The ControlPlane's services.keystone.rotationInterval as upstream's webhook accepts it: whole days."""
+    seconds = duration_seconds(interval)
+    if seconds is None or seconds <= 0 or seconds % 86400:
+        return [problem("key_rotation_interval", "%r must be a positive whole number of days as a duration "
+                        "(e.g. 24h, 168h); only daily and weekly Fernet rotation schedules are supported"
+                        % (interval,))]
+    return []
+
+
+def region_control_plane(region, services=None, size="medium", public_url_template=None, key_rotation_interval=None):
     """The ControlPlane of the region's own OpenStack cluster (namespace openstack, named after the
     region), running on all of the region's hypervisor and storage pools; services None: the
     seed's six, the ones the Keystone catalog registers by default. Keystone's public endpoint is
     the region's public URL template's (None: the catalog's default) for the cluster named after
-    the region, as phase 5's catalog renders it."""
+    the region, as phase 5's catalog renders it; key_rotation_interval (a duration of whole days)
+    is the interval of Keystone's fernet and credential key rotation (None: upstream's weekly default)."""
     problems = []
+    if key_rotation_interval is not None:
+        problems.extend(key_rotation_interval_problems(key_rotation_interval))
     names = list(DEFAULT_SERVICES if services is None else services)
     unknown = [n for n in names if n not in REGION_SERVICES]
     if unknown:
@@ -372,6 +400,8 @@ def region_control_plane(region, services=None, size="medium", public_url_templa
     enabled["keystone"]["replicas"] = preset["keystone"]
     enabled["keystone"]["publicEndpoint"] = identity_public_url(public_url_template, naming.REGION_NAMESPACE,
                                                                 region["name"], region["name"])
+    if key_rotation_interval is not None:
+        enabled["keystone"]["rotationInterval"] = str(key_rotation_interval)
     labels = {naming.OPENSTACK_CLUSTER_NAME_LABEL: region["name"], naming.MANAGED_BY_LABEL: naming.MANAGED_BY}
     return {
         "apiVersion": naming.CONTROL_PLANE_API_VERSION,
