@@ -20,9 +20,9 @@ description:
     keystone-operator refused (event C(RotationRejected) or C(RotationAnnotationInvalid)), fails the module naming
     it.
   - The same O(rotation_id) again finds its Jobs and rotates nothing (C(changed=false)); a run that stopped
-    while waiting resumes waiting. The CronJob keeps its last successful Jobs only (upstream's default, 3): an id
+    while waiting resumes waiting. The CronJob keeps its last successful Jobs only (upstream's default, 3), so an id
     whose Job was cleaned up rotates again.
-  - Fernet keys rotate without failing a token: the staged key every Keystone already has becomes the primary
+  - Fernet keys rotate without failing a token - the staged key every Keystone already has becomes the primary
     key, and the old primary key still validates tokens until C(maxActiveKeys) rotations later.
   - Reads the Secrets' metadata only; no key leaves the API server. In check mode it returns the plan and
     writes nothing.
@@ -172,7 +172,6 @@ class KeystoneKeyRotationModule(KubeModule):
     def rotations(self, asked):
         """One rotation per Keystone and kind; InputError naming every missing ControlPlane, Keystone and CronJob."""
         params = self.params
-        cronjobs_type = self.client.resource("batch/v1", "CronJob")
         problems, rotations = [], []
         for wanted in asked:
             subject = "%s/%s" % (wanted["namespace"], wanted["name"])
@@ -187,7 +186,8 @@ class KeystoneKeyRotationModule(KubeModule):
             namespace, name = keystone["metadata"]["namespace"], keystone["metadata"]["name"]
             problems.extend(key_rotation.input_problems(params["rotation_id"], params["keys"], [name]))
             for kind in params["keys"]:
-                cronjob = self.client.get(cronjobs_type, key_rotation.cronjob_name(name, kind), namespace)
+                cronjob = self.client.get(self.client.resource("batch/v1", "CronJob"),
+                                          key_rotation.cronjob_name(name, kind), namespace)
                 if cronjob is None:
                     problems.append(problem("keys", "Keystone %s/%s has no CronJob %s: the keystone-operator has "
                                             "not configured its %s key rotation yet"
@@ -201,11 +201,11 @@ class KeystoneKeyRotationModule(KubeModule):
         return rotations
 
     def publish(self, rotations):
-        self.results["rotations"] = [dict((k, r[k]) for k in ("control_plane", "keystone", "kind", "job", "state",
-                                                               "detail")) for r in rotations]
-        self.results["lines"] = ["%s %s keys: %s (Job %s)" % (r["keystone"], r["kind"], "done, applied %s" % r["detail"]
-                                                              if r["state"] == key_rotation.DONE else r["state"], r["job"])
-                                 for r in rotations]
+        fields = ("control_plane", "keystone", "kind", "job", "state", "detail")
+        self.results["rotations"] = [dict((k, r[k]) for k in fields) for r in rotations]
+        self.results["lines"] = ["%s %s keys: %s (Job %s)" % (
+            r["keystone"], r["kind"], "done, applied %s" % r["detail"] if r["state"] == key_rotation.DONE else r["state"],
+            r["job"]) for r in rotations]
 
 
 def main():

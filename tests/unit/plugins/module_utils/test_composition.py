@@ -482,9 +482,19 @@ def test_region_control_plane_reports_every_problem():
         "region name: 'EU_1' is not a DNS-1123 label (it names the ControlPlane)"]
 
 
+def test_the_key_rotation_interval_is_whole_days():
+    weekly = region_control_plane(REGION_MODEL, key_rotation_interval="168h")["spec"]["services"]["keystone"]
+    assert weekly["rotationInterval"] == "168h"
+    assert "rotationInterval" not in region_control_plane(REGION_MODEL)["spec"]["services"]["keystone"]
+    for bad in ("25h", "0h", "a week", "-24h"):
+        with pytest.raises(InputError) as error:
+            region_control_plane(REGION_MODEL, key_rotation_interval=bad)
+        assert error.value.problems[0].startswith("key_rotation_interval: %r must be a positive whole number" % bad)
+
+
 def test_every_control_plane_fits_the_lab_crd(eu_de_1):
     schema = _control_plane_schema()
-    manifests = [region_control_plane(REGION_MODEL, list(REGION_SERVICES))]
+    manifests = [region_control_plane(REGION_MODEL, list(REGION_SERVICES), key_rotation_interval="48h")]
     region, claims = eu_de_1
     manifests += [control_plane(compose_openstack_cluster(claim, region, claims)) for claim in claims]
     # As phase 7 applies them: with each storage pool's monitors (the Ceph section's and each RBD backend's).

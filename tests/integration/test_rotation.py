@@ -1,0 +1,217 @@
+"""playbooks/rotate.yml on the lab region: the Keystone fernet and credential keys rotate through the
+keystone-operator's CronJobs (the stand-in plays the Job's container with the real keystone-manage), while a
+client authenticates, validates an older token and reads a stored credential in a loop without one failure.
+"""
+
+import base64
+import json
+import threading
+import time
+
+import requests
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+
+from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, get_object, keystone_endpoint, lab_kubectl, \
+    run_verbose, secret_data, standins_restored, update_standins, wait_truthy
+from regionlab import config
+
+ROTATE = REPO / "playbooks" / "rotate.yml"
+TASK = "Rotate the Keystone keys"
+CONTROL_PLANE = config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
+
+
+def rotate(kind, rotation_id, *args, **extra):
+    rc, out, unused_seconds = _play(ROTATE, "-e", json.dumps(dict(extra, rotate=kind, rotation_id=rotation_id)), *args)
+    return rc, out
+
+
+def the_task(out):
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            if task["task"]["name"].startswith(TASK):
+                (result,) = task["hosts"].values()
+                return result
+    raise AssertionError("no task %r in the run: %s" % (TASK, out.get("stats")))
+
+
+def keys(kind):
+    """The region Keystone's production key Secret: {index: key}."""
+    return secret_data(CONTROL_PLANE, "keystone-%s-keys" % kind)
+
+
+def completed_at(kind):
+    found = get_object(REGION_HOST, "-n", REGION_NAMESPACE, "secret", "keystone-%s-keys" % kind, missing_ok=False)
+    return found["metadata"].get("annotations", {}).get("cobaltcore.c5c3.io/rotation-completed-at")
+
+
+def readable(token, key_set):
+    """Whether these fernet keys decrypt a Keystone token (keystone strips the base64 padding)."""
+    padded = token + "=" * (-len(token) % 4)
+    try:
+        MultiFernet([Fernet(k.encode()) for k in key_set.values()]).decrypt(padded.encode())
+        return True
+    except InvalidToken:
+        return False
+
+
+class Client(threading.Thread):
+    """A Keystone user in a loop: a new token, the validation of a token from before, a stored credential read."""
+
+    def __init__(self, url, password, credential=None):
+        super().__init__(daemon=True)
+        self.url, self.password, self.credential = url, password, credential
+        self.old = self.token()
+        self.requests, self.failures, self.stop = 0, [], threading.Event()
+
+    def token(self):
+        body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+            "name": "admin", "domain": {"id": "default"}, "password": self.password}}},
+            "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}}
+        resp = requests.post(self.url + "/auth/tokens", json=body, timeout=10)
+        resp.raise_for_status()
+        return resp.headers["X-Subject-Token"]
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                new = self.token()
+                checks = [requests.get(self.url + "/auth/tokens", timeout=10,
+                                       headers={"X-Auth-Token": new, "X-Subject-Token": self.old})]
+                if self.credential:
+                    checks.append(requests.get(self.url + "/credentials/" + self.credential["id"], timeout=10,
+                                               headers={"X-Auth-Token": new}))
+                for resp in checks:
+                    if resp.status_code != 200:
+                        self.failures.append("%s %s" % (resp.status_code, resp.text[:200]))
+                if self.credential and checks[-1].ok and \
+                        checks[-1].json()["credential"]["blob"] != self.credential["blob"]:
+                    self.failures.append("credential blob changed")
+            except requests.RequestException as exc:  # a refused connection is a failure too
+                self.failures.append(str(exc))
+            self.requests += 1
+            time.sleep(0.05)
+
+    def finish(self):
+        self.stop.set()
+        self.join(timeout=30)
+        return self.requests, self.failures
+
+
+def client(with_credential=False):
+    url = keystone_endpoint(CONTROL_PLANE)
+    password = secret_data(CONTROL_PLANE, "keystone-admin-credentials")["password"]
+    found = Client(url, password)
+    if with_credential:
+        token = found.token()
+        user = requests.get(url + "/auth/tokens", headers={"X-Auth-Token": token, "X-Subject-Token": token},
+                            timeout=10).json()["token"]["user"]["id"]
+        resp = requests.post(url + "/credentials", headers={"X-Auth-Token": token}, timeout=10, json={"credential": {
+            "type": "totp", "user_id": user, "blob": "rotation-test-%d" % time.time()}})
+        resp.raise_for_status()
+        found.credential = resp.json()["credential"]
+    found.start()
+    return found
+
+
+def test_fernet_rotation_fails_no_client_and_retires_the_old_key_after_max_active_keys(region):
+    before = keys("fernet")
+    loop = client()
+    rc, out = rotate("fernet", "fernet-1")
+    requests_made, failed = loop.finish()
+    result = the_task(out)
+    assert rc == 0 and result["changed"] and result["started"] == ["keystone-fernet-rotate-fernet-1"], result
+    assert requests_made > 5 and failed == [], failed
+    after = keys("fernet")
+    assert len(after) == 3 and after != before
+    assert before["0"] in after.values(), "the staged key became the primary key"
+    assert readable(loop.old, after), "a token from before the rotation is still valid"
+    # maxActiveKeys 3: a second rotation retires the key the old token was made with.
+    rc, unused = rotate("fernet", "fernet-2")
+    assert rc == 0
+    assert not readable(loop.old, keys("fernet")), "the retired key no longer reads the old token"
+
+
+def test_credential_rotation_migrates_stored_credentials_without_a_failed_read(region):
+    before = keys("credential")
+    loop = client(with_credential=True)
+    rc, out = rotate("credential", "credential-1")
+    requests_made, failed = loop.finish()
+    assert rc == 0 and the_task(out)["changed"]
+    assert requests_made > 5 and failed == [], failed
+    after = keys("credential")
+    assert len(after) == 3 and after != before and before["0"] in after.values()
+
+
+def test_the_same_rotation_id_rotates_nothing_and_check_mode_writes_nothing(region):
+    fernet = keys("fernet")
+    rc, out = rotate("keys", "fernet-1")  # fernet-1 is done; its credential Job does not exist yet
+    result = the_task(out)
+    assert rc == 0 and result["started"] == ["keystone-credential-rotate-fernet-1"]
+    assert keys("fernet") == fernet
+    stamp = completed_at("credential")
+    rc, out = rotate("keys", "fernet-1")
+    assert rc == 0 and not the_task(out)["changed"] and out["stats"][REGION_HOST]["changed"] == 0
+    assert completed_at("credential") == stamp
+    rc, out = rotate("keys", "planned", "--check")
+    assert rc == 0 and [r["state"] for r in the_task(out)["rotations"]] == ["absent", "absent"]
+    assert get_object(REGION_HOST, "-n", REGION_NAMESPACE, "job", "keystone-fernet-rotate-planned") is None
+
+
+def test_bad_input_is_refused_before_any_write(region):
+    rc, out = rotate("tokens", "x1")
+    assert rc != 0 and "rotate=<fernet|credential|keys>" in json.dumps(out)
+    rc, out = rotate("fernet", "Not_A_Label")
+    assert rc != 0 and "rotation_id" in the_task(out)["msg"]
+
+
+def test_a_refused_rotation_fails_naming_it_and_a_failing_job_is_named_at_the_timeout(region):
+    fernet = keys("fernet")
+    with standins_restored():
+        update_standins(lambda data: data.setdefault("keystones", {}).update(
+            {"openstack/keystone": {"reject_rotation": "fernet", "fail_rotation": "credential"}}))
+        time.sleep(1)
+        rc, out = rotate("fernet", "rejected")
+        msg = the_task(out)["msg"]
+        assert rc != 0 and "RotationRejected" in msg and "duplicate keys detected" in msg, msg
+        assert keys("fernet") == fernet, "a rejected rotation leaves the keys alone"
+        staging = get_object(REGION_HOST, "-n", REGION_NAMESPACE, "secret", "keystone-fernet-keys-rotation",
+                             missing_ok=False)
+        assert not staging.get("data") and "cobaltcore.c5c3.io/rotation-completed-at" not in \
+            (staging["metadata"].get("annotations") or {}), "the operator cleared the rejected payload"
+        rc, out = rotate("credential", "failing", cobaltcore_rotate_timeout=20)
+        msg = the_task(out)["msg"]
+        assert rc != 0 and "keystone-credential-rotate-failing" in msg and "failed pods" in msg, msg
+    rc, out = rotate("fernet", "rejected")
+    assert rc != 0 and "failed before, nothing was started" in the_task(out)["msg"]
+    lab_kubectl(REGION_HOST, "-n", REGION_NAMESPACE, "delete", "job", "keystone-credential-rotate-failing",
+                "--wait=false")
+
+
+def test_no_key_appears_in_verbose_output(region):
+    before = {kind: keys(kind) for kind in ("fernet", "credential")}
+    rc, out, text = run_verbose(ROTATE, "-e", "rotate=keys", "-e", "rotation_id=verbose")
+    assert rc == 0 and the_task(out)["changed"]
+    after = {kind: keys(kind) for kind in ("fernet", "credential")}
+    shown = [key for kind in after for key in list(before[kind].values()) + list(after[kind].values())
+             if key in text or base64.b64encode(key.encode()).decode() in text]
+    assert shown == []
+
+
+def test_the_rotation_interval_reaches_the_cronjobs(region):
+    def schedules():
+        found = get_object(REGION_HOST, "-n", REGION_NAMESPACE, "cronjobs", missing_ok=False)["items"]
+        return sorted((o["metadata"]["name"], o["spec"]["schedule"]) for o in found)
+
+    control_plane = REPO / "playbooks" / "control_plane.yml"
+    try:
+        rc, out, unused = _play(control_plane, "-e", "cobaltcore_keystone_key_rotation_interval=24h")
+        assert rc == 0
+        wait_truthy(lambda: schedules() == [("keystone-credential-rotate", "0 0 * * *"),
+                                            ("keystone-fernet-rotate", "0 0 * * *")], "daily rotation CronJobs")
+        rc, out, unused = _play(control_plane, "-e", "cobaltcore_keystone_key_rotation_interval=25h")
+        assert rc != 0 and "whole number of days" in json.dumps(out)
+    finally:
+        rc, out, unused = _play(control_plane)
+        assert rc == 0
+    wait_truthy(lambda: schedules() == [("keystone-credential-rotate", "0 0 * * 0"),
+                                        ("keystone-fernet-rotate", "0 0 * * 0")], "weekly rotation CronJobs")
