@@ -122,16 +122,11 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import c5c3_api
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import key_rotation
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
 
 class KeystoneKeyRotationModule(KubeModule):
     argument_spec = dict(
-        control_planes=dict(type="list", elements="dict", default=[], options=dict(
-            namespace=dict(type="str", required=True),
-            name=dict(type="str", required=True),
-        )),
-        tenants=dict(type="list", elements="str", default=[]),
+        c5c3_api.CLUSTER_OPTIONS,
         keys=dict(type="list", elements="str", default=list(key_rotation.KINDS), choices=list(key_rotation.KINDS)),
         rotation_id=dict(type="str", required=True),
         wait_timeout=dict(type="int", default=600),
@@ -141,8 +136,7 @@ class KeystoneKeyRotationModule(KubeModule):
     def run(self):
         params = self.params
         self.results["started"] = []
-        asked = params["control_planes"] + [{"namespace": naming.tenant_namespace(name),
-                                             "name": naming.control_plane_name(name)} for name in params["tenants"]]
+        asked = c5c3_api.asked_control_planes(params)
         if not asked:
             self.fail("no ControlPlane to rotate: give control_planes or tenants")
         problems = key_rotation.input_problems(params["rotation_id"], params["keys"], [])

@@ -131,17 +131,12 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import c5c3_api
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import control_plane_health as health
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import releases
 
 
 class OpenStackReleaseModule(KubeModule):
     argument_spec = dict(
-        control_planes=dict(type="list", elements="dict", default=[], options=dict(
-            namespace=dict(type="str", required=True),
-            name=dict(type="str", required=True),
-        )),
-        tenants=dict(type="list", elements="str", default=[]),
+        c5c3_api.CLUSTER_OPTIONS,
         release=dict(type="str", required=True),
         wait_timeout=dict(type="int", default=1800),
         wait_sleep=dict(type="int", default=5),
@@ -150,8 +145,7 @@ class OpenStackReleaseModule(KubeModule):
     def run(self):
         params = self.params
         self.results["release"] = params["release"]
-        asked = params["control_planes"] + [{"namespace": naming.tenant_namespace(name),
-                                             "name": naming.control_plane_name(name)} for name in params["tenants"]]
+        asked = c5c3_api.asked_control_planes(params)
         if not asked:
             self.fail("no ControlPlane to move: give control_planes or tenants")
         found = [(cp, c5c3_api.control_planes(self.client, cp["namespace"], cp["name"])) for cp in asked]

@@ -190,6 +190,16 @@ def task_results(out, task_name):
     raise AssertionError("task %r not in run" % task_name)
 
 
+def task_result(out, prefix):
+    """The one host's result of the task whose name starts with prefix (a name that carries values)."""
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            if task["task"]["name"].startswith(prefix):
+                (result,) = task["hosts"].values()
+                return result
+    raise AssertionError("no task %r in the run: %s" % (prefix, out.get("stats")))
+
+
 @pytest.fixture
 def playbook_runner():
     return run_playbook

@@ -12,7 +12,7 @@ import requests
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, get_object, keystone_endpoint, lab_kubectl, \
-    run_verbose, secret_data, standins_restored, update_standins, wait_truthy
+    run_verbose, secret_data, standins_restored, task_result, update_standins, wait_truthy
 from regionlab import config
 
 ROTATE = REPO / "playbooks" / "rotate.yml"
@@ -26,12 +26,7 @@ def rotate(kind, rotation_id, *args, **extra):
 
 
 def the_task(out):
-    for play in out["plays"]:
-        for task in play["tasks"]:
-            if task["task"]["name"].startswith(TASK):
-                (result,) = task["hosts"].values()
-                return result
-    raise AssertionError("no task %r in the run: %s" % (TASK, out.get("stats")))
+    return task_result(out, TASK)
 
 
 def keys(kind):

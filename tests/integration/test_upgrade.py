@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, ansible_env, get_object, lab_kubectl, \
-    standins_restored, update_standins, wait_truthy
+    standins_restored, task_result, update_standins, wait_truthy
 from regionlab import config
 
 UPGRADE = REPO / "playbooks" / "upgrade.yml"
@@ -56,13 +56,7 @@ def release_managers(namespace=REGION_NAMESPACE, name="lab"):
 
 
 def the_task(out):
-    """The module task's one result (its name carries the release)."""
-    for play in out["plays"]:
-        for task in play["tasks"]:
-            if task["task"]["name"].startswith(TASK):
-                (result,) = task["hosts"].values()
-                return result
-    raise AssertionError("no task %r in the run: %s" % (TASK, out.get("stats")))
+    return task_result(out, TASK)
 
 
 class Recorder(threading.Thread):

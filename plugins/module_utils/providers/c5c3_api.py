@@ -27,6 +27,22 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import rele
 RELEASE_FIELD_MANAGER = "c5c3.cobaltcore.release"
 
 
+# The options of the modules that act on OpenStack clusters: ControlPlanes by name, tenants by claim name.
+CLUSTER_OPTIONS = dict(
+    control_planes=dict(type="list", elements="dict", default=[], options=dict(
+        namespace=dict(type="str", required=True),
+        name=dict(type="str", required=True),
+    )),
+    tenants=dict(type="list", elements="str", default=[]),
+)
+
+
+def asked_control_planes(params):
+    """[{namespace, name}] of CLUSTER_OPTIONS: the ControlPlanes given, then the tenants' (openstack-<n>/<n>)."""
+    return params["control_planes"] + [{"namespace": naming.tenant_namespace(name),
+                                        "name": naming.control_plane_name(name)} for name in params["tenants"]]
+
+
 def control_planes(client, namespace=None, name=None):
     """The ControlPlanes asked for: one by name (None when it does not exist), a namespace's, or all."""
     rtype = client.resource(naming.CONTROL_PLANE_API_VERSION, naming.CONTROL_PLANE_KIND)
