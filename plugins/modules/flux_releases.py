@@ -54,7 +54,9 @@ options:
         (a key of O(repositories)), C(namespace) (where the HelmRelease, its Helm release record and its
         objects go), C(groups) (the inventory groups whose clusters get it), and optionally C(values),
         C(depends_on) (release names installed on the same clusters), C(crds) (C(Skip), C(Create) or
-        C(CreateReplace), the default), C(enabled), C(interval) and C(timeout).
+        C(CreateReplace), the default), C(enabled), C(interval), C(timeout) and C(upgrade_from) (a semver range
+        the installed chart version must meet for a move to C(version); a release whose installed version does
+        not is refused before any write).
       - C(values) are not secret (they appear in the HelmRelease); keep credentials in Secrets.
     type: list
     elements: dict
@@ -173,6 +175,7 @@ waited_seconds:
   type: float
 """
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
@@ -211,6 +214,9 @@ class FluxReleasesModule(KubeModule):
         releases = [o for o in objects if o["kind"] == "HelmRelease"]
         live = flux_api.live_releases(self.client, releases)
         self.results["version_changes"] = flux.version_changes(releases, live)
+        problems = flux.upgrade_problems(self.results["version_changes"], entries)
+        if problems:
+            raise InputError(problems)
         results = self.record(self.applier(field_manager=flux.FIELD_MANAGER).apply(objects))
         self.results["results"] = results
         by_ref = dict(((r["kind"], r.get("namespace"), r["name"]), r["result"]) for r in results)

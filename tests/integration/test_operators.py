@@ -126,7 +126,13 @@ def test_a_chart_version_that_does_not_exist_fails_fast_and_a_fixed_pin_converge
 
 def test_a_version_bump_is_shown_first_and_upgrades_exactly_that_release(region):
     before = helm_records(PROBE_HOST)
-    bump = with_probe(version="0.1.1")
+    # A table that allows the move only from 0.1.1 on: refused before any write, naming both versions.
+    rc, out, _seconds = play("--limit", PROBE_HOST, "-e", with_probe(version="0.1.1", upgrade_from=">=0.1.1"))
+    assert rc != 0
+    (_task, host, msg), = failures(out)
+    assert host == PROBE_HOST and "chart prysm 0.1.0 cannot move to 0.1.1 in one step (upgrade_from >=0.1.1)" in msg
+    assert helm_records(PROBE_HOST) == before
+    bump = with_probe(version="0.1.1", upgrade_from="0.1.x")
     rc, out, _seconds = play("--limit", PROBE_HOST, "--check", "--diff", "-e", bump)
     assert rc == 0, failures(out)
     planned = task_results(out, TASK)[PROBE_HOST]

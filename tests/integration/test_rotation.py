@@ -9,6 +9,7 @@ import threading
 import time
 
 import requests
+import yaml
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, get_object, keystone_endpoint, lab_kubectl, \
@@ -18,6 +19,8 @@ from regionlab import config
 ROTATE = REPO / "playbooks" / "rotate.yml"
 TASK = "Rotate the Keystone keys"
 CONTROL_PLANE = config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
+# How long a client that authenticates again after a 401 keeps trying before the request counts as failed.
+REAUTH_SECONDS = 3.0
 
 
 def rotate(kind, rotation_id, *args, **extra):
@@ -50,28 +53,40 @@ def readable(token, key_set):
 
 
 class Client(threading.Thread):
-    """A Keystone user in a loop: a new token, the validation of a token from before, a stored credential read."""
+    """A Keystone user in a loop: a new token, the validation of a token from before (or, reauth: of its own, made
+    again once on a 401 as keystoneauth does), a stored credential read."""
 
-    def __init__(self, url, password, credential=None):
+    def __init__(self, url, auth, credential=None, reauth=False):
         super().__init__(daemon=True)
-        self.url, self.password, self.credential = url, password, credential
+        self.url, self.auth, self.credential, self.reauth = url, auth, credential, reauth
         self.old = self.token()
-        self.requests, self.failures, self.stop = 0, [], threading.Event()
+        self.requests, self.reauthentications, self.failures, self.stop = 0, 0, [], threading.Event()
 
     def token(self):
-        body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
-            "name": "admin", "domain": {"id": "default"}, "password": self.password}}},
-            "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}}
-        resp = requests.post(self.url + "/auth/tokens", json=body, timeout=10)
-        resp.raise_for_status()
+        resp = requests.post(self.url + "/auth/tokens", json=self.auth, timeout=10)
+        if resp.status_code != 201:
+            raise requests.HTTPError("token request: %s %s" % (resp.status_code, resp.text[:200]))
         return resp.headers["X-Subject-Token"]
 
     def run(self):
         while not self.stop.is_set():
             try:
                 new = self.token()
+                subject = new if self.reauth else self.old
                 checks = [requests.get(self.url + "/auth/tokens", timeout=10,
-                                       headers={"X-Auth-Token": new, "X-Subject-Token": self.old})]
+                                       headers={"X-Auth-Token": new, "X-Subject-Token": subject})]
+                deadline = time.monotonic() + REAUTH_SECONDS
+                while self.reauth and checks[0].status_code in (401, 404) and time.monotonic() < deadline:
+                    # Revoked meanwhile (Keystone revokes a user's tokens issued up to the second of its password
+                    # change): authenticate again, as keystoneauth does, within a reconcile's retry.
+                    self.reauthentications += 1
+                    time.sleep(0.2)
+                    try:
+                        new = self.token()
+                    except requests.HTTPError:
+                        continue
+                    checks = [requests.get(self.url + "/auth/tokens", timeout=10,
+                                           headers={"X-Auth-Token": new, "X-Subject-Token": new})]
                 if self.credential:
                     checks.append(requests.get(self.url + "/credentials/" + self.credential["id"], timeout=10,
                                                headers={"X-Auth-Token": new}))
@@ -92,10 +107,27 @@ class Client(threading.Thread):
         return self.requests, self.failures
 
 
-def client(with_credential=False):
+def password_auth(password):
+    return {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+        "name": "admin", "domain": {"id": "default"}, "password": password}}},
+        "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}}
+
+
+def korc_auth():
+    """K-ORC's application credential (its clouds.yaml Secret), as K-ORC authenticates."""
+    clouds = yaml.safe_load(secret_data(CONTROL_PLANE, "k-orc-clouds-yaml")["clouds.yaml"])["clouds"]
+    (auth,) = [cloud["auth"] for cloud in clouds.values()]
+    return {"auth": {"identity": {"methods": ["application_credential"], "application_credential": {
+        "id": auth["application_credential_id"], "secret": auth["application_credential_secret"]}}}}
+
+
+def admin_password():
+    return secret_data(CONTROL_PLANE, "keystone-admin-credentials")["password"]
+
+
+def client(with_credential=False, auth=None, reauth=False):
     url = keystone_endpoint(CONTROL_PLANE)
-    password = secret_data(CONTROL_PLANE, "keystone-admin-credentials")["password"]
-    found = Client(url, password)
+    found = Client(url, auth or password_auth(admin_password()), reauth=reauth)
     if with_credential:
         token = found.token()
         user = requests.get(url + "/auth/tokens", headers={"X-Auth-Token": token, "X-Subject-Token": token},
@@ -154,7 +186,7 @@ def test_the_same_rotation_id_rotates_nothing_and_check_mode_writes_nothing(regi
 
 def test_bad_input_is_refused_before_any_write(region):
     rc, out = rotate("tokens", "x1")
-    assert rc != 0 and "rotate=<fernet|credential|keys>" in json.dumps(out)
+    assert rc != 0 and "rotate=<fernet|credential|keys|admin-password>" in json.dumps(out)
     rc, out = rotate("fernet", "Not_A_Label")
     assert rc != 0 and "rotation_id" in the_task(out)["msg"]
 
@@ -190,6 +222,30 @@ def test_no_key_appears_in_verbose_output(region):
     shown = [key for kind in after for key in list(before[kind].values()) + list(after[kind].values())
              if key in text or base64.b64encode(key.encode()).decode() in text]
     assert shown == []
+
+
+def test_the_admin_password_rotates_without_failing_korcs_credential_and_the_old_one_is_refused(region):
+    old = admin_password()
+    url = keystone_endpoint(CONTROL_PLANE)
+    loop = client(auth=korc_auth(), reauth=True)
+    rc, out, text = run_verbose(ROTATE, "-e", "rotate=admin-password", "-e", "rotation_id=password-1")
+    requests_made, failed = loop.finish()
+    result = task_result(out, "Rotate the Keystone admin password")
+    assert rc == 0 and result["changed"], result
+    new = admin_password()
+    assert new != old and result["rotations"][0]["old_password_refused"] is True
+    assert requests_made > 5 and failed == [], failed
+    print("\nadmin password rotation: %d requests, %d authentications again after a revoked token"
+          % (requests_made, loop.reauthentications))
+    assert requests.post(url + "/auth/tokens", json=password_auth(old), timeout=10).status_code == 401
+    assert requests.post(url + "/auth/tokens", json=password_auth(new), timeout=10).status_code == 201
+    assert [p for p in (old, new, base64.b64encode(new.encode()).decode()) if p in text] == []
+    rc, out = rotate("admin-password", "password-1")
+    assert rc == 0 and not task_result(out, "Rotate the Keystone admin password")["changed"]
+    assert admin_password() == new
+    # The collection's own Keystone modules read the password from the Secret: phase 5 runs on with the new one.
+    rc, out, unused = _play(REPO / "playbooks" / "keystone.yml")
+    assert rc == 0 and out["stats"][REGION_HOST]["failures"] == 0
 
 
 def test_the_rotation_interval_reaches_the_cronjobs(region):

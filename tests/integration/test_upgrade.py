@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, ansible_env, get_object, lab_kubectl, \
-    standins_restored, task_result, update_standins, wait_truthy
+    failures, standins_restored, task_result, update_standins, wait_truthy
 from regionlab import config
 
 UPGRADE = REPO / "playbooks" / "upgrade.yml"
@@ -201,3 +201,59 @@ def test_a_move_killed_mid_step_resumes_at_that_step(region_on_old_release):
     region_steps = [s for s in the_task(out)["steps"] if s["control_plane"] == "openstack/lab"]
     assert [s["phase"] for s in region_steps] == ["core", "compute"] and not region_steps[0]["changed"]
     assert services() == dict((s, (tag, tag)) for s, tag in LATER.items()) and on(LATER, TENANT_NAMESPACE)
+
+
+def hypervisors(pool):
+    """{name: (spec.maintenance, status.operatingSystem.version)} of a pool's Hypervisors."""
+    found = get_object(pool, "hypervisors.kvm.cloud.sap", missing_ok=False)["items"]
+    return dict((h["metadata"]["name"], ((h.get("spec") or {}).get("maintenance") or "",
+                                         ((h.get("status") or {}).get("operatingSystem") or {}).get("version")))
+                for h in found)
+
+
+class MaintenanceRecorder(threading.Thread):
+    """The most Hypervisors of a pool seen in maintenance at once, sampled every 0.2 s."""
+
+    def __init__(self, pool):
+        super().__init__(daemon=True)
+        self.pool, self.most, self.samples, self.stop = pool, 0, 0, threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            self.most = max(self.most, sum(1 for m, unused in hypervisors(self.pool).values() if m))
+            self.samples += 1
+            time.sleep(0.2)
+
+
+def test_the_hypervisor_pools_update_one_node_at_a_time_pool_by_pool(region_on_old_release):
+    """upgrade.yml with cobaltcore_hypervisor_os_version: the region is on 2026.2 already (nothing moves there); each
+    pool's Hypervisors go into maintenance, are evicted, install and boot the version and come back, one at a time."""
+    variables = dict(FAST, cobaltcore_openstack_release="2026.2", cobaltcore_hypervisor_os_version="1592.7")
+    before = {pool: hypervisors(pool) for pool in ("hv-pool-a", "hv-pool-b")}
+    assert all(version == "1592.6" and not m for pool in before.values() for m, version in pool.values()), before
+    rc, out, unused = _play(UPGRADE, "-e", json.dumps(variables), "--check")
+    planned = task_result(out, "Update the pool's hypervisors to ")
+    assert rc == 0 and planned["changed"] and {n["stage"] for n in planned["nodes"]} == {"to update"}
+    assert {pool: hypervisors(pool) for pool in before} == before
+    # hv-pool-b's Node stops its update (kvm-node-agent's systemd-sysupdate fails): the rollout stops there.
+    (node_b,) = before["hv-pool-b"]
+    recorder = MaintenanceRecorder("hv-pool-a")
+    recorder.start()
+    with standins_restored():
+        update_standins(lambda data: data.setdefault("failures", {}).update(
+            {"Hypervisor/hv-pool-b/%s" % node_b: {"update": "systemd-sysupdate failed: no space left on device"}}))
+        time.sleep(1)
+        rc, out, unused = _play(UPGRADE, "-e", json.dumps(variables))
+    recorder.stop.set()
+    recorder.join()
+    assert rc != 0
+    ((unused_task, host, msg),) = failures(out)
+    assert host == "hv-pool-b" and "%s: OperatingSystemUpdate Stopped: systemd-sysupdate failed" % node_b in msg, msg
+    assert recorder.samples > 3 and recorder.most == 1, (recorder.samples, recorder.most)
+    assert set(hypervisors("hv-pool-a").values()) == {("", "1592.7")}
+    assert hypervisors("hv-pool-b")[node_b] == ("manual", "1592.6"), "the failed Node stays out"
+    rc, out, unused = _play(UPGRADE, "-e", json.dumps(variables))
+    assert rc == 0, out
+    assert set(hypervisors("hv-pool-b").values()) == {("", "1592.7")}
+    rc, out, unused = _play(UPGRADE, "-e", json.dumps(variables))
+    assert rc == 0 and sum(s["changed"] for s in out["stats"].values()) == 0, out["stats"]

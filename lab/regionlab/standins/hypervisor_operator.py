@@ -53,6 +53,13 @@ unchanged in what is played here up to the newest commit read, 8ee7e08):
   maintenance mode" / Onboarding "Onboarding not started..." / "Onboarding was aborted" / "Onboarding
   not yet completed", else True Ready "Hypervisor is ready".
 
+- kvm-node-agent (internal/controller/hypervisor_controller.go, internal/systemd): status.operatingSystem (the lab's
+  machines run Garden Linux 1592.6); a spec.version other than the running and the installed one is installed
+  (updateStatus.inProgress, OperatingSystemUpdate True Running "Running systemd-sysupdate@<v>.service", then False
+  Completed and updateStatus.installed) and, under spec.reboot, booted into (status.operatingSystem.version). A
+  failure with `update: <message>` stops it: OperatingSystemUpdate False Stopped <message>. Upstream's agent
+  retries three times and then clears spec.version; the lab's stops at once and waits for the failure to go.
+
 Each step waits the `hypervisor` delay. Not played: Nova itself, the smoke test VM (it succeeds),
 offboarding and the Node's Terminating condition. A failure from standins.yaml `failures` (key
 Hypervisor, Hypervisor/<pool cluster> or Hypervisor/<pool cluster>/<name>) keeps onboarding at
@@ -87,6 +94,9 @@ NODES = path("v1", "nodes")
 CONTROL_PLANES = path("c5c3.io/v1alpha1", "controlplanes")
 NOVAS = path(operators.KINDS["Nova"].api_version, operators.KINDS["Nova"].plural)
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "hypervisors.lab.c5c3.io")
+# What kvm-node-agent reports of a lab machine's operating system before any update.
+LAB_OPERATING_SYSTEM = {"version": "1592.6", "prettyVersion": "Garden Linux 1592.6",
+                        "kernelRelease": "6.6.62-cloud-amd64"}
 
 # Onboarding steps after nova-compute registered: (status, reason, message).
 STEPS = [("True", "Initial", "Initial onboarding"),
@@ -313,14 +323,14 @@ class HypervisorOperator:
             return
         status = hv.get("status") or {}
         wanted = {"conditions": [dict(c) for c in status.get("conditions") or []]}
-        for key in ("hypervisorId", "serviceId", "aggregates", "traits", "evicted"):
+        for key in ("hypervisorId", "serviceId", "aggregates", "traits", "evicted", "operatingSystem", "updateStatus"):
             if key in status:
                 wanted[key] = status[key]
         address = internal_ip(node)
         if address and status.get("internalIp") != address:
             wanted["internalIp"] = address
         # The other controllers, each on what the ones before it left (upstream: each on its own watch).
-        for step in (self.onboard, self.apply_aggregates, self.apply_traits, self.maintain):
+        for step in (self.onboard, self.apply_aggregates, self.apply_traits, self.maintain, self.update_os):
             step(cluster, hv, dict(hv, status=dict(status, **wanted)), wanted)
         view = dict(hv, status=dict(status, **wanted))
         loop.set_condition(wanted["conditions"], "Ready", *ready_condition(view))
@@ -373,6 +383,7 @@ class HypervisorOperator:
         if reason == "Handover" and not onboarding_can_complete(view):
             return None
         failure = self.failure(cluster, hv) if STEPS[step][1] in ("Handover", "Succeeded") else {}
+        failure = {k: v for k, v in failure.items() if k != "update"}  # an update's failure is update_os's
         if failure:  # the smoke test failed: onboarding stays at Testing
             loop.set_condition(conditions, "Onboarding", "True", failure.get("reason") or "Testing",
                                failure.get("message") or "Server ended up in error state: lab failure")
@@ -449,3 +460,34 @@ class HypervisorOperator:
         else:
             loop.set_condition(conditions, "Evicting", "True", "Running", "Evicting")
             wanted.pop("evicted", None)
+
+    def update_os(self, cluster, hv, view, wanted):
+        """kvm-node-agent: the host's operating system (status.operatingSystem), and spec.version installed with
+        systemd-sysupdate (OperatingSystemUpdate True Running, then False Completed and updateStatus.installed) and
+        booted into under spec.reboot; a failure from standins.yaml (failures: Hypervisor/... {update: <message>})
+        stops it (OperatingSystemUpdate False Stopped)."""
+        spec, status, conditions = hv.get("spec") or {}, view["status"], wanted["conditions"]
+        system = dict(status.get("operatingSystem") or LAB_OPERATING_SYSTEM)
+        wanted["operatingSystem"] = system
+        update = dict(status.get("updateStatus") or {"inProgress": False, "retry": 3})
+        version, uid, delay = spec.get("version"), hv["metadata"]["uid"], self.ctl.delay("hypervisor")
+        if not version or version == system.get("version"):
+            wanted["updateStatus"] = update
+            return
+        if update.get("installed") != version:
+            stop = self.failure(cluster, hv).get("update")
+            if stop:
+                update["inProgress"] = False
+                loop.set_condition(conditions, "OperatingSystemUpdate", "False", "Stopped", stop)
+            elif not update.get("inProgress"):
+                update["inProgress"] = True
+                loop.set_condition(conditions, "OperatingSystemUpdate", "True", "Running",
+                                   "Running systemd-sysupdate@%s.service" % version)
+            elif self.ctl.after((uid, "sysupdate", version), delay):
+                update.update(inProgress=False, installed=version)
+                loop.set_condition(conditions, "OperatingSystemUpdate", "False", "Completed",
+                                   "Update to %s installed" % version)
+        elif spec.get("reboot") and self.ctl.after((uid, "reboot", version), delay):
+            system.update(version=version, prettyVersion="Garden Linux %s" % version)
+            self.ctl.log("Hypervisor %s/%s: rebooted into %s" % (cluster, hv["metadata"]["name"], version))
+        wanted["updateStatus"] = update

@@ -46,7 +46,7 @@ _EXACT = re.compile(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 _CONSTRAINT_TERM = re.compile(r"^(=|!=|>|<|>=|=<|<=|~|~>|\^)?\s*v?(\d+|[xX*])(\.(\d+|[xX*]))?(\.(\d+|[xX*]))?"
                               r"(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 _FIELDS = ("name", "chart", "version", "repository", "namespace", "values", "depends_on", "crds",
-           "groups", "enabled", "interval", "timeout")
+           "groups", "enabled", "interval", "timeout", "upgrade_from")
 _REPOSITORY_FIELDS = ("url", "interval", "type")
 
 
@@ -119,6 +119,9 @@ def _entry_problems(entry, where, repositories):
     if isinstance(repository, str) and repository and repository not in repositories:
         problems.append(problem("%s.repository" % where, "%r is not a repository of helm_repositories (%s)"
                                 % (repository, ", ".join(sorted(repositories)) or "none")))
+    upgrade_from = entry.get("upgrade_from")
+    if upgrade_from not in (None, "") and not _is_version_constraint(upgrade_from):
+        problems.append(problem("%s.upgrade_from" % where, "%r is not a semver range" % (upgrade_from,)))
     crds = entry.get("crds", DEFAULT_CRD_POLICY)
     if crds not in CRD_POLICIES:
         problems.append(problem("%s.crds" % where, "%r is not one of %s" % (crds, ", ".join(CRD_POLICIES))))
@@ -315,6 +318,88 @@ def version_changes(desired_releases, live_by_name):
                             "chart": release["spec"]["chart"]["spec"]["chart"], "from": before, "to": after,
                             "installed": installed_version(live)})
     return changes
+
+
+def _version_tuple(version):
+    """(major, minor, patch, (release?, prerelease ids)) of an exact version: a release sorts after its prereleases."""
+    core, unused, rest = str(version).lstrip("v").split("+", 1)[0].partition("-")
+    major, minor, patch = [int(n) for n in core.split(".")]
+    ids = tuple((0, int(p)) if p.isdigit() else (1, p) for p in rest.split(".")) if rest else ()
+    return (major, minor, patch, (0 if rest else 1, ids))
+
+
+def _bound(numbers):
+    """The lowest version of a core version, below its prereleases."""
+    numbers = list(numbers) + [0] * (3 - len(numbers))
+    return (numbers[0], numbers[1], numbers[2], (0, ()))
+
+
+def _term_matches(version, term):
+    """One Masterminds/semver comparison; a partial or wildcard version (1.2, 1.x) is the range it spans."""
+    match = _CONSTRAINT_TERM.match(term.strip())
+    operator = match.group(1) or "="
+    fixed = []
+    for part in (match.group(2), match.group(4), match.group(6)):
+        if part is None or part in ("x", "X", "*"):
+            break
+        fixed.append(int(part))
+    v = _version_tuple(version)
+    if len(fixed) == 3:
+        exact = _version_tuple("%d.%d.%d%s" % tuple(fixed + [match.group(7) or ""]))
+        low, high = exact, _bound(fixed[:2] + [fixed[2] + 1])
+    else:
+        exact = None
+        low = _bound(fixed)
+        high = _bound(fixed[:-1] + [fixed[-1] + 1]) if fixed else None
+    if operator in ("~", "~>") and len(fixed) >= 2:  # patch-level changes
+        high = _bound([fixed[0], fixed[1] + 1])
+    elif operator == "^" and fixed:  # changes that keep the left-most non-zero part
+        index = next((i for i, n in enumerate(fixed) if n), len(fixed) - 1)
+        high = _bound(fixed[:index] + [fixed[index] + 1])
+    in_range = v >= low and (high is None or v < high)
+    if operator == "=":
+        return v == exact if exact else in_range
+    if operator in ("~", "~>", "^"):
+        return in_range
+    if operator == "!=":
+        return v != exact if exact else not in_range
+    if operator == ">":
+        return v > exact if exact else high is not None and v >= high
+    if operator == ">=":
+        return v >= low
+    if operator == "<":
+        return v < low
+    return v <= exact if exact else high is None or v < high  # <= and =<
+
+
+def satisfies(version, constraint):
+    """Whether an exact version meets a constraint in _is_version_constraint's syntax (|| of ,-joined terms,
+    or a hyphen range), as Masterminds/semver decides it for release versions."""
+    for alternative in str(constraint).split("||"):
+        if " - " in alternative:
+            low, high = [t.strip() for t in alternative.split(" - ")]
+            terms = [">=" + low, "<=" + high]
+        else:
+            terms = [t for t in re.split(r"\s*,\s*|\s+(?![\d vxX*])", alternative.strip()) if t]
+        if terms and all(_term_matches(version, t) for t in terms):
+            return True
+    return False
+
+
+def upgrade_problems(changes, entries):
+    """A version change whose entry's upgrade_from the installed chart version does not meet: a chart that cannot
+    move from it in one step (refused before any write)."""
+    by_release = dict(((e["namespace"], e["name"]), e) for e in entries)
+    problems = []
+    for change in changes:
+        entry = by_release.get((change["namespace"], change["name"])) or {}
+        constraint = entry.get("upgrade_from")
+        installed = change.get("installed")
+        if constraint and installed and is_exact_version(installed) and not satisfies(installed, constraint):
+            problems.append(problem("operators.%s.upgrade_from" % change["name"],
+                                    "chart %s %s cannot move to %s in one step (upgrade_from %s): pin a version "
+                                    "between them first" % (change["chart"], installed, change["to"], constraint)))
+    return problems
 
 
 def shoot_flux_extension(settings):

@@ -396,3 +396,39 @@ def test_a_status_writer_other_than_kvm_ha_service_makes_the_hypervisor_foreign(
             {"manager": manager, "operation": "Update", "subresource": "status"}]))
     assert not hvop.loop.status_writers(written_by(hvop.HA_SERVICE)) - {hvop.MANAGER, hvop.HA_SERVICE}
     assert hvop.loop.status_writers(written_by("a-test")) - {hvop.MANAGER, hvop.HA_SERVICE}
+
+
+def test_kvm_node_agent_installs_a_version_and_boots_into_it_under_reboot(monkeypatch):
+    operator, kube = operator_with_node(monkeypatch, {hvop.LIFECYCLE: "skip-tests", hvop.ZONE: "lab-1a"})
+    found = passes(operator)
+    assert found["status"]["operatingSystem"]["version"] == hvop.LAB_OPERATING_SYSTEM["version"]
+    set_spec(kube, version="1592.7")
+    operator.reconcile()
+    found = kube.get(hvop.HYPERVISORS + "/srv-1")
+    assert found["status"]["updateStatus"]["inProgress"] is True
+    assert conditions_of(found)["OperatingSystemUpdate"] == ("True", "Running", "Running systemd-sysupdate@1592.7.service")
+    found = passes(operator)
+    # Installed, not booted: without spec.reboot the running version stays.
+    assert found["status"]["updateStatus"] == {"inProgress": False, "installed": "1592.7", "retry": 3}
+    assert conditions_of(found)["OperatingSystemUpdate"] == ("False", "Completed", "Update to 1592.7 installed")
+    assert found["status"]["operatingSystem"]["version"] == "1592.6"
+    set_spec(kube, reboot=True)
+    found = passes(operator)
+    assert found["status"]["operatingSystem"]["version"] == "1592.7"
+    assert found["status"]["operatingSystem"]["prettyVersion"] == "Garden Linux 1592.7"
+
+
+def test_a_failing_update_stops_and_runs_again_once_the_failure_is_gone(monkeypatch):
+    operator, kube = operator_with_node(monkeypatch, {hvop.LIFECYCLE: "skip-tests", hvop.ZONE: "lab-1a"})
+    passes(operator, 1)
+    set_spec(kube, highAvailability=False)
+    passes(operator)
+    failing = settings.StandinSettings({"failures": {"Hypervisor/%s/srv-1" % POOL: {"update": "sysupdate: no space"}}})
+    operator.ctl.settings = type("Settings", (), {"get": lambda s: failing})()
+    set_spec(kube, version="1592.7", reboot=True)
+    found = passes(operator)
+    assert conditions_of(found)["OperatingSystemUpdate"] == ("False", "Stopped", "sysupdate: no space")
+    assert found["status"]["operatingSystem"]["version"] == "1592.6"
+    assert conditions_of(found)["Ready"][0] == "True"  # the onboarding is not what failed
+    operator.ctl.settings = type("Settings", (), {"get": lambda s: settings.StandinSettings({})})()
+    assert passes(operator)["status"]["operatingSystem"]["version"] == "1592.7"

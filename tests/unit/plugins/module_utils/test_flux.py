@@ -185,3 +185,29 @@ def test_the_operator_releases_filter_is_the_modules_selection():
     with pytest.raises(AnsibleFilterError) as caught:
         select(TABLE, ["storage_pools"], repositories=REPOSITORIES, overrides={"prysm": {"version": ""}})
     assert "operators.prysm.version: is required" in str(caught.value)
+
+
+@pytest.mark.parametrize("version,constraint,expected", [
+    ("0.1.0", ">=0.1.1", False), ("0.1.1", ">=0.1.1", True), ("0.1.0", "0.1.x", True), ("0.2.0", "0.1.x", False),
+    ("1.2.3", "~1.2.0", True), ("1.3.0", "~1.2.0", False), ("1.9.0", "^1.2.0", True), ("2.0.0", "^1.2.0", False),
+    ("0.2.5", "^0.2.1", True), ("0.3.0", "^0.2.1", False), ("1.2.0", ">1.1", True), ("1.1.9", ">1.1", False),
+    ("1.1.9", "<=1.1", True), ("1.2.0", "<=1.1", False), ("1.4.2", "1.2 - 1.4", True), ("1.5.0", "1.2 - 1.4", False),
+    ("0.1.0", ">=0.1.0, <0.2.0", True), ("0.2.0", ">=0.1.0, <0.2.0", False), ("0.2.0", "0.1.x || 0.2.x", True),
+    ("1.0.0-rc.1", "<1.0.0", True), ("1.0.0", "=1.0.0", True), ("1.0.0", "!=1.0.0", False), ("v3.0.0", "*", True),
+])
+def test_satisfies_as_masterminds_semver(version, constraint, expected):
+    assert flux.satisfies(version, constraint) is expected
+
+
+def test_upgrade_from_is_a_range_and_judges_only_a_change_from_an_installed_version():
+    entry = {"name": "op", "chart": "op", "version": "2.0.0", "repository": "lab", "namespace": "ops",
+             "upgrade_from": "not a range"}
+    with pytest.raises(InputError) as error:
+        flux.validated_table([entry], {}, {"lab": {"url": "http://x"}})
+    assert error.value.problems == ["operators.op.upgrade_from: 'not a range' is not a semver range"]
+    entries = [dict(entry, upgrade_from=">=1.5.0")]
+    change = {"name": "op", "namespace": "ops", "chart": "op", "from": "1.0.0", "to": "2.0.0"}
+    assert flux.upgrade_problems([dict(change, installed="1.5.1")], entries) == []
+    assert flux.upgrade_problems([dict(change, installed=None)], entries) == []  # never installed: an install
+    (found,) = flux.upgrade_problems([dict(change, installed="1.0.0")], entries)
+    assert "chart op 1.0.0 cannot move to 2.0.0 in one step (upgrade_from >=1.5.0)" in found

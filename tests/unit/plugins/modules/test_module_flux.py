@@ -121,6 +121,22 @@ def test_a_version_bump_is_reported_in_check_mode_with_its_diff(flux, monkeypatc
     assert flux.find(HELM, "HelmRelease", "operator", "ops")["spec"]["chart"]["spec"]["version"] == "1.0.0"
 
 
+def test_a_version_its_upgrade_from_refuses_is_named_before_any_write(flux, monkeypatch):
+    with_controller(flux, monkeypatch)
+    run_module(flux_releases.main, ARGS)
+    flux.calls[:] = []
+    jump = dict(ARGS, overrides={"operator": {"version": "2.0.0", "upgrade_from": ">=1.1.0"}})
+    result, _text = run_module(flux_releases.main, jump)
+    assert result["failed"] and result["problems"] == [
+        "operators.operator.upgrade_from: chart operator 1.0.0 cannot move to 2.0.0 in one step (upgrade_from "
+        ">=1.1.0): pin a version between them first"]
+    assert not [c for c in flux.calls if c[0] in ("PATCH", "POST", "PUT", "DELETE")]
+    step = dict(ARGS, overrides={"operator": {"version": "1.1.0", "upgrade_from": "1.0.x"}})
+    result, _text = run_module(flux_releases.main, step)
+    assert result["changed"] and not result.get("failed")
+    assert flux.find(HELM, "HelmRelease", "operator", "ops")["spec"]["chart"]["spec"]["version"] == "1.1.0"
+
+
 def test_a_stalled_release_fails_at_once_naming_cluster_release_chart_and_what_waits(flux, monkeypatch):
     with_controller(flux, monkeypatch, failing="crds")
     result, _text = run_module(flux_releases.main, dict(ARGS, wait_timeout=30))

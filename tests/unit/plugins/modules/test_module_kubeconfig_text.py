@@ -57,6 +57,8 @@ KUBE_ARGS = {
     "openstack_cluster_claims": {"region": "lab"},
     "openstack_release": {"control_planes": [{"namespace": "openstack", "name": "lab"}], "release": "2026.1"},
     "keystone_key_rotation": {"control_planes": [{"namespace": "openstack", "name": "lab"}], "rotation_id": "t1"},
+    "keystone_admin_password": {"control_planes": [{"namespace": "openstack", "name": "lab"}], "rotation_id": "t1"},
+    "hypervisor_rollout": {"version": "1592.7"},
     "ovn_verify": {"plan": {}, "pools": [], "wait": False},
     "region_lock": {"region": "lab", "state": "released"},
     "secret_copy": {"copies": []},
@@ -164,9 +166,12 @@ def test_a_kubeconfig_text_is_read_and_its_credentials_never_shown(name, resolvi
                        region_id="RegionOne", enabled=True)
     result, text = run(name, module_args(name, keystone, kubeconfig_text()))
     # keystone_verify reports what this empty Keystone lacks (its catalog, K-ORC's Secret) as failed: it ran;
-    # openstack_release and keystone_key_rotation find no ControlPlane in the empty API server.
+    # openstack_release and the rotation modules find no ControlPlane, hypervisor_rollout no Hypervisor kind, in the
+    # empty API server.
     assert not result.get("failed") or name == "keystone_verify" and result["checked"]["services"] \
-        or name in ("openstack_release", "keystone_key_rotation") and "does not exist" in result["msg"], result
+        or name in ("openstack_release", "keystone_key_rotation", "keystone_admin_password") \
+        and "does not exist" in result["msg"] or name == "hypervisor_rollout" and "does not serve" in result["msg"], \
+        result
     assert resolving_kube.endpoints and all(e.token == TOKEN and e.host == "https://127.0.0.1:6443"
                                             for e in resolving_kube.endpoints)
     assert result["invocation"]["module_args"]["kubeconfig"] == "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
