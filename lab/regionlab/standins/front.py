@@ -287,8 +287,10 @@ class Handler(BaseHTTPRequestHandler):
                     self.upstream.putheader("Content-Length", str(len(body)))
                 self.upstream.endheaders(body)
                 return self.upstream.getresponse()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-                # A kept-alive upstream connection the API server had closed: once more on a new one.
+            except (http.client.RemoteDisconnected, http.client.ImproperConnectionState, BrokenPipeError,
+                    ConnectionResetError):
+                # A kept-alive upstream connection the API server had closed, or one left mid-exchange by a
+                # response that was never read to its end (ResponseNotReady, CannotSendRequest): once more on a new one.
                 self.upstream.close()
                 self.upstream = None
                 if attempt == 2:
@@ -298,6 +300,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             resp = self._send_upstream(body, who)
         except (OSError, http.client.HTTPException) as exc:
+            if self.upstream is not None:  # the next request starts on a new connection
+                self.upstream.close()
+                self.upstream = None
             log("%s %s: garden API server unreachable: %r" % (self.command, self.path, exc))
             self.send_json(502, status_body(502, "InternalError", "garden API server unreachable: %s" % exc))
             return

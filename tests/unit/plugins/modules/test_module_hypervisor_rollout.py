@@ -15,7 +15,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.modules import hypervisor_rollo
 from module_harness import run_module
 from module_harness import kube  # noqa: F401  # pylint: disable=unused-import
 
-OLD, NEW = "1592.6", "1592.7"
+OLD = "1592.6"
+NEW = "1592.7"
 ARGS = {"version": NEW, "max_unavailable": 1, "wait_timeout": 3, "wait_sleep": 1}
 
 
