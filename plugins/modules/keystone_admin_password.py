@@ -29,30 +29,9 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.openstack_clusters
   - c5c3.cobaltcore.progress
 options:
-  control_planes:
-    description:
-      - The ControlPlanes whose Keystone admin password rotates (C(openstack/<region>) for the region's cluster).
-    type: list
-    elements: dict
-    default: []
-    suboptions:
-      namespace:
-        description: The ControlPlane's namespace.
-        type: str
-        required: true
-      name:
-        description: The ControlPlane's name.
-        type: str
-        required: true
-  tenants:
-    description:
-      - Tenants whose Keystone admin password rotates as well, by claim name (ControlPlane C(<name>) in namespace
-        C(openstack-<name>)).
-    type: list
-    elements: str
-    default: []
   rotation_id:
     description: Names this rotation; the same id again rotates nothing.
     type: str

@@ -36,31 +36,9 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.openstack_clusters
   - c5c3.cobaltcore.progress
 options:
-  control_planes:
-    description:
-      - The ControlPlanes to move (C(openstack/<region>) for the region's own cluster,
-        C(openstack-<tenant>/<tenant>) for a tenant's).
-    type: list
-    elements: dict
-    default: []
-    suboptions:
-      namespace:
-        description: The ControlPlane's namespace.
-        type: str
-        required: true
-      name:
-        description: The ControlPlane's name.
-        type: str
-        required: true
-  tenants:
-    description:
-      - Tenants whose OpenStack clusters move as well, by claim name (their ControlPlane C(<name>) in namespace
-        C(openstack-<name>)).
-    type: list
-    elements: str
-    default: []
   release:
     description:
       - The OpenStack release the clusters are to run, C(YEAR.1) or C(YEAR.2) (for example C(2026.1)); the
