@@ -16,7 +16,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress im
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils import progress
 
 WAITING_MODULES = ("apply", "wait", "gardener_shoot", "flux_releases", "control_plane_health", "ironcore_bmc",
-                   "ironcore_server_claim", "hypervisor_nodes", "ovn_verify")
+                   "ironcore_server_claim", "hypervisor_nodes", "ovn_verify", "keystone_admin_password",
+                   "hypervisor_rollout")
 
 
 @pytest.mark.parametrize("switch, expected", [
