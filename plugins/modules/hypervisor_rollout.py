@@ -78,6 +78,7 @@ requests:
 
 import time
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.conditions import condition
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
@@ -121,15 +122,20 @@ class HypervisorRolloutModule(KubeModule):
             self.fail("max_unavailable %s leaves no Node to take out: %s already in maintenance for another reason"
                       % (params["max_unavailable"], ", ".join(planned["out"])))
         todo = planned["todo"]
+        found = self.by_name(hypervisors)
         for start in range(0, len(todo), room):
             batch = todo[start:start + room]
             self.results["batches"].append(batch)
-            self.update(batch, version)
+            found = self.update(batch, version, found)
 
     def hypervisors(self):
         found = self.client.list(self.rtype)
         self.results["max_out"] = max(self.results.get("max_out") or 0, self.out_count(found))
         return found
+
+    @staticmethod
+    def by_name(hypervisors):
+        return dict((hv["metadata"]["name"], hv) for hv in hypervisors)
 
     @staticmethod
     def out_count(hypervisors):
@@ -140,27 +146,26 @@ class HypervisorRolloutModule(KubeModule):
             self.client.server_side_apply(self.rtype, rollout.manifest(name, version, step), rollout.FIELD_MANAGER,
                                           force=True)
 
-    def update(self, batch, version):
-        """Take the batch out, update it and bring it back, each step waited for on every Node of the batch."""
-        stages = self.stages(batch, version)
-        self.apply([n for n in batch if stages[n] is None], version, "enter")
-        self.wait(batch, version, "evicted", lambda hv: rollout.stage(hv, version) in (
+    def update(self, batch, version, found):
+        """Take the batch out, update it and bring it back, each step waited for on every Node of the batch;
+        found: the Hypervisors by name as last read. Returns them as the last wait read them."""
+        def at(stage):
+            return [n for n in batch if n in found and rollout.stage(found[n], version) == stage]
+
+        self.apply(at(None), version, "enter")
+        found = self.wait(batch, version, "evicted", lambda hv: rollout.stage(hv, version) in (
             rollout.EVICTED, rollout.UPDATING, rollout.UPDATED))
-        stages = self.stages(batch, version)
         since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        self.apply([n for n in batch if stages[n] == rollout.EVICTED], version, "update")
+        self.apply(at(rollout.EVICTED), version, "update")
         self.wait(batch, version, "running %s" % version, lambda hv: rollout.os_version(hv) == version, since)
         self.apply(batch, version, "leave")
-        self.wait(batch, version, "Ready again", lambda hv: rollout.is_ready(hv) and not
-                  (hv.get("spec") or {}).get("maintenance"))
-
-    def stages(self, names, version):
-        return dict((hv["metadata"]["name"], rollout.stage(hv, version))
-                    for hv in self.hypervisors() if hv["metadata"]["name"] in names)
+        return self.wait(batch, version, "Ready again", lambda hv: rollout.is_ready(hv) and not
+                         (hv.get("spec") or {}).get("maintenance"))
 
     def wait(self, batch, version, what, done, since=None):
+        """Until done(hv) holds for every Node of the batch; returns the Hypervisors by name as last read."""
         def attempt():
-            found = dict((hv["metadata"]["name"], hv) for hv in self.hypervisors())
+            found = self.by_name(self.hypervisors())
             failed = [(n, rollout.failure(found[n], version, since)) for n in batch if n in found and since]
             failed = ["%s: %s" % (n, why) for n, why in failed if why]
             if failed:
@@ -175,12 +180,13 @@ class HypervisorRolloutModule(KubeModule):
             raise WaitError("Nodes %s did not come back within %ss (waiting until %s), no further Node was taken out: %s"
                             % (", ".join(batch), self.params["wait_timeout"], what, "; ".join(
                                 "%s (%s)" % (n, self.describe(found.get(n))) for n in pending)), [])
+        return found
 
     @staticmethod
     def describe(hv):
         if hv is None:
             return "its Hypervisor is gone"
-        ready = rollout.condition(hv, "Ready") or {}
+        ready = condition(hv, "Ready") or {}
         return "Ready %s %s: %s; operating system %s" % (ready.get("status"), ready.get("reason"), ready.get("message"),
                                                          rollout.os_version(hv))
 

@@ -122,7 +122,7 @@ class KeystoneAdminPasswordModule(KubeModule):
         asked = c5c3_api.asked_control_planes(params)
         if not asked:
             self.fail("no ControlPlane to rotate: give control_planes or tenants")
-        problems = key_rotation.input_problems(params["rotation_id"], list(key_rotation.KINDS), [])
+        problems = key_rotation.rotation_id_problems(params["rotation_id"])
         if params["password_length"] < admin_password.MIN_LENGTH:
             problems.append(problem("password_length", "%d is shorter than %d, the keystone-operator's minimum"
                                     % (params["password_length"], admin_password.MIN_LENGTH)))

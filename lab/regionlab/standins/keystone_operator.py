@@ -230,7 +230,8 @@ class Tracker:
         self.upgrade = None               # {"tag", "phase", "error"} while a new image tag is rolled out
         self.rotated = []                 # key kinds whose staged rotation was applied in this pass
         self.containers = {}              # pod uid -> key_rotation.Container: the rotation pods' scripts
-        self.applied = {}                 # (kind of object, name) -> the manifest last applied
+        self.applied = {}                 # (plural, name, namespace) -> the manifest last applied
+        self.projected = {}               # key kind -> resourceVersion of the Secret last projected
         self.rejected = set()             # staging Secret resourceVersions already judged
 
 
@@ -492,9 +493,13 @@ class KeystoneOperator(loop.Controller):
         if staging is not None and self.apply_staged(tracker, cr, kind, staging, production):
             tracker.rotated.append(kind)
             return
-        if key_rotation.project(production.get("data"), directory):
-            self.log("Keystone %s/%s: %s keys projected (%s)"
-                     % (namespace, name, kind, key_rotation.digest(production.get("data"))))
+        # The kubelet's projection, once per version of the Secret (a new stand-in process projects it again).
+        version = production["metadata"]["resourceVersion"]
+        if tracker.projected.get(kind) != version:
+            if key_rotation.project(production.get("data"), directory):
+                self.log("Keystone %s/%s: %s keys projected (%s)"
+                         % (namespace, name, kind, key_rotation.digest(production.get("data"))))
+            tracker.projected[kind] = version
         for api_version, plural, manifest in key_rotation.rbac_manifests(cr, kind):
             self.ensure(tracker, api_version, plural, manifest)
         cronjob = key_rotation.cronjob_manifest(cr, kind, NAME)

@@ -14,6 +14,7 @@ Keystone accepts the new password.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.conditions import condition
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.key_rotation import ROTATION_ID_LABEL
 
 ROTATION_ID_ANNOTATION = ROTATION_ID_LABEL
@@ -58,8 +59,7 @@ def token_request(user, password):
 
 def bootstrap_condition(keystone):
     """BootstrapReady of the Keystone CR as 'status reason: message', for a message that says why it waits."""
-    found = next((c for c in ((keystone or {}).get("status") or {}).get("conditions") or []
-                  if c.get("type") == "BootstrapReady"), None)
+    found = condition(keystone, "BootstrapReady")
     if found is None:
         return "BootstrapReady not reported"
     return "BootstrapReady %s %s: %s" % (found.get("status"), found.get("reason"), found.get("message"))

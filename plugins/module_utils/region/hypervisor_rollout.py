@@ -23,6 +23,7 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.conditions import condition, is_true
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import problem
 
 API_VERSION = "kvm.cloud.sap/v1"
@@ -34,10 +35,6 @@ _PERCENT = re.compile(r"^([0-9]+)%$")
 # A Node's stages, in order.
 CURRENT, ENTERING, EVICTED, UPDATING, UPDATED, FOREIGN = (
     "current", "entering maintenance", "evicted", "updating", "updated", "in maintenance by others")
-
-
-def condition(hv, ctype):
-    return next((c for c in (hv.get("status") or {}).get("conditions") or [] if c.get("type") == ctype), None)
 
 
 def os_version(hv):
@@ -106,7 +103,7 @@ def failure(hv, version, since):
 
 
 def is_ready(hv):
-    return (condition(hv, "Ready") or {}).get("status") == "True"
+    return is_true(hv, "Ready")
 
 
 def manifest(name, version, step):

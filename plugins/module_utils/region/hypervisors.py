@@ -23,6 +23,7 @@ The pool's high_availability is written to each Hypervisor's spec.highAvailabili
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.conditions import condition, is_true
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
@@ -131,10 +132,10 @@ def zone_problems(nodes, zone):
 def waiting_for(hv):
     """What a Hypervisor's onboarding waits for, when the operator's conditions tell (None otherwise)."""
     spec = hv.get("spec") or {}
-    onboarding = _condition(hv, "Onboarding") or {}
+    onboarding = condition(hv, "Onboarding") or {}
     if onboarding.get("status") != "True":
         return None
-    aggregates = _condition(hv, "AggregatesUpdated") or {}
+    aggregates = condition(hv, "AggregatesUpdated") or {}
     if onboarding.get("reason") == "Initial":
         if not ((hv.get("metadata") or {}).get("labels") or {}).get(ZONE_LABEL):
             return "the label %s (its Node has none)" % ZONE_LABEL
@@ -142,8 +143,8 @@ def waiting_for(hv):
             return "its aggregates in Nova (%s)" % aggregates.get("message")
         return "its aggregates in Nova (zone and tenant_filter_tests)"
     if onboarding.get("reason") == "Handover":
-        missing = [c for c in ("TraitsUpdated", "AggregatesUpdated") if (_condition(hv, c) or {}).get("status") != "True"]
-        if spec.get("highAvailability") and (_condition(hv, "HaEnabled") or {}).get("status") != "True":
+        missing = [c for c in ("TraitsUpdated", "AggregatesUpdated") if not is_true(hv, c)]
+        if spec.get("highAvailability") and not is_true(hv, "HaEnabled"):
             missing.append("HaEnabled (set by kvm-ha-service under spec.highAvailability)")
         return ", ".join(missing) or None
     return None
@@ -159,13 +160,6 @@ def internal_ip(node):
     for address in (node.get("status") or {}).get("addresses") or []:
         if address.get("type") == "InternalIP":
             return address.get("address")
-    return None
-
-
-def _condition(obj, ctype):
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == ctype:
-            return cond
     return None
 
 
@@ -188,7 +182,7 @@ def judge(nodes, hypervisors, workers, readiness, zone=None):
         if hv is None:
             continue
         verdict = readiness(hv)
-        cond = _condition(hv, "Ready") or {}
+        cond = condition(hv, "Ready") or {}
         entry = {"name": name, "ready": bool(verdict["ready"]), "reason": cond.get("reason"),
                  "message": cond.get("message"), "internal_ip": (hv.get("status") or {}).get("internalIp"),
                  "high_availability": (hv.get("spec") or {}).get("highAvailability"),

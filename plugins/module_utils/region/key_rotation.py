@@ -22,6 +22,7 @@ __metaclass__ = type
 import datetime
 import re
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.conditions import condition, is_true
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import problem
 
 KINDS = ("fernet", "credential")
@@ -51,14 +52,17 @@ def job_name(keystone, kind, rotation_id):
     return "%s-%s" % (cronjob_name(keystone, kind), rotation_id)
 
 
+def rotation_id_problems(rotation_id):
+    """A rotation id is a lowercase DNS-1123 label (it names Jobs, and the Secrets' annotation carries it)."""
+    if ROTATION_ID.match(str(rotation_id or "")):
+        return []
+    return [problem("rotation_id", "%r is not a lowercase DNS-1123 label (letters, digits, '-'); it names the "
+                    "rotation, and the same id again rotates nothing" % (rotation_id,))]
+
+
 def input_problems(rotation_id, kinds, keystone_names):
-    """Every problem of the input at once: the rotation id (a DNS-1123 label part), the key kinds, and Job names
-    that would be too long."""
-    problems = []
-    if not ROTATION_ID.match(str(rotation_id or "")):
-        problems.append(problem("rotation_id", "%r is not a lowercase DNS-1123 label (letters, digits, '-'); it "
-                                "names the rotation's Jobs, and the same id again rotates nothing"
-                                % (rotation_id,)))
+    """Every problem of the input at once: the rotation id, the key kinds, and Job names that would be too long."""
+    problems = rotation_id_problems(rotation_id)
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or not kinds:
         problems.append(problem("keys", "%s: give one or more of %s" % (
@@ -97,9 +101,8 @@ def parse_time(text):
         return None
 
 
-def _condition(job, ctype):
-    return next((c for c in (job.get("status") or {}).get("conditions") or []
-                 if c.get("type") == ctype and c.get("status") == "True"), None)
+def _true_condition(job, ctype):
+    return condition(job, ctype) if is_true(job, ctype) else None
 
 
 def rotation_state(job, keys_meta, events, staging_name):
@@ -110,7 +113,7 @@ def rotation_state(job, keys_meta, events, staging_name):
     if job is None:
         return ABSENT, "no Job yet"
     started = parse_time(job["metadata"].get("creationTimestamp"))
-    failed = _condition(job, "Failed")
+    failed = _true_condition(job, "Failed")
     if failed:
         return FAILED, "Job %s failed: %s: %s" % (job["metadata"]["name"], failed.get("reason"), failed.get("message"))
     for event in sorted(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or ""):
@@ -121,7 +124,7 @@ def rotation_state(job, keys_meta, events, staging_name):
                 job["metadata"]["name"], event["reason"], event.get("message"))
     completed = ((keys_meta or {}).get("annotations") or {}).get(COMPLETED_AT)
     applied = parse_time(completed)
-    complete = _condition(job, "Complete")
+    complete = _true_condition(job, "Complete")
     if complete and applied is not None and started is not None and applied >= started:
         return DONE, completed
     status = job.get("status") or {}

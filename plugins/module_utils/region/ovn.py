@@ -18,6 +18,7 @@ Raft members per database, chassis by Node, the tenant MTU.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.conditions import condition
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import endpoints, network_plan
 
@@ -54,10 +55,6 @@ def node_selector(cluster):
                 or HYPERVISOR_SELECTOR)
 
 
-def _condition(obj, ctype):
-    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == ctype), None)
-
-
 def _internal_ip(node):
     return next((a.get("address") for a in (node.get("status") or {}).get("addresses") or []
                  if a.get("type") == "InternalIP"), None)
@@ -82,7 +79,7 @@ def _cluster_problems(cluster, where):
     gen = meta.get("generation")
     if status.get("observedGeneration") != gen:
         problems.append("%s: status is for generation %s, not the current %s" % (where, status.get("observedGeneration"), gen))
-    ready = _condition(cluster, "Ready")
+    ready = condition(cluster, "Ready")
     if not ready or ready.get("status") != "True":
         why = " (%s: %s)" % (ready.get("reason"), ready.get("message")) if ready else ""
         problems.append("%s: Ready is %s%s" % (where, (ready or {}).get("status", "missing"), why))
@@ -146,7 +143,7 @@ def verify(plan, cluster, chassis, nodes, neutron, where="OVNCluster ovn-system/
             problems.append("%s: bridge mappings %s, planned %s" % (
                 what, network_plan.bridge_mappings_text(mappings) or "none",
                 network_plan.bridge_mappings_text(planned.get("bridge_mappings") or {}) or "none"))
-        ready = _condition(by_name[name], "Ready") or {}
+        ready = condition(by_name[name], "Ready") or {}
         if ready.get("status") != "True":
             problems.append("%s: Ready is %s (%s)" % (what, ready.get("status", "missing"), ready.get("message")))
         rows.append({"name": name, "pool": pool, "node": name, "ip": ip, "node_ip": node_ip,
