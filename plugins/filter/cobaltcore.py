@@ -152,6 +152,11 @@ def gardener_shoots_filter(region, settings):
     return gardener.shoots(_region(region), settings or {})
 
 
+@fails_on_input_error("invalid region, no upgrade order")
+def gardener_upgrade_order_filter(region):
+    return gardener.upgrade_order(_region(region))
+
+
 @fails_on_input_error("no kubeconfig path for some Shoots")
 def gardener_kubeconfig_paths_filter(shoots, hostvars):
     return gardener.kubeconfig_paths(shoots, hostvars)
@@ -205,6 +210,7 @@ class FilterModule(object):
             "region_control_plane": region_control_plane_filter,
             "gardener_shoots": gardener_shoots_filter,
             "gardener_kubeconfig_paths": gardener_kubeconfig_paths_filter,
+            "gardener_upgrade_order": gardener_upgrade_order_filter,
             "ironcore_claim_pools": ironcore_claim_pools_filter,
             "ironcore_bmcs": ironcore_bmcs_filter,
             "ironcore_bmc_secrets": ironcore_bmc_secrets_filter,

@@ -69,6 +69,15 @@ options:
     type: str
     choices: [present, absent]
     default: present
+  hold_kubernetes_version:
+    description:
+      - Leave an existing Shoot's C(spec.kubernetes.version) where it is when O(shoots[].spec) asks for a higher one
+        (M(c5c3.cobaltcore.gardener_kubernetes_version) moves it, one minor at a time in the seed's order), and keep
+        the patch it runs when the spec names only its minor. Each held Shoot is named in a warning and in
+        RV(kubernetes_held). A lower version is still refused.
+      - New Shoots are created at the spec's version.
+    type: bool
+    default: false
   wait:
     description: Wait until every Shoot is ready (or gone, with O(state=absent)).
     type: bool
@@ -123,6 +132,11 @@ shoots:
       description: The Shoot was unchanged, healthy and in gardenlet's periodic reconcile, so not waited for.
       type: bool
       returned: when waiting for present Shoots
+kubernetes_held:
+  description: Shoots whose Kubernetes version was held (O(hold_kubernetes_version)) - C(name), C(runs), C(asked).
+  returned: with O(hold_kubernetes_version)
+  type: list
+  elements: dict
 results:
   description: One entry per object applied or removed, as M(c5c3.cobaltcore.apply) returns them.
   returned: always
@@ -168,6 +182,7 @@ class GardenerShootModule(KubeModule):
             annotations=dict(type="dict"),
         )),
         state=dict(type="str", default="present", choices=["present", "absent"]),
+        hold_kubernetes_version=dict(type="bool", default=False),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=3600),
         wait_sleep=dict(type="int", default=5),
@@ -185,8 +200,10 @@ class GardenerShootModule(KubeModule):
             self.apply(namespace, live)
 
     def apply(self, namespace, live):
-        problems = []
-        for index, shoot in enumerate(self.params["shoots"]):
+        problems, shoots = [], list(self.params["shoots"])
+        if self.params["hold_kubernetes_version"]:
+            self.results["kubernetes_held"] = []
+        for index, shoot in enumerate(shoots):
             if not shoot["spec"]:
                 problems.append(problem("shoots[%d].spec" % index, "is required to create or update Shoot %s" % shoot["name"]))
             current = live.get(shoot["name"])
@@ -195,10 +212,13 @@ class GardenerShootModule(KubeModule):
             if current["metadata"].get("deletionTimestamp"):
                 problems.append(problem("shoots[%d]" % index, "Shoot %s is being deleted; wait until it is gone "
                                         "before creating it again" % shoot["name"]))
+            if self.params["hold_kubernetes_version"]:
+                shoot = self.hold_kubernetes_version(shoot, current)
             problems.extend(gardener.update_problems(shoot["name"], current.get("spec") or {}, shoot["spec"]))
+            shoots[index] = shoot
         if problems:
             raise InputError(problems)
-        objects = [gardener.shoot_manifest(s, namespace) for s in self.params["shoots"]]
+        objects = [gardener.shoot_manifest(s, namespace) for s in shoots]
         results = self.record(self.applier().apply(objects))
         self.results["results"] = results
         self.results["shoots"] = [{"name": r["name"], "result": r["result"]} for r in results]
@@ -216,6 +236,19 @@ class GardenerShootModule(KubeModule):
                                                     self.params["wait_timeout"])
             finally:
                 self.report_operations(namespace)
+
+    def hold_kubernetes_version(self, shoot, current):
+        asked = gardener.kubernetes_version(shoot["spec"])
+        runs = gardener.kubernetes_version(current.get("spec"))
+        held = gardener.held_kubernetes_version(current.get("spec"), shoot["spec"])
+        if held == asked:
+            return shoot
+        spec = dict(shoot["spec"], kubernetes=dict(shoot["spec"].get("kubernetes") or {}, version=held))
+        if gardener.minor_of(asked) != gardener.minor_of(runs) or gardener.parse_version(asked)[2] is not None:
+            self.results["kubernetes_held"].append({"name": shoot["name"], "runs": runs, "asked": asked})
+            self.ansible.warn("Shoot %s runs Kubernetes %s, the inventory asks for %s: left as it is, "
+                              "playbooks/upgrade.yml moves it in the seed's order" % (shoot["name"], runs, asked))
+        return dict(shoot, spec=spec)
 
     def report_operations(self, namespace):
         live = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace))

@@ -136,13 +136,14 @@ def test_the_garden_is_checked_for_what_phase_2_needs(lab):
     """A copy of eu-de-1's garden settings on the lab garden: its project does not exist, and more."""
     settings = {"project": "cc", "cloud_profile": {"kind": "CloudProfile", "name": "ironcore-metal"},
                 "credentials_binding": "ironcore-metal", "provider_type": "ironcore-metal",
-                "kubernetes_version": "1.34", "machine_image": {"name": "gardenlinux", "version": "1877.3.0"},
+                "kubernetes_version": "1.37", "machine_image": {"name": "gardenlinux", "version": "1877.3.0"},
                 "region": "eu-de-1", "purpose": "production"}
     rc, out = run_playbook(PREFLIGHT, "--limit", "garden", "-e", json.dumps({"cobaltcore_gardener": settings}))
     assert rc != 0
     assert _problems(out, "garden") == [
         "gardener.project: Gardener project cc does not exist in the garden",
         "gardener.region: CloudProfile ironcore-metal offers no region eu-de-1 (it offers lab)",
-        "gardener.kubernetes_version: CloudProfile ironcore-metal offers no Kubernetes 1.34 (it offers 1.33.4, 1.32.8)",
+        "gardener.kubernetes_version: CloudProfile ironcore-metal offers no Kubernetes 1.37 (it offers 1.36.0, 1.35.1, "
+        "1.34.3, 1.33.4, 1.32.8)",
         "gardener.region: no Seed can host the Shoots: none of the 1 Seeds is usable (not deleting, visible, "
         "gardenlet ready) for provider ironcore-metal in region eu-de-1"]

@@ -74,6 +74,7 @@ FAIL_STEP = 1
 # The Delete flow's step after "Waiting until Kubernetes API server has been deleted".
 DELETE_API_SERVER_GONE = 3
 ADDRESS_STEP = 2
+WORKER_STEP = 3   # "Waiting until shoot worker nodes have been reconciled"
 DEFAULT_TASK = "Waiting until shoot infrastructure has been reconciled"
 NO_CLUSTER_TASK = "Ensuring advertised addresses for the Shoot"
 FLOW_NAMES = {"Create": "Shoot cluster reconciliation", "Reconcile": "Shoot cluster reconciliation",
@@ -589,6 +590,8 @@ class Gardenlet(loop.Controller):
             cluster = self.lab_cluster(shoot)
             if op_type != "Delete" and step == ADDRESS_STEP and cluster is not None:
                 patch["advertisedAddresses"] = [{"name": "unmanaged", "url": cluster.server}]
+            if op_type == "Reconcile" and step == WORKER_STEP and _has_workers(shoot):
+                self.nodes.roll_shoot(shoot)  # the worker pools after the control plane
             if self._patch_status(shoot, patch):
                 flow["step"] = step + 1
             return

@@ -122,7 +122,13 @@ def node_labels(worker, name, server=None):
     return labels
 
 
-def node_status(name, address, worker, now):
+def kubelet_version(shoot):
+    """The kubelet a Shoot's Nodes run: its Kubernetes version (gardener-apiserver stores it with its patch)."""
+    version = str((((shoot.get("spec") or {}).get("kubernetes") or {}).get("version")) or "")
+    return "v" + version if version.count(".") == 2 else KUBELET_VERSION
+
+
+def node_status(name, address, worker, now, kubelet=KUBELET_VERSION):
     image = (worker.get("machine") or {}).get("image") or {}
     conditions = [{"type": t, "status": s, "reason": r, "message": m, "lastHeartbeatTime": now,
                    "lastTransitionTime": now} for t, s, r, m in CONDITIONS]
@@ -137,7 +143,7 @@ def node_status(name, address, worker, now):
                      "operatingSystem": "linux",
                      "osImage": "Garden Linux %s" % image.get("version", ""),
                      "kernelVersion": "6.12.0-gardenlinux-amd64", "containerRuntimeVersion": "containerd://2.0.4",
-                     "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": "",
+                     "kubeletVersion": kubelet, "kubeProxyVersion": "",
                      "machineID": "", "systemUUID": "", "bootID": ""},
     }
 
@@ -198,8 +204,31 @@ class ShootNodes:
                         continue
             if internal_ip(node) != addresses[name] or not (node.get("status") or {}).get("conditions"):
                 kubelet.patch(path("v1", "nodes", name=name), node,
-                              {"status": node_status(name, addresses[name], worker, now)}, "status")
+                              {"status": node_status(name, addresses[name], worker, now, kubelet_version(shoot))},
+                              "status")
+            else:
+                self.roll_kubelet(cluster, kubelet, node, kubelet_version(shoot))
         for name in sorted(set(nodes) - set(names)):
             mcm.delete(path("v1", "nodes", name=name))
             self.ctl.log("Node %s/%s removed (its claim is gone)" % (cluster.name, name))
 
+    def roll_kubelet(self, cluster, kubelet, node, version):
+        """A Node whose kubelet is not the Shoot's version gets it. Upstream a minor version rolls the worker pool
+        (new machines), a patch restarts kubelet in place; the lab keeps the Node and changes its kubelet."""
+        info = (node.get("status") or {}).get("nodeInfo") or {}
+        if info.get("kubeletVersion") == version:
+            return
+        name = node["metadata"]["name"]
+        if kubelet.patch(path("v1", "nodes", name=name), node,
+                         {"status": {"nodeInfo": dict(info, kubeletVersion=version)}}, "status") is not None:
+            self.ctl.log("Node %s/%s: kubelet %s" % (cluster.name, name, version))
+
+    def roll_shoot(self, shoot):
+        """The flow's worker step: the Shoot's Nodes run its Kubernetes version."""
+        cluster, worker = self.ctl.lab_cluster(shoot), worker_of(shoot)
+        if cluster is None or worker is None or cluster.name not in self.kubes:
+            return
+        kubelet = self.kubes[cluster.name][0]
+        for node in kubelet.list(NODES):
+            if (node["metadata"].get("labels") or {}).get(WORKER_POOL) == worker["name"]:
+                self.roll_kubelet(cluster, kubelet, node, kubelet_version(shoot))

@@ -17,6 +17,9 @@ Played: `reconcile` and `retry` (also among `;`-separated operations, as upstrea
 change that skips the annotation (confineSpecUpdateRollout: only a hibernation change counts).
 Not played: the rotate-*, rotate-ssh-keypair, rollout-workers and force-in-place-update operations
 and the force-deletion annotation (they stay on the Shoot and bump nothing).
+
+On create and update it also plays the rules of a Shoot's Kubernetes version (shoot_versions.py): a short version
+defaulted, and a version the cloud profile does not offer, a downgrade or a skipped minor refused.
 """
 
 import base64
@@ -27,6 +30,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .. import config, kube
+from . import shoot_versions
 from .loop import log
 
 OPERATION = "gardener.cloud/operation"
@@ -108,18 +112,56 @@ def patch(old, new):
     return ops
 
 
-def review(body):
-    """The AdmissionReview response to an AdmissionReview request."""
+def review(body, profile_of=lambda shoot: None):
+    """The AdmissionReview response to an AdmissionReview request; profile_of(shoot): its cloud profile or None."""
     request = body.get("request") or {}
     response = {"uid": request.get("uid", ""), "allowed": True}
-    if (request.get("operation") == "UPDATE" and not request.get("subResource")
+    operation = request.get("operation")
+    if (operation in ("CREATE", "UPDATE") and not request.get("subResource")
             and (request.get("kind") or {}).get("kind") == "Shoot"):
-        ops = patch(request.get("oldObject") or {}, request.get("object") or {})
+        new = request.get("object") or {}
+        version, refusal = shoot_versions.review(operation, request.get("oldObject"), new, profile_of(new))
+        if refusal:
+            code, reason, message = refusal
+            response.update(allowed=False, status={"code": code, "reason": reason, "message": message})
+            return _review_response(body, response)
+        ops = patch(request.get("oldObject") or {}, new) if operation == "UPDATE" else []
+        if version:
+            ops.append({"op": "replace", "path": "/spec/kubernetes/version", "value": version})
         if ops:
             response["patchType"] = "JSONPatch"
             response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode()
+    return _review_response(body, response)
+
+
+def _review_response(body, response):
     return {"apiVersion": body.get("apiVersion") or "admission.k8s.io/v1", "kind": "AdmissionReview",
             "response": response}
+
+
+def cloud_profile(garden):
+    """profile_of for review: the Shoot's CloudProfile (or NamespacedCloudProfile) as the garden serves it."""
+    session = kube._session(garden)
+
+    def profile_of(shoot):
+        spec = shoot.get("spec") or {}
+        ref = spec.get("cloudProfile") or {"kind": "CloudProfile", "name": spec.get("cloudProfileName")}
+        if not ref.get("name"):
+            return None
+        if ref.get("kind") == "NamespacedCloudProfile":
+            url = "%s/apis/core.gardener.cloud/v1beta1/namespaces/%s/namespacedcloudprofiles/%s" % (
+                garden.server, (shoot.get("metadata") or {}).get("namespace"), ref["name"])
+        else:
+            url = "%s/apis/core.gardener.cloud/v1beta1/cloudprofiles/%s" % (garden.server, ref["name"])
+        resp = session.get(url, timeout=10)
+        if resp.status_code == 404:
+            return None
+        resp.raise_for_status()
+        profile = resp.json()
+        if profile.get("kind") == "NamespacedCloudProfile":
+            return {"spec": (profile.get("status") or {}).get("cloudProfileSpec") or {}}
+        return profile
+    return profile_of
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -143,8 +185,13 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0] != PATH:
             self.reply(404, {"error": "not found"})
             return
-        out = review(body)
-        if out["response"].get("patch"):
+        out = review(body, self.server.profile_of)
+        refused = out["response"].get("status")
+        if refused:
+            obj = (body.get("request") or {}).get("object") or {}
+            log("Shoot %s/%s: refused: %s" % ((obj.get("metadata") or {}).get("namespace"),
+                                              (obj.get("metadata") or {}).get("name"), refused["message"]))
+        elif out["response"].get("patch"):
             obj = (body.get("request") or {}).get("object") or {}
             log("Shoot %s/%s: %s" % ((obj.get("metadata") or {}).get("namespace"),
                                      (obj.get("metadata") or {}).get("name"),
@@ -166,6 +213,7 @@ class Server(ThreadingHTTPServer):
 
     def __init__(self, garden):
         super().__init__(("127.0.0.1", config.GARDEN_ADMISSION_PORT), Handler)
+        self.profile_of = cloud_profile(garden)
         # The garden's serving certificate (127.0.0.1 is among its names); only the garden's API
         # server calls, on loopback, so no client certificate is asked for.
         serving = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -189,7 +237,7 @@ def configuration(garden):
             "clientConfig": {"url": url(),
                              "caBundle": base64.b64encode((garden.pki / "ca.crt").read_bytes()).decode()},
             "rules": [{"apiGroups": ["core.gardener.cloud"], "apiVersions": ["v1beta1"],
-                       "operations": ["UPDATE"], "resources": ["shoots"], "scope": "Namespaced"}],
+                       "operations": ["CREATE", "UPDATE"], "resources": ["shoots"], "scope": "Namespaced"}],
             "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
             "timeoutSeconds": 10, "matchPolicy": "Equivalent", "reinvocationPolicy": "Never",
         }],

@@ -253,6 +253,102 @@ def update_problems(name, live_spec, desired_spec):
     return problems
 
 
+def kubernetes_version(spec):
+    """A Shoot spec's Kubernetes version (spec.kubernetes.version), or None."""
+    version = _get(spec, ("kubernetes", "version"))
+    return str(version) if version else None
+
+
+def minor_of(version):
+    """(major, minor) of a version, or None."""
+    parsed = parse_version(version)
+    return parsed[:2] if parsed else None
+
+
+def version_text(parsed):
+    return ".".join(str(part) for part in parsed if part is not None)
+
+
+def held_kubernetes_version(live_spec, desired_spec):
+    """Phase 2 creates a Shoot at the inventory's Kubernetes version and never moves an existing one: the version
+    to send for a Shoot that runs live_spec's. A short version of the minor it runs is the version it runs (a new
+    apply of "1.33" would let Gardener default it to the newest supported patch); a higher one is held at the live
+    version (playbooks/upgrade.yml moves it in the seed's order). A lower one is sent, for update_problems to name."""
+    live, desired = kubernetes_version(live_spec), kubernetes_version(desired_spec)
+    before, after = parse_version(live), parse_version(desired)
+    if not (before and after) or before == after:
+        return desired
+    if after[:2] == before[:2] and (after[2] is None or after[2] > before[2]):
+        return live
+    if after[:2] > before[:2]:
+        return live
+    return desired
+
+
+# Gardener's version classifications (pkg/api/core/v1beta1/helper/cloudprofile.go, CurrentLifecycleClassification):
+# none is supported, an expirationDate in the past is expired.
+PREVIEW, SUPPORTED, DEPRECATED, EXPIRED = "preview", "supported", "deprecated", "expired"
+
+
+def classification(entry, at):
+    """An offered version's current classification; at: an aware datetime."""
+    expires = entry.get("expirationDate")
+    if expires:
+        try:
+            when = datetime.datetime.strptime(str(expires).replace("Z", "+0000"), "%Y-%m-%dT%H:%M:%S%z")
+        except ValueError:
+            when = None
+        if when is not None and when <= at:
+            return EXPIRED
+    return entry.get("classification") or SUPPORTED
+
+
+def offered_kubernetes(profile, at=None):
+    """{version: classification} of a cloud profile's Kubernetes versions."""
+    at = at or now()
+    return dict((str(v["version"]), classification(v, at)) for v in
+                ((profile_spec(profile).get("kubernetes") or {}).get("versions") or [])
+                if isinstance(v, dict) and v.get("version"))
+
+
+def default_patch(offered, minor):
+    """The version Gardener's ShootMutator makes of a short "<major>.<minor>": the newest patch of that minor whose
+    classification is exactly supported (preview, deprecated and expired ones are passed over); None without one."""
+    patches = [parse_version(v) for v, c in offered.items() if c == SUPPORTED]
+    patches = [p for p in patches if p and p[:2] == tuple(minor) and p[2] is not None]
+    return version_text(max(patches)) if patches else None
+
+
+def kubelet_problems(profile, shoot_name, spec, version):
+    """ShootValidator's validateKubeletVersion: a worker's machine image version may carry a kubeletVersionConstraint
+    the Kubernetes version must meet."""
+    images = dict((i.get("name"), dict((str(v.get("version")), v) for v in i.get("versions") or [] if isinstance(v, dict)))
+                  for i in profile_spec(profile).get("machineImages") or [] if isinstance(i, dict))
+    problems = []
+    for index, worker in enumerate(_get(spec, ("provider", "workers")) or []):
+        image = (worker.get("machine") or {}).get("image") or {}
+        constraint = ((images.get(image.get("name")) or {}).get(str(image.get("version"))) or {}).get(
+            "kubeletVersionConstraint")
+        if constraint and not flux.satisfies(version, constraint):
+            problems.append(problem("spec.provider.workers[%d].machine.image" % index, "machine image '%s@%s' does not "
+                                    "support kubelet version '%s', supported kubelet versions by this machine image "
+                                    "version: '%s'" % (image.get("name"), image.get("version"), version, constraint),
+                                    "Shoot " + shoot_name))
+    return problems
+
+
+# The seed's order of a region's Kubernetes upgrade: the control plane, then the storage pools one by one, then the
+# hypervisor pools one by one.
+UPGRADE_STAGES = (("control_planes", "control plane"), ("storage_pools", "storage pool"),
+                  ("hypervisor_pools", "hypervisor pool"))
+
+
+def upgrade_order(region):
+    """[{name, cluster, stage}] of the region's Shoots in the order their Kubernetes moves."""
+    return [{"name": naming.shoot_name(pool), "cluster": pool["name"], "stage": stage}
+            for key, stage in UPGRADE_STAGES for pool in region.get(key) or []]
+
+
 # ---------------------------------------------------------------------------
 # Admin kubeconfigs (shoots/adminkubeconfig)
 

@@ -104,3 +104,50 @@ def test_review_answers_updates_of_shoots_only():
     for other in ({"subResource": "status"}, {"operation": "CREATE"}):
         out = sa.review({"request": dict(request, **other)})
         assert out["response"] == {"uid": "u1", "allowed": True}
+
+
+PROFILE = {"spec": {"kubernetes": {"versions": [
+    {"version": "1.36.0", "classification": "preview"}, {"version": "1.35.1"},
+    {"version": "1.34.5", "classification": "deprecated"}, {"version": "1.34.3", "classification": "supported"},
+    {"version": "1.33.4", "classification": "supported"},
+    {"version": "1.32.8", "classification": "supported", "expirationDate": "2020-01-01T00:00:00Z"}]}}}
+
+
+def versioned(version):
+    return {"metadata": {"name": "s"}, "spec": {"kubernetes": {"version": version}}}
+
+
+def version_review(operation, old, new):
+    request = {"uid": "u", "kind": {"kind": "Shoot"}, "operation": operation,
+               "oldObject": versioned(old) if old else None, "object": versioned(new)}
+    response = sa.review({"request": request}, lambda shoot: PROFILE)["response"]
+    patch = json.loads(base64.b64decode(response["patch"])) if response.get("patch") else []
+    return response, [op for op in patch if op["path"] == "/spec/kubernetes/version"]
+
+
+def test_a_short_version_becomes_the_newest_supported_patch_of_its_minor():
+    assert version_review("CREATE", None, "1.34")[1] == [{"op": "replace", "path": "/spec/kubernetes/version",
+                                                          "value": "1.34.3"}]
+    assert version_review("UPDATE", "1.33.4", "1.33")[1][0]["value"] == "1.33.4"
+    response, unused = version_review("CREATE", None, "1.36")
+    assert response["allowed"] is False and "couldn't find a suitable version for 1.36" in response["status"]["message"]
+    response, ops = version_review("CREATE", None, "1.36.0")  # a preview version named explicitly
+    assert response["allowed"] is True and ops == []
+
+
+def test_gardeners_refusals_of_a_version_change():
+    expected = {
+        ("UPDATE", "1.34.3", "1.33.4"): "spec.kubernetes.version: Forbidden: kubernetes version downgrade is not supported",
+        ("UPDATE", "1.33.4", "1.35.1"): "spec.kubernetes.version: Forbidden: kubernetes version upgrade cannot skip a "
+                                        "minor version",
+        ("UPDATE", "1.33.4", "1.34.4"): 'spec.kubernetes.version: Unsupported value: "1.34.4": supported values: '
+                                        '"1.36.0 (preview)", "1.35.1", "1.34.5", "1.34.3", "1.33.4", "1.32.8"',
+        ("CREATE", None, "1.32.8"): 'spec.kubernetes.version: Unsupported value: "1.32.8": supported values: '
+                                    '"1.36.0 (preview)", "1.35.1", "1.34.5", "1.34.3", "1.33.4"',
+    }
+    for (operation, old, new), message in expected.items():
+        response, unused = version_review(operation, old, new)
+        assert response["allowed"] is False and response["status"]["message"] == message, (operation, old, new)
+    for operation, old, new in (("UPDATE", "1.33.4", "1.34.5"), ("UPDATE", "1.32.8", "1.32.8"),
+                                ("UPDATE", "1.32.8", "1.33.4"), ("CREATE", None, "1.35.1")):
+        assert version_review(operation, old, new)[0]["allowed"] is True, (operation, old, new)

@@ -272,6 +272,26 @@ def test_gardener_shoot_reports_refused_updates_before_writing(kube):
     assert writes(kube) == []
 
 
+def test_gardener_shoot_holds_an_existing_shoots_kubernetes_and_creates_new_ones_at_the_asked_version(kube):
+    kube.add(shoot())
+    args = {"namespace": "garden-p", "wait": False, "hold_kubernetes_version": True, "shoots": [
+        {"name": "x", "spec": {"region": "r", "kubernetes": {"version": "1.34"}}},
+        {"name": "y", "spec": {"region": "r", "kubernetes": {"version": "1.34"}}}]}
+    result, _text = run_module(gardener_shoot.main, args)
+    assert result["kubernetes_held"] == [{"name": "x", "runs": "1.33.0", "asked": "1.34"}]
+    assert "Shoot x runs Kubernetes 1.33.0, the inventory asks for 1.34: left as it is" in str(result["warnings"][0])
+    assert [r["result"] for r in result["shoots"]] == ["unchanged", "created"]
+    assert kube.find(GARDENER, "Shoot", "x", "garden-p")["spec"]["kubernetes"] == {"version": "1.33.0"}
+    assert kube.find(GARDENER, "Shoot", "y", "garden-p")["spec"]["kubernetes"] == {"version": "1.34"}
+    # The minor it runs, without a patch: the patch it runs, no warning. Lower: refused.
+    args["shoots"] = [{"name": "x", "spec": {"region": "r", "kubernetes": {"version": "1.33"}}}]
+    result, _text = run_module(gardener_shoot.main, args)
+    assert result["kubernetes_held"] == [] and not result.get("warnings") and result["shoots"][0]["result"] == "unchanged"
+    args["shoots"] = [{"name": "x", "spec": {"region": "r", "kubernetes": {"version": "1.32"}}}]
+    result, _text = run_module(gardener_shoot.main, args)
+    assert result["failed"] and "kubernetes version downgrade is not supported" in result["problems"][0]
+
+
 def test_gardener_shoot_needs_an_existing_project(kube):
     result, _text = run_module(gardener_shoot.main, {"project": "nope", "shoots": [{"name": "x"}]})
     assert result["failed"] and result["msg"] == "Gardener project nope does not exist"
