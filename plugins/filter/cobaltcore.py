@@ -153,8 +153,8 @@ def gardener_shoots_filter(region, settings):
 
 
 @fails_on_input_error("invalid region, no upgrade order")
-def gardener_upgrade_order_filter(region):
-    return gardener.upgrade_order(_region(region))
+def gardener_upgrade_order_filter(region, settings=None):
+    return gardener.upgrade_order(_region(region), settings)
 
 
 @fails_on_input_error("no kubeconfig path for some Shoots")

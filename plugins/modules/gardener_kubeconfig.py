@@ -134,7 +134,8 @@ import tempfile
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import project_namespace
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import (
+    PROJECT_KWARGS, PROJECT_OPTIONS, namespace_of)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 
@@ -162,8 +163,7 @@ def write_private(path, content):
 
 class GardenerKubeconfigModule(KubeModule):
     argument_spec = dict(
-        project=dict(type="str"),
-        namespace=dict(type="str"),
+        PROJECT_OPTIONS,
         shoots=dict(type="list", elements="dict", required=True, options=dict(
             name=dict(type="str", required=True),
             path=dict(type="path"),
@@ -172,7 +172,7 @@ class GardenerKubeconfigModule(KubeModule):
         renew_before=dict(type="int", default=3600),
         return_content=dict(type="bool", default=False),
     )
-    module_kwargs = dict(required_one_of=[("project", "namespace")], mutually_exclusive=[("project", "namespace")])
+    module_kwargs = PROJECT_KWARGS
 
     def protect(self, text):
         """Mask a kubeconfig's credentials (not its server or names) in everything Ansible prints.
@@ -197,7 +197,7 @@ class GardenerKubeconfigModule(KubeModule):
                 problems.append(problem("shoots[%d].path" % index, "needed unless return_content is true"))
         if problems:
             raise InputError(problems)
-        namespace = self.params["namespace"] or project_namespace(self.client, self.params["project"])
+        namespace = namespace_of(self.client, self.params)
         self.rtype = self.client.resource(gardener.API_VERSION, "Shoot")
         self.contents = {}
         live = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace))

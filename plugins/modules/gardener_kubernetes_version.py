@@ -58,10 +58,14 @@ options:
         type: str
         required: true
         choices: [control plane, storage pool, hypervisor pool]
+      version:
+        description: The Kubernetes version this Shoot is to run (a pool's own); O(version) when not set.
+        type: str
   version:
-    description: The Kubernetes version the Shoots are to run, C(<major>.<minor>) or C(<major>.<minor>.<patch>).
+    description:
+      - The Kubernetes version the Shoots are to run, C(<major>.<minor>) or C(<major>.<minor>.<patch>).
+      - Every Shoot without a O(shoots[].version) of its own needs it.
     type: str
-    required: true
   minor_steps:
     description: How many minor versions one run may move the Shoots, in consecutive steps.
     type: int
@@ -77,13 +81,12 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Move the region's Shoots to Kubernetes 1.34, control plane first
+- name: Move the region's Shoots to the Kubernetes versions the inventory names, control plane first
   c5c3.cobaltcore.gardener_kubernetes_version:
     kubeconfig: "{{ cobaltcore_kubeconfig }}"
     project: cobaltcore
-    version: "1.34"
     shoots: "{{ {'name': cobaltcore_region, 'groups': groups, 'hostvars': hostvars}
-                | c5c3.cobaltcore.gardener_upgrade_order }}"
+                | c5c3.cobaltcore.gardener_upgrade_order(cobaltcore_gardener) }}"
 """
 
 RETURN = r"""
@@ -113,31 +116,32 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness import evaluate
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import project_namespace
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import kubernetes_upgrade as upgrade
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import (
+    PROJECT_KWARGS, PROJECT_OPTIONS, namespace_of)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener_upgrade as upgrade
 
 
 class GardenerKubernetesVersionModule(KubeModule):
     argument_spec = dict(
-        project=dict(type="str"),
-        namespace=dict(type="str"),
+        PROJECT_OPTIONS,
         shoots=dict(type="list", elements="dict", required=True, options=dict(
             name=dict(type="str", required=True),
             cluster=dict(type="str"),
             stage=dict(type="str", required=True, choices=upgrade.STAGE_ORDER),
+            version=dict(type="str"),
         )),
-        version=dict(type="str", required=True),
+        version=dict(type="str"),
         minor_steps=dict(type="int", default=1),
         wait_timeout=dict(type="int", default=3600),
         wait_sleep=dict(type="int", default=5),
     )
-    module_kwargs = dict(required_one_of=[("project", "namespace")], mutually_exclusive=[("project", "namespace")])
+    module_kwargs = PROJECT_KWARGS
 
     def run(self):
         params = self.params
         if params["minor_steps"] < 1:
             raise InputError([problem("minor_steps", "must be at least 1")])
-        namespace = params["namespace"] or project_namespace(self.client, params["project"])
+        namespace = namespace_of(self.client, params)
         self.results["namespace"] = namespace
         self.rtype = self.client.resource(gardener.API_VERSION, "Shoot")
         self.waiter = Waiter(self.client, sleep=params["wait_sleep"], progress=self.progress)
@@ -153,7 +157,9 @@ class GardenerKubernetesVersionModule(KubeModule):
                                        params["minor_steps"])
         if problems:
             raise InputError(problems)
-        self.results.update(steps=steps, plan_lines=upgrade.plan_lines(steps, params["version"]), changed=bool(steps))
+        targets = set(s["version"] or params["version"] for s in params["shoots"])
+        self.results.update(steps=steps, plan_lines=upgrade.plan_lines(steps, targets.pop() if len(targets) == 1 else None),
+                            changed=bool(steps))
         if self.diff and steps:
             first = dict((m["name"], m["from"]) for s in reversed(steps) for m in s["moves"])
             last = dict((m["name"], m["to"]) for s in steps for m in s["moves"])

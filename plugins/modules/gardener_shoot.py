@@ -159,7 +159,8 @@ waited_seconds:
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import project_namespace
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import (
+    PROJECT_KWARGS, PROJECT_OPTIONS, namespace_of)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
@@ -172,8 +173,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness impo
 
 class GardenerShootModule(KubeModule):
     argument_spec = dict(
-        project=dict(type="str"),
-        namespace=dict(type="str"),
+        PROJECT_OPTIONS,
         shoots=dict(type="list", elements="dict", required=True, options=dict(
             name=dict(type="str", required=True),
             spec=dict(type="dict"),
@@ -187,10 +187,10 @@ class GardenerShootModule(KubeModule):
         wait_timeout=dict(type="int", default=3600),
         wait_sleep=dict(type="int", default=5),
     )
-    module_kwargs = dict(required_one_of=[("project", "namespace")], mutually_exclusive=[("project", "namespace")])
+    module_kwargs = PROJECT_KWARGS
 
     def run(self):
-        namespace = self.params["namespace"] or project_namespace(self.client, self.params["project"])
+        namespace = namespace_of(self.client, self.params)
         self.results["namespace"] = namespace
         self.rtype = self.client.resource(gardener.API_VERSION, "Shoot")
         live = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace))

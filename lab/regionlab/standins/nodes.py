@@ -206,7 +206,7 @@ class ShootNodes:
                 kubelet.patch(path("v1", "nodes", name=name), node,
                               {"status": node_status(name, addresses[name], worker, now, kubelet_version(shoot))},
                               "status")
-            else:
+            elif self.first_of_cluster(shoot, cluster):
                 self.roll_kubelet(cluster, kubelet, node, kubelet_version(shoot))
         for name in sorted(set(nodes) - set(names)):
             mcm.delete(path("v1", "nodes", name=name))
@@ -214,7 +214,8 @@ class ShootNodes:
 
     def roll_kubelet(self, cluster, kubelet, node, version):
         """A Node whose kubelet is not the Shoot's version gets it. Upstream a minor version rolls the worker pool
-        (new machines), a patch restarts kubelet in place; the lab keeps the Node and changes its kubelet."""
+        (new machines), a patch restarts kubelet in place; the lab keeps the Node and changes its kubelet. Of several
+        Shoots one lab cluster plays, the oldest's version counts."""
         info = (node.get("status") or {}).get("nodeInfo") or {}
         if info.get("kubeletVersion") == version:
             return
@@ -223,10 +224,17 @@ class ShootNodes:
                          {"status": {"nodeInfo": dict(info, kubeletVersion=version)}}, "status") is not None:
             self.ctl.log("Node %s/%s: kubelet %s" % (cluster.name, name, version))
 
+    def first_of_cluster(self, shoot, cluster):
+        """Whether the Shoot is the oldest of those the lab cluster plays: its Nodes run that one's kubelet."""
+        others = self.ctl.others_played_by(cluster, shoot)
+        mine = (shoot["metadata"].get("creationTimestamp") or "", shoot["metadata"]["name"])
+        return all(mine < (o["metadata"].get("creationTimestamp") or "", o["metadata"]["name"]) for o in others)
+
     def roll_shoot(self, shoot):
         """The flow's worker step: the Shoot's Nodes run its Kubernetes version."""
         cluster, worker = self.ctl.lab_cluster(shoot), worker_of(shoot)
-        if cluster is None or worker is None or cluster.name not in self.kubes:
+        if (cluster is None or worker is None or cluster.name not in self.kubes
+                or not self.first_of_cluster(shoot, cluster)):
             return
         kubelet = self.kubes[cluster.name][0]
         for node in kubelet.list(NODES):

@@ -343,10 +343,17 @@ UPGRADE_STAGES = (("control_planes", "control plane"), ("storage_pools", "storag
                   ("hypervisor_pools", "hypervisor pool"))
 
 
-def upgrade_order(region):
-    """[{name, cluster, stage}] of the region's Shoots in the order their Kubernetes moves."""
-    return [{"name": naming.shoot_name(pool), "cluster": pool["name"], "stage": stage}
-            for key, stage in UPGRADE_STAGES for pool in region.get(key) or []]
+def upgrade_order(region, settings=None):
+    """[{name, cluster, stage, version}] of the region's Shoots in the order their Kubernetes moves; version: the
+    pool's own kubernetes_version, else the garden settings' (None without either)."""
+    default = (settings or {}).get("kubernetes_version")
+    order = []
+    for key, stage in UPGRADE_STAGES:
+        for pool in region.get(key) or []:
+            version = (pool.get("gardener") or {}).get("kubernetes_version") or default
+            order.append({"name": naming.shoot_name(pool), "cluster": pool["name"], "stage": stage,
+                          "version": str(version) if version else None})
+    return order
 
 
 # ---------------------------------------------------------------------------

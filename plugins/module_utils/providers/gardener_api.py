@@ -17,3 +17,13 @@ def project_namespace(client, project):
     if not namespace:
         raise KubeError("Gardener project %s %s" % (project, "has no spec.namespace yet" if found else "does not exist"))
     return namespace
+
+
+# The options of the gardener_project doc fragment: a project, or its namespace, one of them.
+PROJECT_OPTIONS = dict(project=dict(type="str"), namespace=dict(type="str"))
+PROJECT_KWARGS = dict(required_one_of=[("project", "namespace")], mutually_exclusive=[("project", "namespace")])
+
+
+def namespace_of(client, params):
+    """The Shoots' namespace: the namespace option, else the project's."""
+    return params["namespace"] or project_namespace(client, params["project"])

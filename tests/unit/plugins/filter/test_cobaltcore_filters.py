@@ -34,7 +34,7 @@ def test_filter_names():
     assert sorted(FILTERS) == sorted([
         "validate_claims", "compose_openstack_cluster", "region_model", "size_preset",
         "ceph_caps", "ceph_cluster", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
-        "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
+        "gardener_upgrade_order", "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
         "operator_releases", "network_plan", "cross_cluster_endpoints", "ovn_southbound_service", "tenant_claims",
         "tenant_plan", "tenant_removal", "claim_statuses", "valid_claims", "changed_objects"])
 

@@ -59,6 +59,7 @@ KUBE_ARGS = {
     "keystone_key_rotation": {"control_planes": [{"namespace": "openstack", "name": "lab"}], "rotation_id": "t1"},
     "keystone_admin_password": {"control_planes": [{"namespace": "openstack", "name": "lab"}], "rotation_id": "t1"},
     "hypervisor_rollout": {"version": "1592.7"},
+    "gardener_kubernetes_version": {"project": "p", "version": "1.34", "shoots": [{"name": "s", "stage": "control plane"}]},
     "ovn_verify": {"plan": {}, "pools": [], "wait": False},
     "region_lock": {"region": "lab", "state": "released"},
     "secret_copy": {"copies": []},
@@ -166,10 +167,11 @@ def test_a_kubeconfig_text_is_read_and_its_credentials_never_shown(name, resolvi
                        region_id="RegionOne", enabled=True)
     result, text = run(name, module_args(name, keystone, kubeconfig_text()))
     # keystone_verify reports what this empty Keystone lacks (its catalog, K-ORC's Secret) as failed: it ran;
-    # openstack_release and the rotation modules find no ControlPlane, hypervisor_rollout no Hypervisor kind, in the
-    # empty API server.
+    # openstack_release and the rotation modules find no ControlPlane, gardener_kubernetes_version no Project,
+    # hypervisor_rollout no Hypervisor kind, in the empty API server.
     assert not result.get("failed") or name == "keystone_verify" and result["checked"]["services"] \
-        or name in ("openstack_release", "keystone_key_rotation", "keystone_admin_password") \
+        or name in ("openstack_release", "keystone_key_rotation", "keystone_admin_password",
+                    "gardener_kubernetes_version") \
         and "does not exist" in result["msg"] or name == "hypervisor_rollout" and "does not serve" in result["msg"], \
         result
     assert resolving_kube.endpoints and all(e.token == TOKEN and e.host == "https://127.0.0.1:6443"

@@ -9,7 +9,7 @@ import datetime
 import pytest
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import kubernetes_upgrade as upgrade
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener_upgrade as upgrade
 
 PROFILE = {"kind": "CloudProfile", "metadata": {"name": "metal"}, "spec": {
     "kubernetes": {"versions": [
@@ -33,16 +33,30 @@ def shoot(name, version="1.33.4", image="1877.3.0", **meta):
         "provider": {"workers": [{"name": "worker", "machine": {"image": {"name": "gardenlinux", "version": image}}}]}}}
 
 
-def plan(version, live=None, minor_steps=1, profile=PROFILE):
+def plan(version, live=None, minor_steps=1, profile=None):
+    profile = profile or PROFILE
     live = live or dict((s["name"], shoot(s["name"])) for s in SHOOTS)
     return upgrade.plan(SHOOTS, live, dict((n, profile) for n in live), version, minor_steps)
 
 
 def test_the_upgrade_order_is_control_plane_then_storage_then_hypervisor_pools():
-    assert [(s["name"], s["cluster"], s["stage"]) for s in SHOOTS] == [
-        ("lab-cp", "lab-control-plane", "control plane"), ("st-pool-a", "st-pool-a", "storage pool"),
-        ("st-pool-b", "st-pool-b", "storage pool"), ("hv-pool-a", "hv-pool-a", "hypervisor pool"),
-        ("hv-pool-b", "hv-pool-b", "hypervisor pool")]
+    assert [(s["name"], s["cluster"], s["stage"], s["version"]) for s in SHOOTS] == [
+        ("lab-cp", "lab-control-plane", "control plane", None), ("st-pool-a", "st-pool-a", "storage pool", None),
+        ("st-pool-b", "st-pool-b", "storage pool", None), ("hv-pool-a", "hv-pool-a", "hypervisor pool", None),
+        ("hv-pool-b", "hv-pool-b", "hypervisor pool", None)]
+
+
+def test_a_pools_own_version_is_its_target_and_a_shoot_without_one_stays():
+    region = dict(REGION, hypervisor_pools=[{"name": "hv-pool-a", "gardener": {"kubernetes_version": "1.33"}},
+                                            {"name": "hv-pool-b"}])
+    order = gardener.upgrade_order(region, {"kubernetes_version": "1.34"})
+    assert [s["version"] for s in order] == ["1.34", "1.34", "1.34", "1.33", "1.34"]
+    live = dict((s["name"], shoot(s["name"])) for s in order)
+    steps, problems = upgrade.plan(order, live, dict((n, PROFILE) for n in live))
+    moved = [m["name"] for s in steps for m in s["moves"]]
+    assert problems == [] and moved == ["lab-cp", "st-pool-a", "st-pool-b", "hv-pool-b"]
+    assert upgrade.plan(SHOOTS, live, dict((n, PROFILE) for n in live)) == ([], [])
+    assert upgrade.plan_lines([]) == ["every Shoot runs the Kubernetes version it is to run: nothing to move"]
 
 
 def test_one_minor_moves_each_pool_in_its_own_step_to_the_newest_supported_patch():
@@ -109,8 +123,8 @@ def test_a_minor_without_a_supported_patch_is_refused_unless_a_preview_patch_is_
     steps, problems = plan("1.36.0", live=dict((s["name"], shoot(s["name"], "1.35.1")) for s in SHOOTS))
     assert problems == [] and steps[0]["moves"][0]["to"] == "1.36.0"
     # An intermediate minor: the move goes through it.
-    profile = {"spec": {"kubernetes": {"versions": [{"version": "1.35.1"}, {"version": "1.34.1",
-                                                                             "classification": "preview"}]}}}
+    versions = [{"version": "1.35.1"}, {"version": "1.34.1", "classification": "preview"}]
+    profile = {"spec": {"kubernetes": {"versions": versions}}}
     unused, problems = plan("1.35", minor_steps=2, profile=profile)
     assert "offers no supported Kubernetes 1.34 patch" in str(problems[0]) and "the move to 1.35 goes through it" in \
         str(problems[0])
@@ -133,7 +147,7 @@ def test_a_missing_or_deleting_shoot_and_a_bad_target_are_refused():
     assert [str(p) for p in problems] == [
         "shoots: Shoot st-pool-b does not exist: phase 2 (playbooks/clusters.yml) creates it",
         "Shoot hv-pool-a metadata.deletionTimestamp: the Shoot is being deleted"]
-    assert [str(p) for p in plan("1.x")[1]] == ["version: '1.x' is not <major>.<minor>[.<patch>]"]
+    assert [str(p) for p in plan("1.x")[1]][0] == "Shoot lab-cp version: '1.x' is not <major>.<minor>[.<patch>]"
 
 
 def test_classification_and_gardeners_default_for_a_short_version():

@@ -40,20 +40,26 @@ def _step_version(offered, minor, target):
     return gardener.default_patch(offered, minor)
 
 
-def plan(shoots, live, profiles, version, minor_steps=1):
+def plan(shoots, live, profiles, version=None, minor_steps=1):
     """(steps, problems).
 
-    shoots: [{name, cluster, stage}]; live: {name: Shoot}; profiles: {name: the Shoot's cloud profile, or None};
-    version: the target ("1.35" or "1.35.2"). steps: [{minor, stage, moves: [{name, cluster, stage, from, to}]}]
-    in order. problems: everything that refuses the move, before any write.
+    shoots: [{name, cluster, stage, version}] (a Shoot's version: its own target, else version; neither: it stays);
+    live: {name:
+    Shoot}; profiles: {name: the Shoot's cloud profile, or None}; version: the target ("1.35" or "1.35.2").
+    steps: [{minor, stage, moves: [{name, cluster, stage, from, to}]}] in order. problems: everything that refuses
+    the move, before any write.
     """
     problems, todo = [], []
-    target = gardener.parse_version(version)
-    if target is None:
-        return [], [problem("version", "%r is not <major>.<minor>[.<patch>]" % (version,))]
     for shoot in ordered(shoots):
         name, current = shoot["name"], live.get(shoot["name"])
         where = "Shoot " + name
+        wanted = shoot.get("version") or version
+        if not wanted:
+            continue  # no version asked: Gardener keeps it (and its maintenance moves the patch)
+        target = gardener.parse_version(wanted)
+        if target is None:
+            problems.append(problem("version", "%r is not <major>.<minor>[.<patch>]" % (wanted,), where))
+            continue
         if current is None:
             problems.append(problem("shoots", "Shoot %s does not exist: phase 2 (playbooks/clusters.yml) creates it"
                                     % name))
@@ -68,41 +74,34 @@ def plan(shoots, live, profiles, version, minor_steps=1):
                                     where))
             continue
         if before[0] != target[0]:
-            problems.append(problem("spec.kubernetes.version", "runs %s; %s is another major version" % (running, version),
+            problems.append(problem("spec.kubernetes.version", "runs %s; %s is another major version" % (running, wanted),
                                     where))
         elif target[:2] < before[:2] or (target[:2] == before[:2] and target[2] is not None and target[2] < before[2]):
             problems.append(problem("spec.kubernetes.version", "runs %s; a downgrade to %s is not supported "
-                                    "(gardener-apiserver refuses it)" % (running, version), where))
+                                    "(gardener-apiserver refuses it)" % (running, wanted), where))
         elif target[1] - before[1] > minor_steps:
             problems.append(problem("spec.kubernetes.version", "runs %s; %s is %d minor versions ahead and minor_steps "
                                     "allows %d: Gardener moves one minor version at a time, raise minor_steps "
                                     "(cobaltcore_kubernetes_minor_steps) to move in consecutive steps"
-                                    % (running, version, target[1] - before[1], minor_steps), where))
+                                    % (running, wanted, target[1] - before[1], minor_steps), where))
         elif not _target_reached(before, target):
-            todo.append((shoot, current, before))
+            todo.append([shoot, current, before, target, wanted])
     if problems:
         return [], problems
     steps = []
-    minors = sorted(set((target[0], m) for unused, unused, before in todo for m in range(before[1], target[1] + 1)))
+    minors = sorted(set((target[0], m) for unused, unused, before, target, unused in todo
+                        for m in range(before[1], target[1] + 1)))
     for minor in minors:
         for stage in STAGE_ORDER:
             moves = []
-            for shoot, current, before in todo:
-                if shoot["stage"] != stage or before[:2] > minor or (before[:2] == minor and minor != target[:2]):
+            for entry in todo:
+                shoot, current, before, target, wanted = entry
+                if (shoot["stage"] != stage or minor > target[:2] or before[:2] > minor
+                        or (before[:2] == minor and minor != target[:2])):
                     continue
-                offered = gardener.offered_kubernetes(profiles.get(shoot["name"]) or {})
-                to = _step_version(offered, minor, target)
-                profile = (current.get("spec") or {}).get("cloudProfile") or {}
-                what = "%s %s" % (profile.get("kind") or "CloudProfile",
-                                  profile.get("name") or (current.get("spec") or {}).get("cloudProfileName"))
+                to = _step_version(gardener.offered_kubernetes(profiles.get(shoot["name"]) or {}), minor, target)
                 if to is None:
-                    problems.append(problem("spec.kubernetes.version", (
-                        "%s does not offer %s" % (what, gardener.version_text(target)) if minor == target[:2]
-                        and target[2] is not None else
-                        "%s offers no supported Kubernetes %s patch (Gardener defaults a minor version to its newest "
-                        "supported patch; a preview one must be named)%s" % (
-                            what, gardener.version_text(minor), "" if minor == target[:2] else
-                            ": the move to %s goes through it" % version)), "Shoot " + shoot["name"]))
+                    problems.append(_no_version(current, minor, target, wanted, shoot["name"]))
                     continue
                 if gardener.parse_version(to) <= before:
                     continue
@@ -110,15 +109,25 @@ def plan(shoots, live, profiles, version, minor_steps=1):
                                                       current.get("spec"), to)
                 moves.append({"name": shoot["name"], "cluster": shoot.get("cluster"), "stage": stage,
                               "from": gardener.version_text(before), "to": to})
+                entry[2] = gardener.parse_version(to)  # the next minor starts from this one
             groups = [moves] if stage in TOGETHER else [[move] for move in moves]
             steps += [{"minor": gardener.version_text(minor), "stage": stage, "moves": group} for group in groups if group]
-            for move in moves:  # the next minor starts from this one
-                for index, (shoot, current, before) in enumerate(todo):
-                    if shoot["name"] == move["name"]:
-                        todo[index] = (shoot, current, gardener.parse_version(move["to"]))
     if problems:
         return [], problems
     return steps, []
+
+
+def _no_version(current, minor, target, wanted, name):
+    spec = current.get("spec") or {}
+    profile = spec.get("cloudProfile") or {}
+    what = "%s %s" % (profile.get("kind") or "CloudProfile", profile.get("name") or spec.get("cloudProfileName"))
+    if minor == target[:2] and target[2] is not None:
+        text = "%s does not offer %s" % (what, gardener.version_text(target))
+    else:
+        text = ("%s offers no supported Kubernetes %s patch (Gardener defaults a minor version to its newest supported "
+                "patch; a preview one must be named)%s" % (what, gardener.version_text(minor), "" if minor == target[:2]
+                                                           else ": the move to %s goes through it" % wanted))
+    return problem("spec.kubernetes.version", text, "Shoot " + name)
 
 
 def step_line(number, step):
@@ -126,9 +135,10 @@ def step_line(number, step):
     return "step %d: Kubernetes %s on the %s: %s" % (number, step["minor"], step["stage"], moves)
 
 
-def plan_lines(steps, version):
+def plan_lines(steps, version=None):
     if not steps:
-        return ["every Shoot runs Kubernetes %s: nothing to move" % version]
+        target = "Kubernetes " + version if version else "the Kubernetes version it is to run"
+        return ["every Shoot runs %s: nothing to move" % target]
     return [step_line(number, step) for number, step in enumerate(steps, 1)]
 
 
