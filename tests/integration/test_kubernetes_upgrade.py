@@ -8,13 +8,19 @@ gardener-apiserver stand-in defaults a short version and refuses a skipped minor
 """
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
-from conftest import REPO, lab_kubectl, objects, run_playbook, task_result, task_results
+from conftest import REPO, ansible_env, lab_kubectl, objects, run_playbook, task_result, task_results, \
+    wait_truthy
 from regionlab import config
 
 pytestmark = [pytest.mark.lab_only, pytest.mark.beside_default]  # conftest.LAB_ONLY, BESIDE_DEFAULT_MARK
@@ -139,18 +145,34 @@ def test_check_mode_plans_every_step_and_a_skip_is_refused_before_any_write(shoo
     assert resource_versions() == before
 
 
-def test_the_shoots_move_one_at_a_time_in_the_seeds_order_then_rerun_without_a_change(shoots):
+def test_the_shoots_move_one_at_a_time_in_the_seeds_order_and_a_killed_move_resumes(shoots):
+    """SIGKILL once st-pool-b's first step is written: the hypervisor pools were not touched; the next run waits for
+    st-pool-b, then goes on in order. Each step is written only after the step before it was reconciled."""
     recorder = Recorder()
     recorder.start()
     try:
+        settings = dict(SETTINGS, kubernetes_version="1.35")
+        killed = subprocess.Popen(
+            [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
+             str(UPGRADE), "--limit", "garden", "-e", json.dumps(dict(FAST, cobaltcore_gardener=settings,
+                                                                       cobaltcore_kubernetes_minor_steps=2))],
+            cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            wait_truthy(lambda: versions()["st-pool-b"] == "1.34.3", "st-pool-b's first step written", timeout=120,
+                        interval=0.1)
+        finally:
+            os.killpg(killed.pid, signal.SIGKILL)
+            killed.wait()
+        assert versions()["hv-pool-a"] == versions()["hv-pool-b"] == "1.33.4"
         rc, out = upgrade("1.35", cobaltcore_kubernetes_minor_steps=2)
     finally:
         recorder.stop.set()
         recorder.join()
     assert rc == 0, json.dumps(task_result(out, TASK))[-3000:]
+    assert [m["name"] for s in task_result(out, TASK)["steps"] for m in s["moves"]][:2] == ["hv-pool-a", "hv-pool-b"]
     assert versions() == dict((name, "1.35.1") for name in ORDER)
     steps = [(name, version) for version in ("1.34.3", "1.35.1") for name in ORDER]
-    # Each step's write comes after the step before it was reconciled.
     for before, after in zip(steps, steps[1:]):
         assert recorder.written[after] >= recorder.reconciled[before], (before, after)
     rc, out = upgrade("1.35", cobaltcore_kubernetes_minor_steps=2)
