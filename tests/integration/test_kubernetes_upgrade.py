@@ -151,11 +151,11 @@ def test_the_shoots_move_one_at_a_time_in_the_seeds_order_and_a_killed_move_resu
     recorder = Recorder()
     recorder.start()
     try:
-        settings = dict(SETTINGS, kubernetes_version="1.35")
+        variables = dict(FAST, cobaltcore_gardener=dict(SETTINGS, kubernetes_version="1.35"),
+                         cobaltcore_kubernetes_minor_steps=2)
         killed = subprocess.Popen(
             [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(REPO / "inventories" / "lab"),
-             str(UPGRADE), "--limit", "garden", "-e", json.dumps(dict(FAST, cobaltcore_gardener=settings,
-                                                                       cobaltcore_kubernetes_minor_steps=2))],
+             str(UPGRADE), "--limit", "garden", "-e", json.dumps(variables)],
             cwd=REPO, env=ansible_env(COBALTCORE_LAB_DIR=str(config.STATE)), stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True)
         try:
