@@ -12,11 +12,12 @@ import requests
 import yaml
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
-from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, get_object, keystone_endpoint, lab_kubectl, \
-    run_verbose, secret_data, standins_restored, task_result, update_standins, wait_truthy
+from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, failures, get_object, keystone_endpoint, \
+    lab_kubectl, objects, run_verbose, secret_data, standins_restored, task_result, update_standins, wait_truthy
 from regionlab import config
 
 ROTATE = REPO / "playbooks" / "rotate.yml"
+KEYSTONE = REPO / "playbooks" / "keystone.yml"
 TASK = "Rotate the Keystone keys"
 CONTROL_PLANE = config.STATE / "kubeconfig" / ("%s.yaml" % REGION_HOST)
 # How long a client that authenticates again after a 401 keeps trying before the request counts as failed.
@@ -246,6 +247,74 @@ def test_the_admin_password_rotates_without_failing_korcs_credential_and_the_old
     # The collection's own Keystone modules read the password from the Secret: phase 5 runs on with the new one.
     rc, out, unused = _play(REPO / "playbooks" / "keystone.yml")
     assert rc == 0 and out["stats"][REGION_HOST]["failures"] == 0
+
+
+def service_auth(name, password):
+    return {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+        "name": name, "domain": {"name": "Default"}, "password": password}}},
+        "scope": {"project": {"name": "service", "domain": {"name": "Default"}}}}}
+
+
+def application_credential_auth(service):
+    """A service's application credential (its <service>-keystone-credentials Secret), as the service authenticates."""
+    clouds = yaml.safe_load(secret_data(CONTROL_PLANE, "%s-keystone-credentials" % service)["clouds.yaml"])["clouds"]
+    (auth,) = [cloud["auth"] for cloud in clouds.values()]
+    return {"auth": {"identity": {"methods": ["application_credential"], "application_credential": {
+        "id": auth["application_credential_id"], "secret": auth["application_credential_secret"]}}}}
+
+
+def service_passwords(suffix=""):
+    """{user: password} of the service users' password Secrets of one version."""
+    users = objects(REGION_HOST, "users.openstack.k-orc.cloud", REGION_NAMESPACE)
+    names = [u["metadata"]["name"] for u in users if (u["spec"].get("resource") or {}).get("passwordRef")]
+    return dict((name, secret_data(CONTROL_PLANE, "%s-keystone-user%s" % (name, suffix))["password"]) for name in names)
+
+
+def password_secrets():
+    return sorted(o["metadata"]["name"] for o in objects(REGION_HOST, "secrets", REGION_NAMESPACE)
+                  if "-keystone-user" in o["metadata"]["name"])
+
+
+def test_a_raised_service_password_version_rotates_every_service_users_password_through_korc(region):
+    """cobaltcore_service_password_version 1: new Secrets, K-ORC changes each password, a service's application
+    credential keeps working, the old passwords are refused and their Secrets removed; back to 0 the same way."""
+    url = keystone_endpoint(CONTROL_PLANE)
+    old = service_passwords()
+    assert set(old) >= {"nova", "glance"}, old
+    loop = client(auth=application_credential_auth("nova"), reauth=True)
+    try:
+        rc, out, text = run_verbose(KEYSTONE, "-e", "cobaltcore_service_password_version=1")
+    finally:
+        requests_made, failed = loop.finish()
+    assert rc == 0, failures(out)
+    new = service_passwords("-v1")
+    assert sorted(new) == sorted(old) and all(new[n] != old[n] for n in old)
+    assert password_secrets() == sorted("%s-keystone-user-v1" % n for n in new)
+    for user in objects(REGION_HOST, "users.openstack.k-orc.cloud", REGION_NAMESPACE):
+        if user["spec"]["resource"].get("passwordRef"):
+            assert user["status"]["resource"]["appliedPasswordRef"] == "%s-keystone-user-v1" % user["metadata"]["name"]
+    assert requests_made > 5 and failed == [], failed
+    print("\nservice password rotation: %d requests, %d authentications again after a revoked token"
+          % (requests_made, loop.reauthentications))
+    for name in old:
+        assert requests.post(url + "/auth/tokens", json=service_auth(name, old[name]), timeout=10).status_code == 401
+        assert requests.post(url + "/auth/tokens", json=service_auth(name, new[name]), timeout=10).status_code == 201
+    assert [p for p in list(old.values()) + list(new.values()) if p in text] == []
+    rc, out, unused = _play(KEYSTONE, "-e", "cobaltcore_service_password_version=1")
+    assert rc == 0 and out["stats"][REGION_HOST]["changed"] == 0, out["stats"]
+    # Back to the inventory's version 0 (the region is shared): a rotation to new passwords again. A lower version
+    # retires nothing: the Secrets of version 1 go by hand once nothing names them (K-ORC's deletion guard keeps a
+    # Secret deleted while named until its next event), and the next run records the cluster without them.
+    rc, out, unused = _play(KEYSTONE)
+    assert rc == 0, failures(out)
+    again = service_passwords()
+    assert all(again[n] not in (old[n], new[n]) for n in old)
+    assert requests.post(url + "/auth/tokens", json=service_auth("nova", again["nova"]), timeout=10).status_code == 201
+    lab_kubectl(REGION_HOST, "-n", REGION_NAMESPACE, "delete", "secret", *["%s-keystone-user-v1" % n for n in new])
+    assert password_secrets() == sorted("%s-keystone-user" % n for n in new)
+    for changed in (None, 0):
+        rc, out, unused = _play(KEYSTONE)
+        assert rc == 0 and changed in (None, out["stats"][REGION_HOST]["changed"]), out["stats"]
 
 
 def test_the_rotation_interval_reaches_the_cronjobs(region):

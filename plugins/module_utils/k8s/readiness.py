@@ -491,6 +491,13 @@ def _korc(ev):
         ev.fail(_condition_text(progressing))
     elif progressing.get("reason") in KORC_TERMINAL_REASONS:
         ev.fail(_condition_text(progressing))
+    # A User's password changes when its passwordRef names another Secret (K-ORC v2.6.0 user actuator,
+    # reconcilePassword): applied once status.resource.appliedPasswordRef names it.
+    password_ref = (ev.spec.get("resource") or {}).get("passwordRef") if ev.obj.get("kind") == "User" else None
+    applied = (ev.status.get("resource") or {}).get("appliedPasswordRef")
+    if password_ref and applied != password_ref:
+        ev.need("the password of Secret %s is not applied yet (status.resource.appliedPasswordRef: %s)"
+                % (password_ref, applied))
 
 
 # ---------------------------------------------------------------------------
@@ -759,10 +766,12 @@ RULES = {
     # K-ORC
     ("openstack.k-orc.cloud", "*"): Rule(
         _korc,
-        "Available=True and Progressing=False, both for the current generation",
+        "Available=True and Progressing=False, both for the current generation; a User's "
+        "status.resource.appliedPasswordRef is its spec.resource.passwordRef",
         "Progressing=False while Available is not True, or Progressing reason "
         "InvalidConfiguration/UnrecoverableError",
-        "k-orc/openstack-resource-controller api/v1alpha1/conditions.go (IsConditionReasonTerminal)"),
+        "k-orc/openstack-resource-controller api/v1alpha1/conditions.go (IsConditionReasonTerminal); "
+        "internal/controllers/user/actuator.go (reconcilePassword)"),
     # Flux
     ("source.toolkit.fluxcd.io", "HelmRepository"): Rule(
         _helm_repository, _FLUX_READY + "; type oci: exists (no status)", _FLUX_TERMINAL,

@@ -119,12 +119,26 @@ def _users(s):
     return [service for service in s["services"] if service["user"]]
 
 
+def user_secret(s, service):
+    """The service user's password Secret of the cluster's service password version."""
+    return naming.service_keystone_user_secret(service, s.get("service_password_version") or 0)
+
+
+def retired_user_secrets(s):
+    """The service users' password Secrets of the versions before the cluster's: removed once K-ORC applied the
+    current one (a Secret of a retired version holds a password Keystone no longer takes)."""
+    version = s.get("service_password_version") or 0
+    return [{"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "namespace": s["namespace"], "name": naming.service_keystone_user_secret(service["name"], old)}}
+        for service in _users(s) for old in range(version)]
+
+
 def user_manifests(s):
     refs = _refs(s)
     return [_managed("User", service["name"], s, {
         "name": service["name"], "description": "%s service user (c5c3.cobaltcore)" % service["name"],
         "domainRef": refs["domain"], "defaultProjectRef": refs["service_project"], "enabled": True,
-        "passwordRef": naming.service_keystone_user_secret(service["name"])}) for service in _users(s)]
+        "passwordRef": user_secret(s, service["name"])}) for service in _users(s)]
 
 
 def application_credential_manifests(s):
@@ -139,7 +153,7 @@ def application_credential_manifests(s):
             "userRef": name, "secretRef": naming.service_keystone_credentials_secret(name),
             "roleRefs": [naming.korc_object_name(role) for role in service["roles"]],
             "unrestricted": False,
-        }, credentials={"secretName": naming.service_keystone_user_secret(name), "cloudName": name}))
+        }, credentials={"secretName": user_secret(s, name), "cloudName": name}))
     return objects
 
 
@@ -155,7 +169,7 @@ def secret_specs(s):
     for service in _users(s):
         name = service["name"]
         specs.append({
-            "name": naming.service_keystone_user_secret(name), "namespace": s["namespace"],
+            "name": user_secret(s, name), "namespace": s["namespace"],
             "labels": _secret_labels(s, name),
             "generate": [{"key": naming.KORC_PASSWORD_KEY, "length": PASSWORD_LENGTH}],
             "templates": {naming.KORC_CLOUDS_KEY: {"clouds": {name: cloud(
@@ -184,6 +198,7 @@ def catalog_plan(settings):
         "application_credentials": application_credential_manifests(s),
         "secrets": secret_specs(s),
         "credential_secrets": credential_secret_specs(s),
+        "retired_secrets": retired_user_secrets(s),
         "role_assignments": [{"user": service["name"], "user_domain": s["domain"], "project": s["service_project"],
                               "project_domain": s["domain"], "roles": list(service["roles"])}
                              for service in _users(s)],

@@ -213,9 +213,11 @@ def service_keystone_credentials_secret(service):
     return service + "-keystone-credentials"
 
 
-def service_keystone_user_secret(service):
-    """The service user's Secret: its password (User passwordRef) and its own clouds.yaml."""
-    return service + "-keystone-user"
+def service_keystone_user_secret(service, version=0):
+    """The service user's Secret: its password (User passwordRef) and its own clouds.yaml. Each version of the
+    service passwords has Secrets of its own (K-ORC changes a user's password when its passwordRef names another
+    Secret): version 0 is <service>-keystone-user, version N <service>-keystone-user-v<N>."""
+    return service + "-keystone-user" + ("-v%d" % version if version else "")
 
 
 # ---------------------------------------------------------------------------

@@ -176,6 +176,24 @@ def test_service_users_and_application_credentials():
                                              "project_domain": "Default", "roles": ["admin", "service"]}
 
 
+def test_a_service_password_version_gives_every_service_user_secrets_of_its_own_and_retires_the_older_ones():
+    assert plan()["retired_secrets"] == []
+    result = plan(service_password_version=2)
+    users = by_kind(result["users"], "User")
+    assert users["nova"]["spec"]["resource"]["passwordRef"] == "nova-keystone-user-v2"
+    credentials = by_kind(result["application_credentials"], "ApplicationCredential")
+    assert credentials["nova"]["spec"]["cloudCredentialsRef"] == {"secretName": "nova-keystone-user-v2",
+                                                                  "cloudName": "nova"}
+    assert "nova-keystone-user-v2" in [spec["name"] for spec in result["secrets"]]
+    retired = [(m["kind"], m["metadata"]["name"]) for m in result["retired_secrets"]]
+    assert ("Secret", "nova-keystone-user") in retired and ("Secret", "nova-keystone-user-v1") in retired
+    assert len(retired) == 2 * len(users)
+    assert plan(service_password_version="1")["settings"]["service_password_version"] == 1
+    for bad in (-1, "x", True, 1.5):
+        assert "service_password_version: must be a whole number of at least 0" in " ".join(
+            problems_of(service_password_version=bad))
+
+
 def test_every_other_object_uses_k_orc_credentials_and_carries_the_cluster_labels():
     result = plan(cluster="region", korc_secret="k-orc-x", korc_cloud="c")
     for manifest in result["imports"] + result["catalog"] + result["users"]:

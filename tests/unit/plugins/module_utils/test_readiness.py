@@ -1005,3 +1005,19 @@ def test_an_unscheduled_shoot_is_named_at_once_and_fails_after_the_scheduling_gr
     assert not evaluate(scheduled).terminal
     # Its events are read for the report (the scheduler's SchedulingFailed).
     assert readiness_module.rule_for("core.gardener.cloud", "Shoot").events
+
+
+def test_a_korc_user_is_ready_once_its_password_secret_is_applied():
+    conditions = [{"type": "Available", "status": "True", "observedGeneration": 2},
+                  {"type": "Progressing", "status": "False", "reason": "Success", "observedGeneration": 2}]
+    spec = {"resource": {"passwordRef": "nova-keystone-user-v1"}}
+    user = make(KORC, "User", {"conditions": conditions, "resource": {"appliedPasswordRef": "nova-keystone-user"}},
+                spec, generation=2)
+    state = evaluate(user)
+    assert not state.ready and not state.terminal
+    assert state.missing == ["the password of Secret nova-keystone-user-v1 is not applied yet "
+                             "(status.resource.appliedPasswordRef: nova-keystone-user)"]
+    user["status"]["resource"]["appliedPasswordRef"] = "nova-keystone-user-v1"
+    assert evaluate(user).ready
+    # Other kinds keep the rule without the password.
+    assert evaluate(make(KORC, "Project", {"conditions": conditions}, spec, generation=2)).ready
