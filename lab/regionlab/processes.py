@@ -127,6 +127,11 @@ def stop(name, timeout=15):
                 break
         if _alive(pid) and pid_of(name) == pid:
             return  # still ours and alive: keep the pid file so status and down see it
+        try:
+            if _read_pid_file(name)[0] != pid:
+                return  # another process (a stand-in restarting it) started it again meanwhile: its pid file stays
+        except (OSError, ValueError, IndexError):
+            return
     _pid_file(name).unlink(missing_ok=True)
 
 

@@ -24,8 +24,8 @@ description:
     replaced only over the version read; a run that loses deletes the credential it minted (never in the Secret) and
     takes the winner's. What the Secret names is never deleted. A replaced credential that still issues a token
     (roles or project changed) may be in K-ORC's use - it is deleted only once K-ORC's Secret has held the new one for
-    60 seconds, on a later run (RV(pending_delete)). K-ORC reads the Secret at the start of every reconcile, so only
-    reconciles already under way still use the old one.
+    O(replaced_grace) seconds, on a later run (RV(pending_delete)); after a rotation (O(version)) in the same run.
+    K-ORC reads the Secret at the start of every reconcile, so only reconciles already under way still use the old one.
   - Keystone being unreachable is retried with backoff and then fails naming the endpoint; it never
     causes a replacement. Refused admin credentials fail at once.
   - The credential's secret and the C(clouds.yaml) never appear in results, diffs or C(-vvv) output.
@@ -86,6 +86,20 @@ options:
   labels:
     description: Labels of the Secret.
     type: dict
+  version:
+    description:
+      - The credential's version. A Secret whose annotation C(cobaltcore.c5c3.io/credential-version) (none is 0) names
+        another version gets a new credential - a rotation - and the replaced one is deleted in the same run, once
+        K-ORC's Secret has held the new one for O(replaced_grace) seconds (through OpenBao: once synced, on a later
+        run).
+    type: int
+    default: 0
+  replaced_grace:
+    description:
+      - Seconds K-ORC's Secret holds the new credential before a replaced one that still issues a token is deleted.
+        K-ORC reads the Secret at the start of every reconcile, so this covers the reconciles already under way.
+    type: int
+    default: 60
   synced_secret:
     description:
       - The Secret K-ORC actually reads when O(secret_name) only reaches it through OpenBao (PushSecret, then an
@@ -184,7 +198,13 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.module im
 
 
 WRITE_ATTEMPTS = 5
-REPLACED_GRACE = 60
+VERSION_ANNOTATION = "cobaltcore.c5c3.io/credential-version"
+
+
+def credential_version(secret):
+    """The version the Secret's credential was minted for (its annotation; none is 0)."""
+    value = (((secret or {}).get("metadata") or {}).get("annotations") or {}).get(VERSION_ANNOTATION)
+    return int(value) if value and str(value).isdigit() else 0
 
 
 def held_for(live, now):
@@ -231,6 +251,8 @@ class KorcCredentialsModule(KeystoneModule):
         korc_ca_cert=dict(type="str"),
         labels=dict(type="dict"),
         synced_secret=dict(type="str", no_log=False),
+        version=dict(type="int", default=0),
+        replaced_grace=dict(type="int", default=60),
     )
     module_kwargs = dict(supports_check_mode=True)
     cluster_required = ("namespace",)
@@ -260,6 +282,9 @@ class KorcCredentialsModule(KeystoneModule):
         if not set(self.params["roles"]) <= set(access.role_names or []):
             return "the credential in the Secret lacks roles %s" % ", ".join(
                 sorted(set(self.params["roles"]) - set(access.role_names or []))), True
+        if credential_version(live) != self.params["version"]:
+            return "credential version %d is asked, the Secret holds version %d (a rotation)" % (
+                self.params["version"], credential_version(live)), True
         return None, True
 
     def run(self):
@@ -317,8 +342,8 @@ class KorcCredentialsModule(KeystoneModule):
                 self.results["changed"] = True
                 self.delete_credential(user_id, old)
             # A replaced credential kept by an earlier run (pending_delete) goes once K-ORC's Secret has held this
-            # one for REPLACED_GRACE seconds: K-ORC watches the Secret and reconciles with it well within that.
-            if held_for(live, time.time()) < REPLACED_GRACE:
+            # one for replaced_grace seconds: K-ORC watches the Secret and reconciles with it well within that.
+            if held_for(live, time.time()) < self.params["replaced_grace"]:
                 return
             self.delete_replaced(user_id, set([credential_id]))
             return
@@ -327,7 +352,10 @@ class KorcCredentialsModule(KeystoneModule):
         # issues a token is one K-ORC may be using right now: kept until K-ORC's Secret has held the new one for
         # a while (pending_delete), so K-ORC never holds a credential that does not exist.
         keep = set([credential_id])
-        if works and replaced:
+        if works and replaced and credential_version(live) != self.params["version"]:
+            # A rotation: the old credential stops working in this run, once K-ORC had the grace to move.
+            time.sleep(max(0, self.params["replaced_grace"]))
+        elif works and replaced:
             keep.add(replaced)
             self.results["pending_delete"] = replaced
         self.delete_replaced(user_id, keep)
@@ -379,9 +407,10 @@ class KorcCredentialsModule(KeystoneModule):
             data["cacert"] = self.params["korc_ca_cert"]
         labels = {naming.MANAGED_BY_LABEL: naming.MANAGED_BY}
         labels.update(self.params["labels"] or {})
-        manifest = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                    "metadata": {"name": self.params["secret_name"], "namespace": namespace, "labels": labels},
-                    "stringData": data}
+        metadata = {"name": self.params["secret_name"], "namespace": namespace, "labels": labels}
+        if self.params["version"]:
+            metadata["annotations"] = {VERSION_ANNOTATION: str(self.params["version"])}
+        manifest = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": metadata, "stringData": data}
         self.hide_secret_values([manifest])
         objects = normalize([manifest])
         self.hide_secret_values(objects)

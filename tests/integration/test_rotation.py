@@ -13,7 +13,8 @@ import yaml
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, failures, get_object, keystone_endpoint, \
-    lab_kubectl, objects, run_verbose, secret_data, standins_restored, task_result, update_standins, wait_truthy
+    lab_kubectl, objects, run_verbose, secret_data, standins_restored, task_result, task_results, update_standins, \
+    wait_truthy
 from regionlab import config
 
 ROTATE = REPO / "playbooks" / "rotate.yml"
@@ -64,7 +65,9 @@ class Client(threading.Thread):
         self.requests, self.reauthentications, self.failures, self.stop = 0, 0, [], threading.Event()
 
     def token(self):
-        resp = requests.post(self.url + "/auth/tokens", json=self.auth, timeout=10)
+        # A callable auth is read again for every token, as K-ORC reads its Secret for every reconcile.
+        resp = requests.post(self.url + "/auth/tokens", json=self.auth() if callable(self.auth) else self.auth,
+                             timeout=10)
         if resp.status_code != 201:
             raise requests.HTTPError("token request: %s %s" % (resp.status_code, resp.text[:200]))
         return resp.headers["X-Subject-Token"]
@@ -315,6 +318,43 @@ def test_a_raised_service_password_version_rotates_every_service_users_password_
     for changed in (None, 0):
         rc, out, unused = _play(KEYSTONE)
         assert rc == 0 and changed in (None, out["stats"][REGION_HOST]["changed"]), out["stats"]
+
+
+def korc_credential_id():
+    clouds = yaml.safe_load(secret_data(CONTROL_PLANE, "k-orc-clouds-yaml")["clouds.yaml"])["clouds"]
+    (auth,) = [cloud["auth"] for cloud in clouds.values()]
+    return auth["application_credential_id"]
+
+
+def test_a_raised_korc_credential_version_mints_korc_a_new_credential_and_deletes_the_old_one(region):
+    """cobaltcore_korc_credential_version 1: K-ORC's Secret gets a new application credential; a client reading the
+    Secret for every token (as K-ORC reads it for every reconcile) never fails; the old credential is refused at the
+    end of the run; K-ORC goes on reconciling with the new one."""
+    old_auth, old_id = korc_auth(), korc_credential_id()
+    url = keystone_endpoint(CONTROL_PLANE)
+    loop = client(auth=korc_auth, reauth=True)
+    try:
+        rc, out, text = run_verbose(KEYSTONE, "-e", "cobaltcore_korc_credential_version=1",
+                                    "-e", "keystone_bootstrap_korc_replaced_grace=5")
+    finally:
+        requests_made, failed = loop.finish()
+    assert rc == 0, failures(out)
+    minted = task_results(out, "Mint K-ORC's application credentials and write their clouds.yaml Secrets")
+    (cluster,) = minted[REGION_HOST]["clusters"]
+    assert cluster["minted"] and cluster["deleted_application_credentials"] == [old_id], cluster
+    assert korc_credential_id() != old_id and requests_made > 5 and failed == [], failed
+    assert requests.post(url + "/auth/tokens", json=old_auth, timeout=10).status_code == 401
+    assert requests.post(url + "/auth/tokens", json=korc_auth(), timeout=10).status_code == 201
+    assert old_auth["auth"]["identity"]["application_credential"]["secret"] not in text
+    assert korc_auth()["auth"]["identity"]["application_credential"]["secret"] not in text
+    rc, out, unused = _play(KEYSTONE, "-e", "cobaltcore_korc_credential_version=1")
+    assert rc == 0 and out["stats"][REGION_HOST]["changed"] == 0, out["stats"]
+    # Back to the inventory's version 0 (the region is shared): one more rotation, then nothing to do.
+    newer = korc_credential_id()
+    rc, out, unused = _play(KEYSTONE, "-e", "keystone_bootstrap_korc_replaced_grace=5")
+    assert rc == 0 and korc_credential_id() not in (old_id, newer), failures(out)
+    rc, out, unused = _play(KEYSTONE)
+    assert rc == 0 and out["stats"][REGION_HOST]["changed"] == 0, out["stats"]
 
 
 def test_the_rotation_interval_reaches_the_cronjobs(region):

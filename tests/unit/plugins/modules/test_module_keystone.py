@@ -227,10 +227,27 @@ def test_korc_credentials_keep_a_working_replaced_credential_until_a_later_run(k
     assert result["minted"] and result["pending_delete"] == old["id"]
     assert old["id"] in [c["id"] for c in keystone.state.credentials]
     # A later run, once the Secret has held the new credential long enough, deletes it.
-    monkeypatch.setattr(korc_credentials, "held_for", lambda live, now: korc_credentials.REPLACED_GRACE)
+    monkeypatch.setattr(korc_credentials, "held_for", lambda live, now: 60)
     result, _text = run_module(korc_credentials.main, korc_args(keystone, roles=["admin", "member"]))
     assert result["changed"] and result["deleted_application_credentials"] == [old["id"]]
     assert [c["id"] for c in keystone.state.credentials] == [result["application_credential_id"]]
+
+
+def test_korc_credentials_rotate_to_a_new_version_and_delete_the_old_one_in_the_same_run(keystone, kube, monkeypatch):
+    keystone.bootstrap()
+    run_module(korc_credentials.main, korc_args(keystone))
+    (old,) = keystone.state.credentials
+    slept = []
+    monkeypatch.setattr(korc_credentials.time, "sleep", slept.append)
+    result, _text = run_module(korc_credentials.main, korc_args(keystone, version=2, replaced_grace=7))
+    assert result["reason"] == "credential version 2 is asked, the Secret holds version 0 (a rotation)"
+    assert result["minted"] and "pending_delete" not in result and slept == [7]
+    assert result["deleted_application_credentials"] == [old["id"]]
+    assert [c["id"] for c in keystone.state.credentials] == [result["application_credential_id"]]
+    secret = kube.find("v1", "Secret", "k-orc-clouds-yaml", "openstack")
+    assert secret["metadata"]["annotations"] == {korc_credentials.VERSION_ANNOTATION: "2"}
+    result, _text = run_module(korc_credentials.main, korc_args(keystone, version=2, replaced_grace=7))
+    assert not result["changed"] and result["reason"] == "valid" and slept == [7]
 
 
 def test_held_for_reads_this_collections_last_write():

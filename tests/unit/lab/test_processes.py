@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""regionlab.processes: a process restarted by someone else while it was being stopped keeps its pid file."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import os
+import sys
+import time
+
+import pytest
+
+from conftest import REPO
+
+sys.path.insert(0, os.path.join(str(REPO), "lab"))
+
+from regionlab import processes  # noqa: E402  pylint: disable=wrong-import-position
+
+
+@pytest.fixture
+def run_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(processes, "RUN", tmp_path / "run")
+    monkeypatch.setattr(processes, "LOGS", tmp_path / "logs")
+    return tmp_path
+
+
+def sleeper():
+    return [sys.executable, "-c", "import time; time.sleep(60)", "lab-test-sleeper"]
+
+
+def test_stop_leaves_the_pid_file_of_a_process_started_again_meanwhile(run_dir, monkeypatch):
+    first = processes.start("member", sleeper(), marker="lab-test-sleeper")
+    restarted = []
+    real_alive = processes._alive
+
+    def alive(pid):
+        # The stand-in's loop sees the member gone and starts it again while stop() still looks at the old one.
+        gone = not real_alive(pid)
+        if gone and pid == first and not restarted:
+            restarted.append(processes.start("member", sleeper(), marker="lab-test-sleeper"))
+        return not gone
+    monkeypatch.setattr(processes, "_alive", alive)
+    processes.stop("member")
+    monkeypatch.setattr(processes, "_alive", real_alive)
+    try:
+        assert restarted and processes.pid_of("member") == restarted[0]
+    finally:
+        processes.stop("member")
+    assert processes.pid_of("member") is None and not (run_dir / "run" / "member.pid").exists()
+
+
+def test_stop_removes_the_pid_file_of_the_process_it_stopped(run_dir):
+    pid = processes.start("member", sleeper(), marker="lab-test-sleeper")
+    assert processes.pid_of("member") == pid
+    started = time.monotonic()
+    processes.stop("member")
+    assert processes.pid_of("member") is None and not (run_dir / "run" / "member.pid").exists()
+    assert time.monotonic() - started < 10
