@@ -273,6 +273,11 @@ class Relay:
 
     def close(self):
         self.closed = True
+        # The accept thread holds the listening socket while it waits: close() alone would leave the address bound.
+        try:
+            self.server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.server.close()
 
 

@@ -1,11 +1,13 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""regionlab.processes: a process restarted by someone else while it was being stopped keeps its pid file."""
+"""regionlab.processes and the lab's load balancers: a process restarted by someone else while it was being stopped
+keeps its pid file; a closed relay releases its address."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import os
+import socket
 import sys
 import time
 
@@ -57,3 +59,16 @@ def test_stop_removes_the_pid_file_of_the_process_it_stopped(run_dir):
     processes.stop("member")
     assert processes.pid_of("member") is None and not (run_dir / "run" / "member.pid").exists()
     assert time.monotonic() - started < 10
+
+
+def test_a_closed_relay_releases_its_address_for_the_next_one():
+    from regionlab import ovn  # noqa: E402  pylint: disable=import-outside-toplevel
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    first = ovn.Relay("127.0.0.1", port, [])
+    time.sleep(0.2)  # its accept thread waits
+    first.close()
+    second = ovn.Relay("127.0.0.1", port, [])
+    second.close()
