@@ -90,7 +90,7 @@ options:
     description:
       - The credential's version. A Secret whose annotation C(cobaltcore.c5c3.io/credential-version) (none is 0) names
         another version gets a new credential - a rotation - and the replaced one is deleted in the same run, once
-        K-ORC's Secret has held the new one for O(replaced_grace) seconds (through OpenBao: once synced, on a later
+        K-ORC's Secret has held the new one for O(replaced_grace) seconds (through OpenBao once synced, on a later
         run).
     type: int
     default: 0

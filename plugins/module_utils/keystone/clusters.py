@@ -188,8 +188,10 @@ def batch(clusters, defaults, endpoints=None, korc=None, settled=None):
         "keystone_secrets": [s for c in found for s in _keystone_secrets(c)],
         "keystones": [dict(_keystone_ref(c), namespace=c["namespace"]) for c in found],
         # keystone_verification_state: what each cluster's Keystone steps depend on.
+        # (How long a replaced K-ORC credential is kept changes nothing in Keystone.)
         "state": [dict({"name": c["name"], "namespace": c["namespace"],
-                        "settings": dict(c, plan_digest=digests[c["name"]])},
+                        "settings": dict(((k, v) for k, v in c.items() if k != "korc_replaced_grace"),
+                                         plan_digest=digests[c["name"]])},
                        **({"keystone": _keystone_ref(c)} if c.get("keystone_cr", True) else {})) for c in found],
     }
     # The admin's Keystone: the CR's endpoint (or the admin URL); without CRs the module's own cloud.
