@@ -32,24 +32,25 @@ def sleeper():
 
 
 def test_stop_leaves_the_pid_file_of_a_process_started_again_meanwhile(run_dir, monkeypatch):
-    first = processes.start("member", sleeper(), marker="lab-test-sleeper")
-    restarted = []
-    real_alive = processes._alive
+    processes.adopt("member", 111, sys.executable, "")
+    running = {111}
+
+    def killpg(pid, sig):
+        running.discard(pid)
 
     def alive(pid):
-        # The stand-in's loop sees the member gone and starts it again while stop() still looks at the old one.
-        gone = not real_alive(pid)
-        if gone and pid == first and not restarted:
-            restarted.append(processes.start("member", sleeper(), marker="lab-test-sleeper"))
-        return not gone
+        # The stand-in's loop sees the member gone and starts it again (pid 222) while stop() still looks at 111.
+        if pid == 111 and 111 not in running and 222 not in running:
+            running.add(222)
+            processes.adopt("member", 222, sys.executable, "")
+        return pid in running
+    monkeypatch.setattr(processes, "pid_of", lambda name: processes._read_pid_file(name)[0]
+                        if (run_dir / "run" / ("%s.pid" % name)).exists() and
+                        processes._read_pid_file(name)[0] in running else None)
+    monkeypatch.setattr(processes.os, "killpg", killpg)
     monkeypatch.setattr(processes, "_alive", alive)
     processes.stop("member")
-    monkeypatch.setattr(processes, "_alive", real_alive)
-    try:
-        assert restarted and processes.pid_of("member") == restarted[0]
-    finally:
-        processes.stop("member")
-    assert processes.pid_of("member") is None and not (run_dir / "run" / "member.pid").exists()
+    assert processes._read_pid_file("member")[0] == 222 and processes.pid_of("member") == 222
 
 
 def test_stop_removes_the_pid_file_of_the_process_it_stopped(run_dir):
