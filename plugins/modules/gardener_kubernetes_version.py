@@ -190,7 +190,7 @@ class GardenerKubernetesVersionModule(KubeModule):
         pending = [n for n in sorted(live) if not evaluate(live[n]).ready and not gardener.periodic_reconcile(live[n])]
         if not pending:
             return live
-        self.waiter.wait([{"api_version": gardener.API_VERSION, "kind": "Shoot", "namespace": namespace, "name": n}
+        self.waiter.wait([{"apiVersion": gardener.API_VERSION, "kind": "Shoot", "namespace": namespace, "name": n}
                           for n in pending], self.params["wait_timeout"])
         return self.shoots(namespace, list(live))
 
@@ -198,9 +198,8 @@ class GardenerKubernetesVersionModule(KubeModule):
         """Each Shoot's cloud profile (a NamespacedCloudProfile's lives in the project namespace)."""
         read, result = {}, {}
         for name, shoot in live.items():
-            spec = shoot.get("spec") or {}
-            ref = spec.get("cloudProfile") or {"kind": "CloudProfile", "name": spec.get("cloudProfileName")}
-            key = (ref.get("kind") or "CloudProfile", ref.get("name"))
+            ref = gardener.shoot_cloud_profile(shoot.get("spec"))
+            key = (ref["kind"], ref["name"])
             if key not in read:
                 rtype = self.client.resource(gardener.API_VERSION, key[0])
                 read[key] = self.client.get(rtype, key[1], namespace if rtype.namespaced else None) if key[1] else None

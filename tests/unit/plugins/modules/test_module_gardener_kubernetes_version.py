@@ -60,6 +60,7 @@ def garden(kube, monkeypatch):  # noqa: F811
                 obj["status"]["lastErrors"] = [{"description": "machine hv-b-1 did not join"}]
             else:
                 obj["status"]["lastOperation"] = {"type": "Reconcile", "state": "Succeeded", "progress": 100}
+                obj["status"]["conditions"] = [{"type": "APIServerAvailable", "status": "True"}]
                 kube.seen[name] = version
                 kube.reconciled.append((name, version))
                 kube.calls.append(("RECONCILED", "Shoot", name, NAMESPACE, False))
@@ -118,6 +119,8 @@ def test_a_stopped_move_waits_for_the_shoot_it_left_reconciling_then_goes_on(gar
     obj["spec"]["kubernetes"]["version"] = "1.34.3"
     obj["metadata"]["generation"] = obj["status"]["observedGeneration"] = 2
     obj["status"]["lastOperation"] = {"type": "Reconcile", "state": "Processing", "progress": 27}
+    # Mid-step, not a periodic reconcile: gardenlet's care reports the rolled control plane Progressing.
+    obj["status"]["conditions"] = [{"type": "APIServerAvailable", "status": "Progressing"}]
     result, unused = run_module(gardener_kubernetes_version.main, dict(ARGS, version="1.34"))
     assert not result.get("failed"), result.get("msg")
     assert garden.reconciled == [("st-a", "1.34.3"), ("hv-a", "1.34.3"), ("hv-b", "1.34.3")]
