@@ -240,11 +240,11 @@ class GardenerShootModule(KubeModule):
     def hold_kubernetes_version(self, shoot, current):
         asked = gardener.kubernetes_version(shoot["spec"])
         runs = gardener.kubernetes_version(current.get("spec"))
-        held = gardener.held_kubernetes_version(current.get("spec"), shoot["spec"])
-        if held == asked:
+        version, upgrade_held = gardener.held_kubernetes_version(current.get("spec"), shoot["spec"])
+        if version == asked:
             return shoot
-        spec = dict(shoot["spec"], kubernetes=dict(shoot["spec"].get("kubernetes") or {}, version=held))
-        if gardener.minor_of(asked) != gardener.minor_of(runs) or gardener.parse_version(asked)[2] is not None:
+        spec = dict(shoot["spec"], kubernetes=dict(shoot["spec"].get("kubernetes") or {}, version=version))
+        if upgrade_held:
             self.results["kubernetes_held"].append({"name": shoot["name"], "runs": runs, "asked": asked})
             self.ansible.warn("Shoot %s runs Kubernetes %s, the inventory asks for %s: left as it is, "
                               "playbooks/upgrade.yml moves it in the seed's order" % (shoot["name"], runs, asked))

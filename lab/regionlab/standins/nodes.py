@@ -186,6 +186,7 @@ class ShootNodes:
         addresses = assign_addresses(node_cidr(shoot, cluster.index), names,
                                      {n: internal_ip(o) for n, o in nodes.items() if internal_ip(o)})
         now = now_rfc3339()
+        version, first = kubelet_version(shoot), self.first_of_cluster(shoot, cluster)
         for name in names:
             labels = node_labels(worker, name, servers.get(name))
             node = nodes.get(name)
@@ -204,10 +205,9 @@ class ShootNodes:
                         continue
             if internal_ip(node) != addresses[name] or not (node.get("status") or {}).get("conditions"):
                 kubelet.patch(path("v1", "nodes", name=name), node,
-                              {"status": node_status(name, addresses[name], worker, now, kubelet_version(shoot))},
-                              "status")
-            elif self.first_of_cluster(shoot, cluster):
-                self.roll_kubelet(cluster, kubelet, node, kubelet_version(shoot))
+                              {"status": node_status(name, addresses[name], worker, now, version)}, "status")
+            elif first:
+                self.roll_kubelet(cluster, kubelet, node, version)
         for name in sorted(set(nodes) - set(names)):
             mcm.delete(path("v1", "nodes", name=name))
             self.ctl.log("Node %s/%s removed (its claim is gone)" % (cluster.name, name))
@@ -236,7 +236,7 @@ class ShootNodes:
         if (cluster is None or worker is None or cluster.name not in self.kubes
                 or not self.first_of_cluster(shoot, cluster)):
             return
-        kubelet = self.kubes[cluster.name][0]
+        kubelet, version = self.kubes[cluster.name][0], kubelet_version(shoot)
         for node in kubelet.list(NODES):
             if (node["metadata"].get("labels") or {}).get(WORKER_POOL) == worker["name"]:
-                self.roll_kubelet(cluster, kubelet, node, kubelet_version(shoot))
+                self.roll_kubelet(cluster, kubelet, node, version)

@@ -186,16 +186,12 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(404, {"error": "not found"})
             return
         out = review(body, self.server.profile_of)
-        refused = out["response"].get("status")
-        if refused:
-            obj = (body.get("request") or {}).get("object") or {}
-            log("Shoot %s/%s: refused: %s" % ((obj.get("metadata") or {}).get("namespace"),
-                                              (obj.get("metadata") or {}).get("name"), refused["message"]))
+        meta = (((body.get("request") or {}).get("object") or {}).get("metadata") or {})
+        shoot = "Shoot %s/%s" % (meta.get("namespace"), meta.get("name"))
+        if out["response"].get("status"):
+            log("%s: refused: %s" % (shoot, out["response"]["status"]["message"]))
         elif out["response"].get("patch"):
-            obj = (body.get("request") or {}).get("object") or {}
-            log("Shoot %s/%s: %s" % ((obj.get("metadata") or {}).get("namespace"),
-                                     (obj.get("metadata") or {}).get("name"),
-                                     base64.b64decode(out["response"]["patch"]).decode()))
+            log("%s: %s" % (shoot, base64.b64decode(out["response"]["patch"]).decode()))
         self.reply(200, out)
 
     def reply(self, code, obj):

@@ -22,12 +22,12 @@ __metaclass__ = type
 
 import base64
 import binascii
-import datetime
 import json
 import os
 import subprocess
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.timestamps import parse_timestamp
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 
 # Environment variables kubernetes.core reads for the same options (its first name for each).
@@ -563,24 +563,3 @@ class ExecPlugin:
                                   % (self.what, self.command, expires)])
             expires = parsed
         return ExecCredential(token, cert, key, expires or None)
-
-
-def parse_timestamp(text):
-    """Seconds since the epoch of an RFC 3339 timestamp (2026-11-26T12:00:00Z, fractions, offsets); None if not one."""
-    if not isinstance(text, str):
-        return None
-    value = text.strip().replace("z", "Z")
-    if value.endswith("Z"):
-        value = value[:-1] + "+00:00"
-    if "." in value:
-        # fromisoformat takes at most 6 fractional digits; Go writes up to 9.
-        head, rest = value.partition(".")[::2]
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        value = head + "." + rest[:min(digits, 6)].ljust(6, "0") + rest[digits:]
-    try:
-        moment = datetime.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        return None
-    return (moment - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)).total_seconds()

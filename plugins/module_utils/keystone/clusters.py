@@ -261,8 +261,9 @@ def _korc_params(c, endpoint):
         "endpoint_interface": c.get("korc_interface") or "internal",
         "labels": _labels(c),
         "version": int(c.get("korc_credential_version") or 0),
-        "replaced_grace": int(60 if c.get("korc_replaced_grace") in (None, "") else c["korc_replaced_grace"]),
     }
+    if c.get("korc_replaced_grace") not in (None, ""):  # else korc_credentials' own default
+        params["replaced_grace"] = int(c["korc_replaced_grace"])
     auth_url = _first(c.get("korc_auth_url"), c.get("internal_url"), endpoint, c.get("public_url"))
     if auth_url:
         params["auth_url"] = auth_url

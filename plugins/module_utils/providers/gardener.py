@@ -11,6 +11,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import base64
+import calendar
 import datetime
 import re
 
@@ -19,7 +20,7 @@ try:
 except ImportError:  # the modules report it when they need it
     yaml = None
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names, timestamps
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.mappings import deep_merge, plain_copy
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
@@ -80,6 +81,12 @@ def _cloud_profile(value):
     if isinstance(value, dict):
         return {"kind": value.get("kind") or "CloudProfile", "name": value["name"]}
     return {"kind": "CloudProfile", "name": value}
+
+
+def shoot_cloud_profile(spec):
+    """{kind, name} of the cloud profile a Shoot spec names (spec.cloudProfile, or the deprecated cloudProfileName)."""
+    spec = spec or {}
+    return _cloud_profile(spec["cloudProfile"]) if spec.get("cloudProfile") else _cloud_profile(spec.get("cloudProfileName"))
 
 
 def shoot_spec(pool, settings, region_name):
@@ -259,30 +266,25 @@ def kubernetes_version(spec):
     return str(version) if version else None
 
 
-def minor_of(version):
-    """(major, minor) of a version, or None."""
-    parsed = parse_version(version)
-    return parsed[:2] if parsed else None
-
-
 def version_text(parsed):
     return ".".join(str(part) for part in parsed if part is not None)
 
 
 def held_kubernetes_version(live_spec, desired_spec):
-    """Phase 2 creates a Shoot at the inventory's Kubernetes version and never moves an existing one: the version
-    to send for a Shoot that runs live_spec's. A short version of the minor it runs is the version it runs (a new
-    apply of "1.33" would let Gardener default it to the newest supported patch); a higher one is held at the live
-    version (playbooks/upgrade.yml moves it in the seed's order). A lower one is sent, for update_problems to name."""
+    """Phase 2 creates a Shoot at the inventory's Kubernetes version and never moves an existing one: (the version to
+    send for a Shoot that runs live_spec's, whether a higher one asked for was held). A short version of the minor it
+    runs is the version it runs (a new apply of "1.33" would let Gardener default it to the newest supported patch);
+    a higher one is held at the live version (playbooks/upgrade.yml moves it in the seed's order). A lower one is
+    sent, for update_problems to name."""
     live, desired = kubernetes_version(live_spec), kubernetes_version(desired_spec)
     before, after = parse_version(live), parse_version(desired)
     if not (before and after) or before == after:
-        return desired
-    if after[:2] == before[:2] and (after[2] is None or after[2] > before[2]):
-        return live
-    if after[:2] > before[:2]:
-        return live
-    return desired
+        return desired, False
+    if after[:2] == before[:2] and after[2] is None:
+        return live, False
+    if after[:2] > before[:2] or (after[:2] == before[:2] and after[2] > before[2]):
+        return live, True
+    return desired, False
 
 
 # Gardener's version classifications (pkg/api/core/v1beta1/helper/cloudprofile.go, CurrentLifecycleClassification):
@@ -292,14 +294,9 @@ PREVIEW, SUPPORTED, DEPRECATED, EXPIRED = "preview", "supported", "deprecated", 
 
 def classification(entry, at):
     """An offered version's current classification; at: an aware datetime."""
-    expires = entry.get("expirationDate")
-    if expires:
-        try:
-            when = datetime.datetime.strptime(str(expires).replace("Z", "+0000"), "%Y-%m-%dT%H:%M:%S%z")
-        except ValueError:
-            when = None
-        if when is not None and when <= at:
-            return EXPIRED
+    expires = timestamps.parse_timestamp(entry.get("expirationDate"))
+    if expires is not None and expires <= calendar.timegm(at.utctimetuple()):
+        return EXPIRED
     return entry.get("classification") or SUPPORTED
 
 

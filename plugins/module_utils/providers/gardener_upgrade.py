@@ -44,8 +44,8 @@ def plan(shoots, live, profiles, version=None, minor_steps=1):
     """(steps, problems).
 
     shoots: [{name, cluster, stage, version}] (a Shoot's version: its own target, else version; neither: it stays);
-    live: {name:
-    Shoot}; profiles: {name: the Shoot's cloud profile, or None}; version: the target ("1.35" or "1.35.2").
+    live: {name: Shoot}; profiles: {name: the Shoot's cloud profile, or None}; version: the target ("1.35" or
+    "1.35.2").
     steps: [{minor, stage, moves: [{name, cluster, stage, from, to}]}] in order. problems: everything that refuses
     the move, before any write.
     """
@@ -85,31 +85,31 @@ def plan(shoots, live, profiles, version=None, minor_steps=1):
                                     "(cobaltcore_kubernetes_minor_steps) to move in consecutive steps"
                                     % (running, wanted, target[1] - before[1], minor_steps), where))
         elif not _target_reached(before, target):
-            todo.append([shoot, current, before, target, wanted])
+            profile = profiles.get(name) or {}
+            todo.append({"shoot": shoot, "spec": current.get("spec"), "at": before, "target": target,
+                         "wanted": wanted, "profile": profile, "offered": gardener.offered_kubernetes(profile)})
     if problems:
         return [], problems
     steps = []
-    minors = sorted(set((target[0], m) for unused, unused, before, target, unused in todo
-                        for m in range(before[1], target[1] + 1)))
+    minors = sorted(set((t["target"][0], m) for t in todo for m in range(t["at"][1], t["target"][1] + 1)))
     for minor in minors:
         for stage in STAGE_ORDER:
             moves = []
             for entry in todo:
-                shoot, current, before, target, wanted = entry
-                if (shoot["stage"] != stage or minor > target[:2] or before[:2] > minor
-                        or (before[:2] == minor and minor != target[:2])):
+                shoot, at, target = entry["shoot"], entry["at"], entry["target"]
+                if (shoot["stage"] != stage or minor > target[:2] or at[:2] > minor
+                        or (at[:2] == minor and minor != target[:2])):
                     continue
-                to = _step_version(gardener.offered_kubernetes(profiles.get(shoot["name"]) or {}), minor, target)
+                to = _step_version(entry["offered"], minor, target)
                 if to is None:
-                    problems.append(_no_version(current, minor, target, wanted, shoot["name"]))
+                    problems.append(_no_version(entry["spec"], minor, target, entry["wanted"], shoot["name"]))
                     continue
-                if gardener.parse_version(to) <= before:
+                if gardener.parse_version(to) <= at:
                     continue
-                problems += gardener.kubelet_problems(profiles.get(shoot["name"]) or {}, shoot["name"],
-                                                      current.get("spec"), to)
+                problems += gardener.kubelet_problems(entry["profile"], shoot["name"], entry["spec"], to)
                 moves.append({"name": shoot["name"], "cluster": shoot.get("cluster"), "stage": stage,
-                              "from": gardener.version_text(before), "to": to})
-                entry[2] = gardener.parse_version(to)  # the next minor starts from this one
+                              "from": gardener.version_text(at), "to": to})
+                entry["at"] = gardener.parse_version(to)  # the next minor starts from this one
             groups = [moves] if stage in TOGETHER else [[move] for move in moves]
             steps += [{"minor": gardener.version_text(minor), "stage": stage, "moves": group} for group in groups if group]
     if problems:
@@ -117,10 +117,8 @@ def plan(shoots, live, profiles, version=None, minor_steps=1):
     return steps, []
 
 
-def _no_version(current, minor, target, wanted, name):
-    spec = current.get("spec") or {}
-    profile = spec.get("cloudProfile") or {}
-    what = "%s %s" % (profile.get("kind") or "CloudProfile", profile.get("name") or spec.get("cloudProfileName"))
+def _no_version(spec, minor, target, wanted, name):
+    what = "%(kind)s %(name)s" % gardener.shoot_cloud_profile(spec)
     if minor == target[:2] and target[2] is not None:
         text = "%s does not offer %s" % (what, gardener.version_text(target))
     else:

@@ -159,13 +159,14 @@ def test_classification_and_gardeners_default_for_a_short_version():
     assert gardener.default_patch(offered, (1, 36)) is None
 
 
-@pytest.mark.parametrize("live, asked, sent", [
-    ("1.33.4", "1.33", "1.33.4"),      # the minor it runs: the patch it runs
-    ("1.33.4", "1.34", "1.33.4"),      # held: upgrade.yml moves it
-    ("1.33.4", "1.33.6", "1.33.4"),    # a patch too
-    ("1.33.4", "1.33.4", "1.33.4"),
-    ("1.33.4", "1.32", "1.32"),        # lower: sent, for update_problems to refuse
-    ("1.33.4", "1.33.2", "1.33.2"),
+@pytest.mark.parametrize("live, asked, sent, held", [
+    ("1.33.4", "1.33", "1.33.4", False),      # the minor it runs: the patch it runs
+    ("1.33.4", "1.34", "1.33.4", True),       # held: upgrade.yml moves it
+    ("1.33.4", "1.33.6", "1.33.4", True),     # a patch too
+    ("1.33.4", "1.33.4", "1.33.4", False),
+    ("1.33.4", "1.32", "1.32", False),        # lower: sent, for update_problems to refuse
+    ("1.33.4", "1.33.2", "1.33.2", False),
 ])
-def test_phase_2_holds_an_existing_shoots_version(live, asked, sent):
-    assert gardener.held_kubernetes_version({"kubernetes": {"version": live}}, {"kubernetes": {"version": asked}}) == sent
+def test_phase_2_holds_an_existing_shoots_version(live, asked, sent, held):
+    assert gardener.held_kubernetes_version({"kubernetes": {"version": live}}, {"kubernetes": {"version": asked}}) == (
+        sent, held)
