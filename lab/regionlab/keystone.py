@@ -114,7 +114,9 @@ def start():
     processes.start("keystone", [
         VENV_BIN / "uwsgi", "--http-socket", "127.0.0.1:%d" % config.KEYSTONE_PORT,
         "--wsgi", "keystone.wsgi.api:application", "--virtualenv", VENV_BIN.parent,
-        "--master", "--processes", "1", "--threads", "2", "--die-on-term",
+        # Two processes of one thread, as upstream's Keystone runs: Keystone keeps a request's token on its
+        # shared middleware, so two threads of one process may mix two requests' tokens.
+        "--master", "--processes", "2", "--threads", "1", "--die-on-term",
         "--need-app", "--lazy-apps", "--disable-logging",
         # uWSGI's http-socket closes every connection after the answer without saying so: a client
         # reusing it gets "connection reset" (and does not retry a POST).

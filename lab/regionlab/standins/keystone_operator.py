@@ -284,7 +284,7 @@ class KeystoneOperator(loop.Controller):
             inst = keystones.Instance(cr["metadata"]["namespace"], cr["metadata"]["name"], entry["port"])
             if inst.state().get("db_synced") and not inst.running():
                 fail = bool(self.settings.get().keystone(inst.namespace, inst.name).get("fail_start"))
-                inst.start(fail=fail)
+                inst.start(cr.get("spec"), fail=fail)
                 self.log("Keystone %s: API server started again on %s" % (key, inst.url))
                 waiting.append(inst)
         deadline = time.monotonic() + FIRST_START_TIMEOUT
@@ -691,7 +691,7 @@ class KeystoneOperator(loop.Controller):
                 self.log("Keystone %s/%s: API server exited (%s)" % (meta["namespace"], meta["name"], tracker.exit_detail))
             if now >= tracker.start_at:
                 fail = bool(self.settings.get().keystone(meta["namespace"], meta["name"]).get("fail_start"))
-                inst.start(fail=fail)
+                inst.start(cr.get("spec"), fail=fail)
                 tracker.started = True
                 self.log("Keystone %s/%s: API server started on %s" % (meta["namespace"], meta["name"], inst.url))
             else:

@@ -11,8 +11,11 @@ before the fork (oslo.config parses in the child), so the child starts as a new 
   `Command` is what the stand-in's Job needs of a Popen;
 - an API server: a session of its own (the lab stops it as any lab process, `processes.stop`) that imports
   the WSGI application module as uWSGI's `--wsgi` would (keystone.wsgi.api builds the application from
-  OS_KEYSTONE_CONFIG_FILES) and serves it on loopback with the threads the request names, writing to its log; it
-  outlives the server and the stand-in, as uWSGI did.
+  OS_KEYSTONE_CONFIG_FILES) and serves it on loopback with the worker processes and threads the request names
+  (uWSGI's --processes and --threads with --lazy-apps: every worker builds the application after the fork and
+  accepts on the one listening socket), writing to its log; it outlives the server and the stand-in, as uWSGI
+  did. Keystone keeps the request's token on its shared middleware (AuthContextMiddleware.token), so two threads
+  of one process can mix two requests' tokens: upstream's Keystone runs one thread per process by default.
 
 Without a server (it did not come up), commands run as processes of their own and API servers under uWSGI.
 
@@ -107,7 +110,10 @@ def _child(conn, stderr_fd, request, manage):
 
 
 class _APIServer(ThreadingMixIn, simple_server.WSGIServer):
-    """A WSGI server on loopback: at most `threads` requests at once, each answer closes its connection."""
+    """A WSGI server on loopback: at most `threads` requests at once, each answer closes its connection.
+
+    A worker takes a connection only with a free thread, so a busy worker leaves the next one to another
+    worker accepting on the same socket."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -122,9 +128,20 @@ class _APIServer(ThreadingMixIn, simple_server.WSGIServer):
         self.server_name, self.server_port = self.server_address[:2]
         self.setup_environ()
 
+    def get_request(self):
+        self._slots.acquire()  # pylint: disable=consider-using-with -- released when the request is done
+        try:
+            return super().get_request()
+        except BaseException:
+            self._slots.release()
+            raise
+
     def process_request(self, request, client_address):
-        self._slots.acquire()  # pylint: disable=consider-using-with -- released by the request's thread
-        super().process_request(request, client_address)
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
 
     def process_request_thread(self, request, client_address):
         try:
@@ -141,7 +158,8 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
 
 
 def _api_child(conn, log_fd, api):
-    """An API server: its own session, the application of api["module"] served on 127.0.0.1:api["port"]."""
+    """An API server: its own session, the application of api["module"] served on 127.0.0.1:api["port"] by
+    api["processes"] workers (this process and its children) of api["threads"] threads each."""
     code = 1
     try:
         os.setsid()
@@ -157,18 +175,37 @@ def _api_child(conn, log_fd, api):
         conn.send(json.dumps({"pid": os.getpid()}).encode())
         conn.close()
         try:
-            application = importlib.import_module(api["module"]).application
             server = _APIServer(("127.0.0.1", int(api["port"])), int(api["threads"]))
         except BaseException:  # noqa: BLE001 -- why it cannot start, as uWSGI's log says it, then exit
             traceback.print_exc()
-        else:
-            print("keystone: %s serving on %s:%d" % (api["module"], *server.server_address[:2]), flush=True)
-            server.set_app(application)
-            server.serve_forever()
+            return
+        for unused in range(int(api.get("processes") or 1) - 1):
+            if os.fork() == 0:
+                _die_with_parent()
+                break
+        try:
+            application = importlib.import_module(api["module"]).application  # --lazy-apps: in each worker
+        except BaseException:  # noqa: BLE001 -- --need-app: no application, no server (the workers go with it)
+            if os.getpid() == os.getsid(0):
+                traceback.print_exc()  # once in the log: every worker fails the same way
+            return
+        print("keystone: %s serving on %s:%d (worker %d)" % (api["module"], *server.server_address[:2], os.getpid()),
+              flush=True)
+        server.set_app(application)
+        server.serve_forever()
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _die_with_parent():
+    """A worker goes with the API server's first process, as uWSGI's workers go with their master."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _exit_code(value):
@@ -249,15 +286,17 @@ def start(argv, env, extra_env, stderr):
                             env=dict(env, **extra_env))
 
 
-def start_api(module, port, threads, env, extra_env, log):
-    """The pid of an API server forked from the server: module's `application` on 127.0.0.1:port with `threads`
-    threads, its output appended to the file log; None when there is no server to fork it.
+def start_api(module, port, processes_, threads, env, extra_env, log):
+    """The pid of an API server forked from the server: module's `application` on 127.0.0.1:port with
+    `processes_` worker processes of `threads` threads, its output appended to the file log; None when there is
+    no server to fork it.
 
     env: the environment the server is started with (see start); extra_env: what this API server adds to it."""
     path = _server_socket(env)
     if path is None:
         return None
-    request = {"api": {"module": module, "port": port, "threads": threads, "env": extra_env}}
+    request = {"api": {"module": module, "port": port, "processes": processes_, "threads": threads,
+                       "env": extra_env}}
     with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sock:
         try:
             sock.connect(path)

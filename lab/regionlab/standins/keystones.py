@@ -10,8 +10,9 @@ What the keystone-operator stand-in (keystone_operator.py) runs for a Keystone C
 - a loopback port from config.KEYSTONE_CR_PORTS (base+100 .. base+199): the lowest free one when
   the CR is first seen, recorded in keystones/ports.json and kept until the CR is deleted;
 - a lab process keystone-cr.<namespace>.<name>: the API server, keystone.wsgi.api served on 127.0.0.1:<port>
-  with two threads, logging to logs/keystone-cr.<namespace>.<name>.log; forked from the process that
-  imported keystone once (keystone_zygote.py), else uWSGI with one worker process and two threads;
+  by the CR's spec.uwsgi processes and threads (upstream's defaults: two processes of one thread), logging to
+  logs/keystone-cr.<namespace>.<name>.log; forked from the process that imported keystone once
+  (keystone_zygote.py), else uWSGI;
 - a lab process keystone-cache-cr.<namespace>.<name>: the memcached its keystone.conf caches in
   (memcached.py; port + KEYSTONE_CR_CACHE_OFFSET), started before the first keystone-manage, as the
   seed's Keystone CR names the ControlPlane's Memcached in spec.cache.
@@ -39,13 +40,23 @@ PREFIX = "keystone-cr."
 CACHE_PREFIX = "keystone-cache-cr."  # each one's memcached (not under PREFIX: its name would not parse)
 VENV_BIN = Path(sys.executable).parent
 REGISTRY = config.KEYSTONES / "ports.json"
-WORKER_PROCESSES = 1  # under uWSGI
-WORKER_THREADS = 2
+# spec.uwsgi's defaults upstream (internal/common/types: DefaultUWSGIProcesses, DefaultUWSGIThreads).
+DEFAULT_PROCESSES = 2
+DEFAULT_THREADS = 1
 API_MODULE = "keystone.wsgi.api"
 # A module that does not exist: the API server of a Keystone whose start fails (standins.yaml fail_start).
 MISSING_API_MODULE = "keystone.wsgi.lab_missing_app"
 # What the stand-in's processes and the API servers forked for it run with.
 ENV = {"PYTHONWARNINGS": "ignore"}
+
+
+def concurrency(spec):
+    """(processes, threads) of a Keystone CR's API server: spec.uwsgi's, each defaulted below 1 as upstream's
+    EffectiveUWSGIConcurrency does."""
+    uwsgi = (spec or {}).get("uwsgi") or {}
+    processes_, threads = uwsgi.get("processes"), uwsgi.get("threads")
+    return (processes_ if isinstance(processes_, int) and processes_ >= 1 else DEFAULT_PROCESSES,
+            threads if isinstance(threads, int) and threads >= 1 else DEFAULT_THREADS)
 
 
 def process_name(namespace, name):
@@ -234,21 +245,24 @@ class Instance:
     def start_cache(self):
         memcached.start(self.cache_process, self.cache_port)
 
-    def start(self, fail=False):
-        """Start the API server (fail: with an application module that does not exist, so it cannot start)."""
+    def start(self, spec=None, fail=False):
+        """Start the API server with the uWSGI concurrency of the CR's spec (fail: with an application module
+        that does not exist, so it cannot start)."""
+        workers, threads = concurrency(spec)
         self.start_cache()
         module = MISSING_API_MODULE if fail else API_MODULE
         extra = {"OS_KEYSTONE_CONFIG_FILES": str(self.conf)}
         processes.LOGS.mkdir(parents=True, exist_ok=True)
         with open(self.log, "ab") as log:
-            pid = keystone_zygote.start_api(module, self.port, WORKER_THREADS, dict(os.environ, **ENV), extra, log)
+            pid = keystone_zygote.start_api(module, self.port, workers, threads, dict(os.environ, **ENV), extra,
+                                            log)
         if pid is not None:
             processes.adopt(self.process, pid, sys.executable, keystone_zygote.MARKER)
             return
         processes.start(self.process, [
             VENV_BIN / "uwsgi", "--http-socket", "127.0.0.1:%d" % self.port,
             "--wsgi", module + ":application", "--virtualenv", VENV_BIN.parent,
-            "--master", "--processes", str(WORKER_PROCESSES), "--threads", str(WORKER_THREADS),
+            "--master", "--processes", str(workers), "--threads", str(threads),
             "--die-on-term", "--need-app", "--lazy-apps", "--disable-logging",
             # uWSGI's http-socket closes every connection after the answer without saying so: a
             # client reusing it gets "connection reset" (and does not retry a POST).

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -158,7 +159,7 @@ def test_an_api_server_serves_the_keystone_of_its_configuration_in_a_session_of_
                "--bootstrap-role-name", "admin", extra_env={"OS_BOOTSTRAP_PASSWORD": "lab-secret"})[1] == 0
     port = free_port()
     with open(tmp_path / "api.log", "ab") as log:
-        pid = server.start_api("keystone.wsgi.api", port, 2, ENV, {"OS_KEYSTONE_CONFIG_FILES": conf(tmp_path)}, log)
+        pid = server.start_api("keystone.wsgi.api", port, 2, 1, ENV, {"OS_KEYSTONE_CONFIG_FILES": conf(tmp_path)}, log)
     assert pid and pid != server._server["proc"].pid  # pylint: disable=protected-access
     try:
         assert os.getsid(pid) == pid and os.readlink("/proc/%d/exe" % pid) == os.path.realpath(sys.executable)
@@ -175,15 +176,60 @@ def test_an_api_server_serves_the_keystone_of_its_configuration_in_a_session_of_
                                                            "password": "wrong"}}})), timeout=30).status_code == 401
         with open("/proc/%d/environ" % server._server["proc"].pid, "rb") as environ:  # pylint: disable=protected-access
             assert b"OS_KEYSTONE_CONFIG_FILES" not in environ.read()
+        # Two worker processes of one thread (upstream's uWSGI defaults), both in the server's session.
+        workers = session_members(pid)
+        assert len(workers) == 2 and pid in workers, workers
+        # The admin creates application credentials while the admin's application credential is used beside
+        # it: with one thread per process, Keystone's middleware (which keeps the request's token on itself)
+        # never takes the credential's token for the admin's password token.
+        token, user_id = answer.headers["X-Subject-Token"], answer.json()["token"]["user"]["id"]
+        created = requests.post(base + "/users/%s/application_credentials" % user_id, headers={"X-Auth-Token": token},
+                                json={"application_credential": {"name": "probe"}}, timeout=30).json()
+        credential_token = requests.post(base + "/auth/tokens", timeout=30, json={"auth": {"identity": {
+            "methods": ["application_credential"], "application_credential": {
+                "id": created["application_credential"]["id"],
+                "secret": created["application_credential"]["secret"]}}}}).headers["X-Subject-Token"]
+
+        def call(index):
+            if index % 2:
+                return requests.get(base + "/auth/tokens", timeout=30, headers={
+                    "X-Auth-Token": credential_token, "X-Subject-Token": credential_token}).status_code
+            return requests.post(base + "/users/%s/application_credentials" % user_id, timeout=30,
+                                 headers={"X-Auth-Token": token},
+                                 json={"application_credential": {"name": "probe-%d" % index}}).status_code
+
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(call, range(24)))
+        assert answers == [201, 200] * 12
+        # A worker goes with the first process, as uWSGI's workers go with their master.
+        (worker,) = [w for w in workers if w != pid]
+        os.kill(pid, signal.SIGKILL)
+        assert gone(worker)
     finally:
-        os.killpg(pid, signal.SIGTERM)
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
     assert gone(pid)
+
+
+def session_members(sid):
+    """The pids of the live processes in session sid."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.getsid(int(entry)) == sid and open("/proc/%s/stat" % entry).read().split(")")[-1].split()[0] != "Z":
+                    found.append(int(entry))
+            except (OSError, IndexError):
+                pass
+    return found
 
 
 def test_an_api_server_that_cannot_load_its_application_exits_saying_why(server, tmp_path):
     log_path = tmp_path / "api.log"
     with open(log_path, "ab") as log:
-        pid = server.start_api("keystone.wsgi.lab_missing_app", free_port(), 2, ENV, {}, log)
+        pid = server.start_api("keystone.wsgi.lab_missing_app", free_port(), 2, 1, ENV, {}, log)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and "ModuleNotFoundError" not in log_path.read_text():
         time.sleep(0.1)
@@ -196,4 +242,4 @@ def test_without_a_server_no_api_server_is_forked(tmp_path, monkeypatch):
     monkeypatch.setattr(keystone_zygote, "SOCKET", tmp_path / ("x" * 120) / "keystone-zygote.sock")
     monkeypatch.setattr(keystone_zygote, "_server", {"proc": None})
     with open(tmp_path / "api.log", "ab") as log:
-        assert keystone_zygote.start_api("keystone.wsgi.api", free_port(), 2, ENV, {}, log) is None
+        assert keystone_zygote.start_api("keystone.wsgi.api", free_port(), 2, 1, ENV, {}, log) is None

@@ -169,3 +169,15 @@ def test_a_missing_key_later_turns_secrets_ready_false_and_keeps_the_rest(operat
     assert conditions["SecretsReady"]["status"] == "False" and conditions["Ready"]["status"] == "False"
     assert all(conditions[t]["status"] == "True" for t in ko.SUB_CONDITIONS[1:])
     assert "endpoint" not in patch["status"]  # a merge patch: the endpoint stays as it is
+
+
+@pytest.mark.parametrize("spec, expected", [
+    (None, (2, 1)),
+    ({}, (2, 1)),
+    ({"uwsgi": {}}, (2, 1)),
+    ({"uwsgi": {"processes": 4, "threads": 2}}, (4, 2)),
+    ({"uwsgi": {"processes": 0, "threads": -1}}, (2, 1)),
+])
+def test_the_api_server_runs_spec_uwsgi_concurrency_with_upstreams_defaults(spec, expected):
+    from regionlab.standins import keystones  # pylint: disable=import-outside-toplevel
+    assert keystones.concurrency(spec) == expected
