@@ -24,7 +24,8 @@ description:
     machine image whose C(kubeletVersionConstraint) excludes a step's version - and a Shoot whose last operation
     C(Failed).
   - A Shoot still reconciling a version written before (a run that stopped) is waited for first, so the move
-    resumes at its step. A region at the version reports C(changed=false). Check mode returns the plan and writes
+    resumes at its step; a reconcile in progress within gardenlet's sync period (1 h) after this module's last write
+    of the Shoot counts as that write's, even while it looks periodic (all conditions C(True)). A region at the version reports C(changed=false). Check mode returns the plan and writes
     nothing.
 author:
   - CobaltCore team (@c5c3)
@@ -110,6 +111,8 @@ requests:
   type: dict
 """
 
+import time
+
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
@@ -187,7 +190,9 @@ class GardenerKubernetesVersionModule(KubeModule):
         return problems
 
     def settle(self, namespace, live):
-        pending = [n for n in sorted(live) if not evaluate(live[n]).ready and not gardener.periodic_reconcile(live[n])]
+        now = time.time()
+        pending = [n for n in sorted(live) if not evaluate(live[n]).ready and (
+            not gardener.periodic_reconcile(live[n]) or gardener.reconciling_a_write(live[n], upgrade.FIELD_MANAGER, now))]
         if not pending:
             return live
         self.waiter.wait([{"apiVersion": gardener.API_VERSION, "kind": "Shoot", "namespace": namespace, "name": n}

@@ -67,7 +67,8 @@ options:
       values_from:
         description:
           - Keys copied from a field of another object, for example the C(status.id) K-ORC writes into an
-            C(ApplicationCredential). Fails listing every object or field that is missing.
+            C(ApplicationCredential), or another Secret's C(data.<key>) (copied decoded, masked like the
+            Secret's own values). Fails listing every object or field that is missing.
         type: list
         elements: dict
         suboptions:
@@ -271,7 +272,9 @@ class GeneratedSecretModule(KubeModule):
                     for spec in specs for ref in map(generated_secret.reference, spec["values_from"]))
         reader = Reader(self.client, list_from=2)
         live = reader.read(list(refs.values()))
-        return dict((ref, live.get(reader.key(entry))) for ref, entry in refs.items())
+        found = dict((ref, live.get(reader.key(entry))) for ref, entry in refs.items())
+        self.hide_secret_values([obj for obj in found.values() if obj and obj.get("kind") == "Secret"])
+        return found
 
 
 def main():

@@ -320,6 +320,64 @@ def test_a_raised_service_password_version_rotates_every_service_users_password_
         assert rc == 0 and changed in (None, out["stats"][REGION_HOST]["changed"]), out["stats"]
 
 
+def service_credentials():
+    """{service: (its K-ORC ApplicationCredentials' names, the credential its <service>-keystone-credentials holds)}."""
+    names = {}
+    for credential in objects(REGION_HOST, "applicationcredentials.openstack.k-orc.cloud", REGION_NAMESPACE):
+        names.setdefault(credential["spec"]["resource"]["userRef"], []).append(credential["metadata"]["name"])
+    return dict((service, (sorted(found), application_credential_auth(service)["auth"]["identity"][
+        "application_credential"])) for service, found in names.items())
+
+
+def credential_auth(credential):
+    return {"auth": {"identity": {"methods": ["application_credential"], "application_credential": credential}}}
+
+
+def test_a_raised_service_credential_version_switches_every_services_secret_to_a_new_credential(region):
+    """cobaltcore_service_credential_version 1: K-ORC creates <service>-v1, the Secret the service CR names switches
+    to it in one write, a client reading that Secret for every token never fails, and the old credentials are deleted
+    after the grace; back to 0, the version 1 objects go by hand and the next run is changed=0."""
+    url = keystone_endpoint(CONTROL_PLANE)
+    old = service_credentials()
+    assert set(old) >= {"nova", "glance"} and all(names == [s] for s, (names, unused) in old.items()), old
+    loop = client(auth=lambda: application_credential_auth("nova"), reauth=True)
+    try:
+        rc, out, text = run_verbose(KEYSTONE, "-e", "cobaltcore_service_credential_version=1",
+                                    "-e", "keystone_bootstrap_service_credential_grace=5")
+    finally:
+        requests_made, failed = loop.finish()
+    assert rc == 0, failures(out)
+    new = service_credentials()
+    assert sorted(new) == sorted(old) and all(new[s][0] == [s + "-v1"] for s in new), new
+    assert requests_made > 5 and failed == [], failed
+    for service in old:
+        assert new[service][1]["id"] != old[service][1]["id"] and new[service][1]["secret"] != old[service][1]["secret"]
+        # Gone in Keystone (K-ORC deleted it with its object): 404, as Keystone answers a deleted credential.
+        assert requests.post(url + "/auth/tokens", json=credential_auth(old[service][1]), timeout=10).status_code in (
+            401, 404)
+        assert requests.post(url + "/auth/tokens", json=credential_auth(new[service][1]), timeout=10).status_code == 201
+    assert [c for s in old for c in (old[s][1]["secret"], new[s][1]["secret"]) if c in text] == []
+    versioned = sorted(o["metadata"]["name"] for o in objects(REGION_HOST, "secrets", REGION_NAMESPACE)
+                       if o["metadata"]["name"].endswith("-keystone-credentials-v1"))
+    assert versioned == sorted("%s-keystone-credentials-v1" % s for s in old)
+    rc, out, unused = _play(KEYSTONE, "-e", "cobaltcore_service_credential_version=1")
+    assert rc == 0 and out["stats"][REGION_HOST]["changed"] == 0, out["stats"]
+    # Back to the inventory's version 0 (the region is shared): K-ORC creates <service> again; a lower version
+    # retires nothing, so version 1's objects go by hand, and the next run records the cluster without them.
+    rc, out, unused = _play(KEYSTONE)
+    assert rc == 0, failures(out)
+    back = service_credentials()
+    assert all(back[s][0] == sorted([s, s + "-v1"]) and back[s][1]["id"] not in (old[s][1]["id"], new[s][1]["id"])
+               for s in back), back
+    assert requests.post(url + "/auth/tokens", json=credential_auth(back["nova"][1]), timeout=10).status_code == 201
+    lab_kubectl(REGION_HOST, "-n", REGION_NAMESPACE, "delete", "applicationcredentials.openstack.k-orc.cloud",
+                *["%s-v1" % s for s in old])
+    lab_kubectl(REGION_HOST, "-n", REGION_NAMESPACE, "delete", "secret", *versioned)
+    for changed in (None, 0):
+        rc, out, unused = _play(KEYSTONE)
+        assert rc == 0 and changed in (None, out["stats"][REGION_HOST]["changed"]), out["stats"]
+
+
 def korc_credential_id():
     clouds = yaml.safe_load(secret_data(CONTROL_PLANE, "k-orc-clouds-yaml")["clouds.yaml"])["clouds"]
     (auth,) = [cloud["auth"] for cloud in clouds.values()]

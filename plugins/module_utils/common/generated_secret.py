@@ -7,7 +7,8 @@
 keys it generated. A value is generated only when the live Secret lacks the key (or
 holds an empty value); every key the live Secret holds is kept, so a re-run never
 regenerates or drops anything. ``values`` are set as given; ``values_from`` copies a
-field of another object (``found``: what the module read, by reference);
+field of another object (``found``: what the module read, by reference; a Secret's
+``data.<key>`` decoded);
 ``templates`` are rendered from the Secret's values (generated ones included) with
 ``${key}``.
 """
@@ -170,6 +171,13 @@ def reference(entry):
     return (entry["api_version"], entry["kind"], entry["namespace"], entry["name"])
 
 
+def _copied(obj, field):
+    """The string at a field of an object; a Secret's data.<key> decoded."""
+    if obj.get("kind") == "Secret" and field.startswith("data."):
+        return decoded(obj).get(field[len("data."):])
+    return field_of(obj, field)
+
+
 def desired_secret(spec, live, found=None, generator=generate):
     """(manifest, generated keys) for one validated spec and the live Secret (None when absent).
 
@@ -181,7 +189,7 @@ def desired_secret(spec, live, found=None, generator=generate):
     for index, entry in enumerate(spec["values_from"]):
         obj = (found or {}).get(reference(entry))
         what = "%s %s/%s" % (entry["kind"], entry["namespace"], entry["name"])
-        value = field_of(obj, entry["field"]) if obj is not None else None
+        value = _copied(obj, entry["field"]) if obj is not None else None
         field = "values_from[%d]" % index
         if obj is None:
             problems.append(problem(field, "%s (for key %s) does not exist" % (what, entry["key"]), subject))

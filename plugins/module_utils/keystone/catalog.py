@@ -14,13 +14,18 @@ applies and checks, in dependency order:
 * ``catalog``: a managed Service per enabled service and its public and internal
   Endpoints (the identity Service's Endpoints adopt the bootstrap's ones);
 * ``users``: a managed service User per service that runs as one;
-* ``application_credentials``: a managed ApplicationCredential per service user,
-  its secret in ``<service>-keystone-credentials`` (K-ORC v2.6.0 reads key
-  ``value`` from it and writes nothing back);
+* ``application_credentials``: a managed ApplicationCredential per service user of
+  the cluster's service credential version, its secret in
+  ``<service>-keystone-credentials`` (version 0) or ``<service>-keystone-credentials-v<N>``
+  (K-ORC v2.6.0 reads key ``value`` from it when it creates the credential and
+  writes nothing back);
 * ``secrets``: the Secrets c5c3.cobaltcore.generated_secret ensures before the
   objects that need them (passwords and credential secrets are generated there),
-  and ``credential_secrets``: the same credential Secrets completed afterwards with
-  the credential's ID (copied from K-ORC's status.id) and a clouds.yaml;
+  and ``credential_secrets``: the Secrets the service CRs name
+  (``<service>-keystone-credentials``) completed afterwards with the current
+  credential's ID (copied from K-ORC's status.id), its secret and a clouds.yaml;
+* ``retired_secrets`` and ``retired_credentials``: the password Secrets, the
+  ApplicationCredentials and their Secrets of versions before the current ones;
 * ``role_assignments``, ``endpoints``, ``services``: what the modules
   keystone_role_assignments, keystone_endpoint_regions and keystone_verify get.
 
@@ -124,6 +129,10 @@ def user_secret(s, service):
     return naming.service_keystone_user_secret(service, s.get("service_password_version") or 0)
 
 
+def credential_version(s):
+    return s.get("service_credential_version") or 0
+
+
 def retired_user_secrets(s):
     """The service users' password Secrets of the versions before the cluster's: removed once K-ORC applied the
     current one (a Secret of a retired version holds a password Keystone no longer takes)."""
@@ -131,6 +140,19 @@ def retired_user_secrets(s):
     return [{"apiVersion": "v1", "kind": "Secret", "metadata": {
         "namespace": s["namespace"], "name": naming.service_keystone_user_secret(service["name"], old)}}
         for service in _users(s) for old in range(version)]
+
+
+def retired_credentials(s):
+    """The ApplicationCredentials of the versions before the cluster's (K-ORC deletes each in Keystone), then the
+    Secrets K-ORC created them with; version 0's Secret is the one the service CR names and stays."""
+    version = credential_version(s)
+    credentials = [{"apiVersion": naming.KORC_API_VERSION, "kind": "ApplicationCredential", "metadata": {
+        "namespace": s["namespace"], "name": naming.service_application_credential(service["name"], old)}}
+        for service in _users(s) for old in range(version)]
+    secrets = [{"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "namespace": s["namespace"], "name": naming.service_keystone_credentials_secret(service["name"], old)}}
+        for service in _users(s) for old in range(1, version)]
+    return credentials + secrets
 
 
 def user_manifests(s):
@@ -145,12 +167,15 @@ def application_credential_manifests(s):
     # Keystone lets only the owner create an application credential, and a restricted
     # credential (K-ORC's own) may not create any: K-ORC creates each one with the service
     # user's own password credentials, scoped to the service project.
+    # Immutable in K-ORC: each credential version is an object (and a Keystone name) of its own.
     objects = []
+    version = credential_version(s)
     for service in _users(s):
         name = service["name"]
-        objects.append(_managed("ApplicationCredential", name, s, {
-            "name": name, "description": "%s service credentials (c5c3.cobaltcore)" % name,
-            "userRef": name, "secretRef": naming.service_keystone_credentials_secret(name),
+        credential = naming.service_application_credential(name, version)
+        objects.append(_managed("ApplicationCredential", credential, s, {
+            "name": credential, "description": "%s service credentials (c5c3.cobaltcore)" % name,
+            "userRef": name, "secretRef": naming.service_keystone_credentials_secret(name, version),
             "roleRefs": [naming.korc_object_name(role) for role in service["roles"]],
             "unrestricted": False,
         }, credentials={"secretName": user_secret(s, name), "cloudName": name}))
@@ -179,8 +204,8 @@ def secret_specs(s):
                 s["region"], s["korc_interface"])}}},
         })
         specs.append({
-            "name": naming.service_keystone_credentials_secret(name), "namespace": s["namespace"],
-            "labels": _secret_labels(s, name),
+            "name": naming.service_keystone_credentials_secret(name, credential_version(s)),
+            "namespace": s["namespace"], "labels": _secret_labels(s, name),
             "generate": [{"key": naming.KORC_APPLICATION_CREDENTIAL_SECRET_KEY, "length": CREDENTIAL_SECRET_LENGTH}],
         })
     return specs
@@ -199,6 +224,7 @@ def catalog_plan(settings):
         "secrets": secret_specs(s),
         "credential_secrets": credential_secret_specs(s),
         "retired_secrets": retired_user_secrets(s),
+        "retired_credentials": retired_credentials(s),
         "role_assignments": [{"user": service["name"], "user_domain": s["domain"], "project": s["service_project"],
                               "project_domain": s["domain"], "roles": list(service["roles"])}
                              for service in _users(s)],
@@ -230,16 +256,26 @@ def credential_secret_specs(s):
     K-ORC v2.6.0 writes the credential's ID only into the ApplicationCredential's status.id;
     the module copies it (values_from) and renders a clouds.yaml whose secret is the
     generated ``value``, referred to as ${value}: the secret never passes through Ansible.
+    From version 1 on, ``value`` is copied from the version's Secret as well, so the service CR's
+    Secret switches from one credential to the next in one write.
     """
     specs = []
+    version = credential_version(s)
     for service in _users(s):
         name = service["name"]
+        values_from = [{"key": "application_credential_id", "api_version": naming.KORC_API_VERSION,
+                        "kind": "ApplicationCredential", "name": naming.service_application_credential(name, version),
+                        "field": "status.id"}]
+        generate = []
+        if version:
+            values_from.append({"key": naming.KORC_APPLICATION_CREDENTIAL_SECRET_KEY, "api_version": "v1",
+                                "kind": "Secret", "name": naming.service_keystone_credentials_secret(name, version),
+                                "field": "data." + naming.KORC_APPLICATION_CREDENTIAL_SECRET_KEY})
+        else:
+            generate = [{"key": naming.KORC_APPLICATION_CREDENTIAL_SECRET_KEY, "length": CREDENTIAL_SECRET_LENGTH}]
         specs.append({
             "name": naming.service_keystone_credentials_secret(name), "namespace": s["namespace"],
-            "labels": _secret_labels(s, name),
-            "generate": [{"key": naming.KORC_APPLICATION_CREDENTIAL_SECRET_KEY, "length": CREDENTIAL_SECRET_LENGTH}],
-            "values_from": [{"key": "application_credential_id", "api_version": naming.KORC_API_VERSION,
-                             "kind": "ApplicationCredential", "name": name, "field": "status.id"}],
+            "labels": _secret_labels(s, name), "generate": generate, "values_from": values_from,
             "values": {"auth_url": s["consumer_auth_url"], "region_name": s["region"]},
             "templates": {naming.KORC_CLOUDS_KEY: {"clouds": {name: cloud(
                 {"auth_url": s["consumer_auth_url"], "application_credential_id": "${application_credential_id}",

@@ -40,7 +40,8 @@ CLUSTER_KEYS = ("name", "namespace", "services", "region", "public_url", "intern
 KNOWN_URL = "https://keystone.invalid/v3"
 CATALOG_KEYS = ("namespace", "region", "services", "public_url_template", "internal_url_template", "domain",
                 "admin_project", "service_project", "service_project_policy", "roles", "service_roles", "korc_secret",
-                "korc_cloud", "korc_interface", "consumer_interface", "service_password_version")
+                "korc_cloud", "korc_interface", "consumer_interface", "service_password_version",
+                "service_credential_version")
 OPENSTACK_CLUSTER_LABEL = "c5c3.io/openstack-cluster"
 # The Secrets the c5c3-operator's Keystone CR names (upstream: <keystone>-admin-credentials, <keystone>-db-credentials).
 ADMIN_SECRET = "keystone-admin-credentials"
@@ -276,7 +277,8 @@ def _korc_params(c, endpoint):
 
 def _catalog_steps(plans, endpoints):
     steps = dict((key, []) for key in ("openbao", "imports", "secrets", "catalog", "application_credentials",
-                                       "credential_secrets", "retired_secrets", "endpoint_regions",
+                                       "credential_secrets", "retired_secrets", "retired_credentials",
+                                       "endpoint_regions",
                                        "role_assignments", "verify"))
     for c, plan, minted in plans:
         endpoint = endpoints.get(c["namespace"])
@@ -288,6 +290,7 @@ def _catalog_steps(plans, endpoints):
         steps["application_credentials"].extend(plan["application_credentials"])
         steps["credential_secrets"].extend(plan["credential_secrets"])
         steps["retired_secrets"].extend(plan["retired_secrets"])
+        steps["retired_credentials"].extend(plan["retired_credentials"])
         steps["endpoint_regions"].append(_entry(c, endpoint, {"region": c["region"], "endpoints": plan["endpoints"]}))
         if plan["role_assignments"]:
             steps["role_assignments"].append(_entry(c, endpoint, {"assignments": plan["role_assignments"]}))

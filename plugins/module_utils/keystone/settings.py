@@ -180,6 +180,7 @@ def normalize_settings(settings):
         "consumer_auth_url": settings.get("consumer_auth_url"),
         "consumer_interface": settings.get("consumer_interface") or "internal",
         "service_password_version": settings.get("service_password_version") or 0,
+        "service_credential_version": settings.get("service_credential_version") or 0,
     }
     if not kube_names.is_dns1123_label(s["namespace"]):
         problems.append(problem("namespace", "%r must be a DNS-1123 label (the OpenStack cluster's namespace)"
@@ -196,12 +197,12 @@ def normalize_settings(settings):
     for key in ("domain", "admin_project", "service_project", "korc_cloud"):
         if not isinstance(s[key], str) or not s[key].strip():
             problems.append(problem(key, "must be a non-empty string"))
-    version = s["service_password_version"]
-    if isinstance(version, str) and version.isdigit():
-        s["service_password_version"] = version = int(version)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
-        problems.append(problem("service_password_version", "must be a whole number of at least 0, got %r"
-                                % (version,)))
+    for key in ("service_password_version", "service_credential_version"):
+        version = s[key]
+        if isinstance(version, str) and version.isdigit():
+            s[key] = version = int(version)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            problems.append(problem(key, "must be a whole number of at least 0, got %r" % (version,)))
     if s["service_project_policy"] not in MANAGEMENT_POLICIES:
         problems.append(problem("service_project_policy", "must be one of %s, got %r"
                                 % (", ".join(MANAGEMENT_POLICIES), s["service_project_policy"])))

@@ -373,6 +373,23 @@ def periodic_reconcile(shoot):
             and last.get("type") == "Reconcile" and last.get("state") in ("Processing", "Error"))
 
 
+# gardenlet's ShootControllerConfiguration.syncPeriod default: a Shoot is reconciled again this long after its last
+# reconcile.
+SYNC_PERIOD_SECONDS = 3600
+
+
+def reconciling_a_write(shoot, manager, now):
+    """Whether a reconcile in progress may be the one of a write of `manager` (its managedFields time): gardenlet sets
+    status.observedGeneration when a reconcile starts, and its conditions stay True until the care controller sees
+    what the reconcile rolls, so such a reconcile looks periodic. A periodic one comes only a sync period after the
+    last reconcile: within that after the write, a reconcile in progress is the write's own (or a retry of it)."""
+    times = [timestamps.parse_timestamp(entry.get("time"))
+             for entry in (shoot.get("metadata") or {}).get("managedFields") or []
+             if isinstance(entry, dict) and entry.get("manager") == manager]
+    times = [moment for moment in times if moment is not None]
+    return bool(times) and now - max(times) < SYNC_PERIOD_SECONDS
+
+
 def admin_kubeconfig_request(expiration_seconds):
     return {"apiVersion": ADMIN_KUBECONFIG_API_VERSION, "kind": ADMIN_KUBECONFIG_KIND,
             "spec": {"expirationSeconds": int(expiration_seconds)}}

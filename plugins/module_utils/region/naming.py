@@ -208,16 +208,28 @@ def korc_endpoint(service, interface):
     return "%s-%s" % (service, interface)
 
 
-def service_keystone_credentials_secret(service):
-    """The application credential Secret a service CR references (seed 003 appCredentialRef)."""
-    return service + "-keystone-credentials"
+def _versioned(name, version):
+    return name + ("-v%d" % version if version else "")
+
+
+def service_keystone_credentials_secret(service, version=0):
+    """Version 0: the application credential Secret a service CR references (seed 003 appCredentialRef), whose
+    secret K-ORC also creates the first credential with. Version N: the Secret K-ORC creates that version's
+    credential with (<service>-keystone-credentials-v<N>); the service CR's Secret then gets its ID and secret."""
+    return _versioned(service + "-keystone-credentials", version)
+
+
+def service_application_credential(service, version=0):
+    """The K-ORC ApplicationCredential (and its Keystone name) of a service's credential version: K-ORC's
+    ApplicationCredential is immutable, so each version is an object of its own."""
+    return _versioned(service, version)
 
 
 def service_keystone_user_secret(service, version=0):
     """The service user's Secret: its password (User passwordRef) and its own clouds.yaml. Each version of the
     service passwords has Secrets of its own (K-ORC changes a user's password when its passwordRef names another
     Secret): version 0 is <service>-keystone-user, version N <service>-keystone-user-v<N>."""
-    return service + "-keystone-user" + ("-v%d" % version if version else "")
+    return _versioned(service + "-keystone-user", version)
 
 
 # ---------------------------------------------------------------------------

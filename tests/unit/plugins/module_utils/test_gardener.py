@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
@@ -220,3 +221,21 @@ def live_shoot(op_type="Reconcile", state="Processing", generation=3, observed=3
 ])
 def test_periodic_reconcile_of_an_unchanged_healthy_shoot(shoot, ready):
     assert gardener.periodic_reconcile(shoot) is ready
+
+
+@pytest.mark.parametrize("fields, ago, expected", [
+    ([{"manager": "upgrade", "time": "2026-12-05T10:00:00Z"}], 60, True),       # the write's own reconcile
+    ([{"manager": "upgrade", "time": "2026-12-05T10:00:00Z"}], 3599, True),
+    ([{"manager": "upgrade", "time": "2026-12-05T10:00:00Z"}], 3600, False),    # a periodic one may have come
+    ([{"manager": "other", "time": "2026-12-05T10:00:00Z"}], 60, False),        # written by someone else
+    ([{"manager": "upgrade", "time": "2026-12-05T08:00:00Z"},
+      {"manager": "upgrade", "time": "2026-12-05T10:00:00Z"}], 60, True),       # the latest write counts
+    ([{"manager": "upgrade"}], 60, False),                                     # no time: nothing known
+    (None, 60, False),
+])
+def test_a_reconcile_soon_after_a_write_is_the_writes_own(fields, ago, expected):
+    shoot = live_shoot()
+    if fields is not None:
+        shoot["metadata"]["managedFields"] = fields
+    written = timestamps.parse_timestamp("2026-12-05T10:00:00Z")
+    assert gardener.reconciling_a_write(shoot, "upgrade", written + ago) is expected

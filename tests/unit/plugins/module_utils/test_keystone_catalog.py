@@ -194,6 +194,39 @@ def test_a_service_password_version_gives_every_service_user_secrets_of_its_own_
             problems_of(service_password_version=bad))
 
 
+def test_a_service_credential_version_gives_every_service_a_new_credential_that_its_secret_switches_to():
+    base = plan()
+    assert base["retired_credentials"] == []
+    (nova_v0,) = [m for m in base["application_credentials"] if m["metadata"]["name"] == "nova"]
+    assert nova_v0["spec"]["resource"]["secretRef"] == "nova-keystone-credentials"
+    result = plan(service_credential_version=2)
+    credentials = by_kind(result["application_credentials"], "ApplicationCredential")
+    nova = credentials["nova-v2"]["spec"]["resource"]
+    # Immutable in K-ORC: a new object, a new Keystone name and the version's own secret.
+    assert nova["name"] == "nova-v2" and nova["secretRef"] == "nova-keystone-credentials-v2"
+    assert nova["userRef"] == "nova"
+    assert "nova-keystone-credentials-v2" in [spec["name"] for spec in result["secrets"]]
+    assert "nova-keystone-credentials" not in [spec["name"] for spec in result["secrets"]]
+    # The service CR's Secret gets the version's ID and secret in one write.
+    (consumer,) = [spec for spec in result["credential_secrets"] if spec["name"] == "nova-keystone-credentials"]
+    assert consumer["generate"] == []
+    assert [(v["key"], v["kind"], v["name"], v["field"]) for v in consumer["values_from"]] == [
+        ("application_credential_id", "ApplicationCredential", "nova-v2", "status.id"),
+        ("value", "Secret", "nova-keystone-credentials-v2", "data.value")]
+    users = sorted(c["spec"]["resource"]["userRef"] for c in credentials.values())
+    assert {s["credentials_secret"] for s in result["services"] if s["user"]} == {
+        "%s-keystone-credentials" % user for user in users}
+    # The ApplicationCredentials of versions 0 and 1 go first, then the Secrets of versions 1 .. N-1 (version 0's is
+    # the one the service CR names).
+    retired = [(m["kind"], m["metadata"]["name"]) for m in result["retired_credentials"]]
+    assert sorted(retired[:2 * len(users)]) == sorted(
+        [("ApplicationCredential", user) for user in users] + [("ApplicationCredential", user + "-v1") for user in users])
+    assert sorted(retired[2 * len(users):]) == [("Secret", user + "-keystone-credentials-v1") for user in users]
+    for bad in (-1, "x", True):
+        assert "service_credential_version: must be a whole number of at least 0" in " ".join(
+            problems_of(service_credential_version=bad))
+
+
 def test_every_other_object_uses_k_orc_credentials_and_carries_the_cluster_labels():
     result = plan(cluster="region", korc_secret="k-orc-x", korc_cloud="c")
     for manifest in result["imports"] + result["catalog"] + result["users"]:

@@ -5,6 +5,8 @@ a failed reconcile stops the move naming the Shoot; a stopped move resumes; chec
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import time
+
 import pytest
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import wait
@@ -110,7 +112,8 @@ def test_a_failed_reconcile_stops_the_move_and_the_next_run_refuses_until_it_is_
     assert result["failed"] and "Shoot hv-b status.lastOperation" in result["msg"] and "fix it before" in result["msg"]
 
 
-def test_a_stopped_move_waits_for_the_shoot_it_left_reconciling_then_goes_on(garden):
+@pytest.mark.parametrize("conditions", ["Progressing", "True"], ids=["care-saw-it", "care-not-yet"])
+def test_a_stopped_move_waits_for_the_shoot_it_left_reconciling_then_goes_on(garden, conditions):
     # A run killed after writing st-a's step: st-a reconciles, nothing else moved yet.
     for name in ("cp",):
         garden.find(gardener.API_VERSION, "Shoot", name, NAMESPACE)["spec"]["kubernetes"]["version"] = "1.34.3"
@@ -119,9 +122,16 @@ def test_a_stopped_move_waits_for_the_shoot_it_left_reconciling_then_goes_on(gar
     obj["spec"]["kubernetes"]["version"] = "1.34.3"
     obj["metadata"]["generation"] = obj["status"]["observedGeneration"] = 2
     obj["status"]["lastOperation"] = {"type": "Reconcile", "state": "Processing", "progress": 27}
-    # Mid-step, not a periodic reconcile: gardenlet's care reports the rolled control plane Progressing.
-    obj["status"]["conditions"] = [{"type": "APIServerAvailable", "status": "Progressing"}]
+    # Mid-step: gardenlet set observedGeneration when the reconcile started; its care controller reports the rolled
+    # control plane Progressing only once it looked, so until then the reconcile looks periodic but for the write.
+    obj["status"]["conditions"] = [{"type": "APIServerAvailable", "status": conditions}]
+    obj["metadata"]["managedFields"] = [{"manager": "c5c3.cobaltcore.kubernetes-upgrade", "operation": "Apply",
+                                         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 30))}]
     result, unused = run_module(gardener_kubernetes_version.main, dict(ARGS, version="1.34"))
     assert not result.get("failed"), result.get("msg")
     assert garden.reconciled == [("st-a", "1.34.3"), ("hv-a", "1.34.3"), ("hv-b", "1.34.3")]
     assert writes(garden) == [("hv-a",), ("hv-b",)]
+    # hv-a's step is written only once st-a's is reconciled.
+    timeline = [(c[0], c[2]) for c in garden.calls if c[0] == "RECONCILED" or (c[0] == "PATCH" and not c[4])]
+    assert timeline == [("RECONCILED", "st-a"), ("PATCH", "hv-a"), ("RECONCILED", "hv-a"), ("PATCH", "hv-b"),
+                        ("RECONCILED", "hv-b")]

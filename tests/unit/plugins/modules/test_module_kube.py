@@ -221,6 +221,21 @@ def test_generated_secret_never_replaces_a_value_another_run_wrote_first(kube, m
     assert result["secrets"][0]["generated"] == [] and not result["changed"]
 
 
+def test_generated_secret_copies_another_secrets_value_decoded_and_never_shows_it(kube):
+    secret = "copied-credential-secret-0123456789"
+    kube.add({"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "src", "namespace": "n"},
+              "data": {"value": base64.b64encode(secret.encode()).decode()}})
+    result, text = run_module(generated_secret.main, {"namespace": "n", "secrets": [{
+        "name": "s", "values_from": [{"key": "value", "api_version": "v1", "kind": "Secret", "name": "src",
+                                      "field": "data.value"}],
+        "templates": {"clouds.yaml": "secret: ${value}"}}]}, diff=True)
+    assert not result.get("failed"), result
+    data = kube.find("v1", "Secret", "s", "n")["data"]
+    assert base64.b64decode(data["value"]).decode() == secret
+    assert base64.b64decode(data["clouds.yaml"]).decode() == "secret: " + secret
+    assert secret not in text and base64.b64encode(secret.encode()).decode() not in text
+
+
 def test_generated_secret_check_mode(kube):
     args = {"namespace": "n", "secrets": [{"name": "s", "generate": ["password"]}]}
     result, _text = run_module(generated_secret.main, args, check_mode=True)
