@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -533,6 +534,43 @@ def failures(out):
     """(task, host, msg) of every failed task of a JSON-callback run."""
     return [(t["task"]["name"], host, r.get("msg")) for p in out["plays"] for t in p["tasks"]
             for host, r in t["hosts"].items() if r.get("failed")]
+
+
+def _children():
+    """{pid: [child pids]} of every live process."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path("/proc/%s/stat" % entry).read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            found.setdefault(ppid, []).append(int(entry))
+    return found
+
+
+def kill_run(proc):
+    """SIGKILL a started ansible-playbook and everything it started, as a killed AWX job's pod goes: Ansible's workers
+    run in sessions of their own (WorkerProcess._detach calls setsid), so killing the playbook's process group alone
+    leaves them, and the modules they run, going on. Stopped first (SIGSTOP), so that none starts another meanwhile."""
+    stopped = set()
+    while True:
+        children, tree, todo = _children(), set(), [proc.pid]
+        while todo:
+            pid = todo.pop()
+            if pid not in tree:
+                tree.add(pid)
+                todo.extend(children.get(pid, []))
+        if tree <= stopped:
+            break
+        for pid in tree - stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+        stopped |= tree
+    for pid in stopped:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return proc.communicate()
 
 
 def start_verbose(playbook, *args, inventory=None):

@@ -9,7 +9,6 @@ gardener-apiserver stand-in defaults a short version and refuses a skipped minor
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, ansible_env, lab_kubectl, objects, run_playbook, task_result, task_results, \
+from conftest import REPO, ansible_env, kill_run, lab_kubectl, objects, run_playbook, task_result, task_results, \
     wait_truthy
 from regionlab import config
 
@@ -162,8 +161,7 @@ def test_the_shoots_move_one_at_a_time_in_the_seeds_order_and_a_killed_move_resu
             wait_truthy(lambda: versions()["st-pool-b"] == "1.34.3", "st-pool-b's first step written", timeout=120,
                         interval=0.1)
         finally:
-            os.killpg(killed.pid, signal.SIGKILL)
-            killed.wait()
+            kill_run(killed)
         assert versions()["hv-pool-a"] == versions()["hv-pool-b"] == "1.33.4"
         rc, out = upgrade("1.35", cobaltcore_kubernetes_minor_steps=2)
     finally:

@@ -9,7 +9,6 @@ credential module run twice at once without the lock.
 import datetime
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -19,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from conftest import (REGION_HOST, REGION_NAMESPACE, REPO, RUN_LOCK, ansible_env, failures, keystone_admin,
-                      keystone_endpoint, kubectl, lab_kubectl, run_lock, run_lock_holder, run_tasks, secret_data,
+                      keystone_endpoint, kill_run, kubectl, lab_kubectl, run_lock, run_lock_holder, run_tasks, secret_data,
                       task_results, token_status, wait_truthy)
 from regionlab import config
 from regionlab import keystone as lab_keystone
@@ -218,8 +217,7 @@ def test_a_run_killed_with_sigkill_does_not_block_the_next_one(region):
     killed = _start(new_session=True)
     wait_truthy(run_lock_holder, "the run to take the lock", timeout=60, interval=0.2)
     time.sleep(3)  # into phase 5
-    os.killpg(killed.pid, signal.SIGKILL)
-    killed.communicate()
+    kill_run(killed)
     # The next run on this controller goes ahead at once (its holder is gone), and converges.
     started = time.monotonic()
     rc, out = _finish(_start("-e", "cobaltcore_lock_wait=0"))

@@ -8,7 +8,6 @@ downgrade), so the hop leaves the region on 2026.1 for the rest of the session; 
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REGION_HOST, REGION_NAMESPACE, REPO, _play, ansible_env, get_object, lab_kubectl, \
-    failures, standins_restored, task_result, update_standins, wait_truthy
+    failures, kill_run, standins_restored, task_result, update_standins, wait_truthy
 from regionlab import config
 
 UPGRADE = REPO / "playbooks" / "upgrade.yml"
@@ -191,8 +190,7 @@ def test_a_move_killed_mid_step_resumes_at_that_step(region_on_old_release):
             wait_truthy(lambda: services()["glance"][0] == LATER["glance"], "the core step written", timeout=120,
                         interval=0.1)
         finally:
-            os.killpg(killed.pid, signal.SIGKILL)
-            killed.wait()
+            kill_run(killed)
         now = services()
         assert now["keystone"] == (LATER["keystone"], LATER["keystone"]) and now["glance"][1] == NEW["glance"], now
         assert now["nova"] == (NEW["nova"], NEW["nova"]), now  # the compute step was never written
