@@ -24,9 +24,9 @@ description:
     machine image whose C(kubeletVersionConstraint) excludes a step's version - and a Shoot whose last operation
     C(Failed).
   - A Shoot still reconciling a version written before (a run that stopped) is waited for first, so the move
-    resumes at its step; a reconcile in progress within gardenlet's sync period (1 h) after this module's last write
-    of the Shoot counts as that write's, even while it looks periodic (all conditions C(True)). A region at the version reports C(changed=false). Check mode returns the plan and writes
-    nothing.
+    resumes at its step; a reconcile in progress within gardenlet's sync period (1 h) after this module's
+    last write of the Shoot counts as that write's, even while it looks periodic (all conditions C(True)).
+  - A region at the version reports C(changed=false). Check mode returns the plan and writes nothing.
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:

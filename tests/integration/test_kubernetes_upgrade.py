@@ -8,7 +8,6 @@ gardener-apiserver stand-in defaults a short version and refuses a skipped minor
 """
 
 import json
-import os
 import subprocess
 import sys
 import threading

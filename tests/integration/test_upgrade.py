@@ -7,7 +7,6 @@ downgrade), so the hop leaves the region on 2026.1 for the rest of the session; 
 """
 
 import json
-import os
 import subprocess
 import sys
 import threading
