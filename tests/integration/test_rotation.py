@@ -320,6 +320,17 @@ def test_a_raised_service_password_version_rotates_every_service_users_password_
         assert rc == 0 and changed in (None, out["stats"][REGION_HOST]["changed"]), out["stats"]
 
 
+def keystone_beside_a_client(auth, *args):
+    """keystone.yml -vvv with args while a client authenticates with auth (read again for every token) in a loop:
+    (rc, out, text, requests made, failed requests)."""
+    loop = client(auth=auth, reauth=True)
+    try:
+        rc, out, text = run_verbose(KEYSTONE, *args)
+    finally:
+        requests_made, failed = loop.finish()
+    return rc, out, text, requests_made, failed
+
+
 def service_credentials():
     """{service: (its K-ORC ApplicationCredentials' names, the credential its <service>-keystone-credentials holds)}."""
     names = {}
@@ -340,12 +351,9 @@ def test_a_raised_service_credential_version_switches_every_services_secret_to_a
     url = keystone_endpoint(CONTROL_PLANE)
     old = service_credentials()
     assert set(old) >= {"nova", "glance"} and all(names == [s] for s, (names, unused) in old.items()), old
-    loop = client(auth=lambda: application_credential_auth("nova"), reauth=True)
-    try:
-        rc, out, text = run_verbose(KEYSTONE, "-e", "cobaltcore_service_credential_version=1",
-                                    "-e", "keystone_bootstrap_service_credential_grace=5")
-    finally:
-        requests_made, failed = loop.finish()
+    rc, out, text, requests_made, failed = keystone_beside_a_client(
+        lambda: application_credential_auth("nova"), "-e", "cobaltcore_service_credential_version=1",
+        "-e", "keystone_bootstrap_service_credential_grace=5")
     assert rc == 0, failures(out)
     new = service_credentials()
     assert sorted(new) == sorted(old) and all(new[s][0] == [s + "-v1"] for s in new), new
@@ -390,12 +398,8 @@ def test_a_raised_korc_credential_version_mints_korc_a_new_credential_and_delete
     end of the run; K-ORC goes on reconciling with the new one."""
     old_auth, old_id = korc_auth(), korc_credential_id()
     url = keystone_endpoint(CONTROL_PLANE)
-    loop = client(auth=korc_auth, reauth=True)
-    try:
-        rc, out, text = run_verbose(KEYSTONE, "-e", "cobaltcore_korc_credential_version=1",
-                                    "-e", "keystone_bootstrap_korc_replaced_grace=5")
-    finally:
-        requests_made, failed = loop.finish()
+    rc, out, text, requests_made, failed = keystone_beside_a_client(
+        korc_auth, "-e", "cobaltcore_korc_credential_version=1", "-e", "keystone_bootstrap_korc_replaced_grace=5")
     assert rc == 0, failures(out)
     minted = task_results(out, "Mint K-ORC's application credentials and write their clouds.yaml Secrets")
     (cluster,) = minted[REGION_HOST]["clusters"]
