@@ -9,8 +9,12 @@ __metaclass__ = type
 import datetime
 
 
-def parse_timestamp(text):
-    """Seconds since the epoch of an RFC 3339 timestamp (2026-11-26T12:00:00Z, fractions, offsets); None if not one."""
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def parse_datetime(text):
+    """The aware datetime of an RFC 3339 timestamp (2026-11-26T12:00:00Z, fractions of up to 9 digits, offsets); None
+    if not one. Time and MicroTime fields, managedFields times, annotations the collection writes."""
     if not isinstance(text, str):
         return None
     value = text.strip().replace("z", "Z")
@@ -25,6 +29,16 @@ def parse_timestamp(text):
         moment = datetime.datetime.fromisoformat(value)
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        return None
-    return (moment - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)).total_seconds()
+    return moment if moment.tzinfo is not None else None
+
+
+def parse_timestamp(text):
+    """Seconds since the epoch of an RFC 3339 timestamp; None if not one."""
+    moment = parse_datetime(text)
+    return None if moment is None else (moment - EPOCH).total_seconds()
+
+
+def seconds_since(text, now):
+    """Whole seconds from an RFC 3339 timestamp to now (seconds since the epoch), at least 0; None if not one."""
+    then = parse_timestamp(text)
+    return None if then is None else max(0, int(now - then))

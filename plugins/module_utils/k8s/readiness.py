@@ -35,11 +35,10 @@ docs/readiness.md is written from it.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import calendar
-import datetime
 import time
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 
 MESSAGE_LIMIT = 400
 
@@ -315,12 +314,7 @@ SCHEDULING_GRACE = 120
 
 
 def _age(ev):
-    created = _get(ev.obj, "metadata", "creationTimestamp")
-    try:
-        then = datetime.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ")
-    except (TypeError, ValueError):
-        return None
-    return max(0, int(time.time() - calendar.timegm(then.timetuple())))
+    return timestamps.seconds_since(_get(ev.obj, "metadata", "creationTimestamp"), time.time())
 
 
 def _shoot_unscheduled(ev):

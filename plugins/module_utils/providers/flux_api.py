@@ -6,7 +6,6 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import calendar
 import time
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
@@ -15,6 +14,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress import problems_line
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 
 # A lease renewed within its duration, give or take this much clock skew between hosts.
 LEASE_SKEW = 30
@@ -24,18 +24,11 @@ def now():
     return time.time()
 
 
-def _timestamp(text):
-    try:
-        return calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
-    except (TypeError, ValueError):
-        return None
-
-
 def _lease_problem(lease, name, namespace):
     if lease is None:
         return "Lease %s/%s does not exist" % (namespace, name)
     spec = lease.get("spec") or {}
-    renewed = _timestamp(spec.get("renewTime"))
+    renewed = timestamps.parse_timestamp(spec.get("renewTime"))
     duration = spec.get("leaseDurationSeconds") or 15
     if not spec.get("holderIdentity") or renewed is None:
         return "Lease %s/%s has no holder" % (namespace, name)

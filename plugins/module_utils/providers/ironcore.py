@@ -11,8 +11,6 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import base64
-import calendar
-import datetime
 import ipaddress
 import re
 
@@ -24,6 +22,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import nami
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import pool_path
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.openapi_schema import type_name
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 
 API_VERSION = "metal.ironcore.dev/v1alpha1"
 PROTOCOLS = ("Redfish", "IPMI", "SSH")
@@ -269,16 +268,6 @@ def last_status_update(server):
     return max(times) if times else None
 
 
-def _seconds_since(stamp, now):
-    if not stamp:
-        return None
-    try:
-        then = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")
-    except ValueError:
-        return None
-    return max(0, int(now - calendar.timegm(then.timetuple())))
-
-
 def duration_text(seconds):
     if seconds is None:
         return "for an unknown time"
@@ -310,7 +299,7 @@ def discovery_problems(bmcs, servers, now):
             state = status.get("state") or ""
             if state in DISCOVERING:
                 busy.append("%s %s %s" % (server["metadata"]["name"], state or "(no state yet)",
-                                          duration_text(_seconds_since(last_status_update(server), now))))
+                                          duration_text(timestamps.seconds_since(last_status_update(server), now))))
             elif state == "Available" and _power_changing(server):
                 settling.append("%s %s" % (server["metadata"]["name"], status.get("powerState") or "(unreported)"))
         if busy:

@@ -19,11 +19,11 @@ older than the Job.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import datetime
 import re
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.conditions import condition, is_true
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 
 KINDS = ("fernet", "credential")
 COMPLETED_AT = "cobaltcore.c5c3.io/rotation-completed-at"
@@ -93,14 +93,6 @@ def job_from_cronjob(cronjob, name, rotation_id):
     }
 
 
-def parse_time(text):
-    """An RFC 3339 UTC time as the API server and the rotation script write it (seconds); None otherwise."""
-    try:
-        return datetime.datetime.strptime(str(text), "%Y-%m-%dT%H:%M:%SZ")
-    except ValueError:
-        return None
-
-
 def _true_condition(job, ctype):
     return condition(job, ctype) if is_true(job, ctype) else None
 
@@ -112,18 +104,18 @@ def rotation_state(job, keys_meta, events, staging_name):
     Keystone CR's events; staging_name: the staging Secret the operator names in a rejection."""
     if job is None:
         return ABSENT, "no Job yet"
-    started = parse_time(job["metadata"].get("creationTimestamp"))
+    started = timestamps.parse_datetime(job["metadata"].get("creationTimestamp"))
     failed = _true_condition(job, "Failed")
     if failed:
         return FAILED, "Job %s failed: %s: %s" % (job["metadata"]["name"], failed.get("reason"), failed.get("message"))
     for event in sorted(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or ""):
-        when = parse_time(event.get("lastTimestamp") or (event.get("eventTime") or "")[:19] + "Z")
+        when = timestamps.parse_datetime(event.get("lastTimestamp") or event.get("eventTime"))
         if (event.get("reason") in REJECTIONS and staging_name in (event.get("message") or "")
                 and when is not None and started is not None and when >= started):
             return FAILED, "the keystone-operator refused the rotation of Job %s: %s: %s" % (
                 job["metadata"]["name"], event["reason"], event.get("message"))
     completed = ((keys_meta or {}).get("annotations") or {}).get(COMPLETED_AT)
-    applied = parse_time(completed)
+    applied = timestamps.parse_datetime(completed)
     complete = _true_condition(job, "Complete")
     if complete and applied is not None and started is not None and applied >= started:
         return DONE, completed

@@ -21,6 +21,7 @@ import os
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.kube_names import (
     is_dns1123_label, is_dns1123_subdomain)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 
 API_VERSION = "coordination.k8s.io/v1"
 KIND = "Lease"
@@ -70,18 +71,6 @@ def validate(region, name, namespace, wait, duration):
 
 def format_time(moment):
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_time(text):
-    """A MicroTime or Time string as a UTC datetime; None when absent or unreadable."""
-    if not text:
-        return None
-    for pattern in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
-        try:
-            return datetime.datetime.strptime(text, pattern).replace(tzinfo=datetime.timezone.utc)
-        except ValueError:
-            continue
-    return None
 
 
 # -- who holds it --------------------------------------------------------------
@@ -153,7 +142,7 @@ def not_here(holder, me):
 def expires(lease):
     """When the holder's lease ends without a renewal (renewTime + leaseDurationSeconds), None if unknown."""
     spec = (lease or {}).get("spec") or {}
-    renewed = parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime"))
+    renewed = timestamps.parse_datetime(spec.get("renewTime")) or timestamps.parse_datetime(spec.get("acquireTime"))
     if renewed is None or not spec.get("leaseDurationSeconds"):
         return None
     return renewed + datetime.timedelta(seconds=int(spec["leaseDurationSeconds"]))

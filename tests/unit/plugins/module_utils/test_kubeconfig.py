@@ -416,3 +416,15 @@ def test_timestamps(text, seconds):
 def test_timestamps_without_zone_are_refused():
     assert parse_timestamp("2030-01-01T00:00:00") is None
     assert parse_timestamp("yesterday") is None and parse_timestamp(5) is None
+
+
+def test_one_rfc_3339_reading_for_every_timestamp_the_api_servers_write():
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
+    utc = timestamps.parse_datetime("2026-11-27T01:00:00.123456789Z")
+    assert utc.tzinfo is not None and utc.microsecond == 123456
+    assert timestamps.parse_datetime("2026-11-27T02:00:00+01:00") == timestamps.parse_datetime("2026-11-27T01:00:00Z")
+    assert timestamps.parse_datetime("2026-11-27T01:00:00") is None and timestamps.parse_datetime(None) is None
+    now = timestamps.parse_timestamp("2026-11-27T01:00:10Z")
+    assert timestamps.seconds_since("2026-11-27T01:00:00Z", now) == 10
+    assert timestamps.seconds_since("2026-11-27T01:00:20Z", now) == 0      # a clock ahead: never negative
+    assert timestamps.seconds_since("", now) is None

@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import run_lock
 
@@ -174,9 +175,9 @@ def test_identity_names_user_host_pid_and_awx_job():
 
 
 def test_times_round_trip():
-    assert run_lock.parse_time(run_lock.format_time(NOW)) == NOW
-    assert run_lock.parse_time("2026-11-27T01:00:00Z") == NOW
-    assert run_lock.parse_time("garbage") is None
+    assert timestamps.parse_datetime(run_lock.format_time(NOW)) == NOW
+    assert timestamps.parse_datetime("2026-11-27T01:00:00Z") == NOW
+    assert timestamps.parse_datetime("garbage") is None
 
 
 def test_validate_names_every_bad_setting():

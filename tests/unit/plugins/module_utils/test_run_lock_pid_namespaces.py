@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import run_lock
 
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_lock_probe.py")
@@ -73,7 +74,7 @@ def test_two_runs_with_one_host_name_in_pid_namespaces_of_their_own_wait_for_eac
         # In its own namespace a run still tells a gone holder from a live one: pid 2^22 + 7 exists nowhere
         # (the kernel's pid_max is at most 2^22).
         gone = run_lock.Holder(**dict(two, pid=2 ** 22 + 7))
-        lease = run_lock.acquired(None, run_lock.Decision(run_lock.CREATE, ""), gone, run_lock.parse_time(
+        lease = run_lock.acquired(None, run_lock.Decision(run_lock.CREATE, ""), gone, timestamps.parse_datetime(
             waiting["lease"]["spec"]["renewTime"]), "cobaltcore-run-lab", "kube-system", 300)
         verdict = ask(second, lease)
         assert verdict["alive"] is False and verdict["action"] == run_lock.TAKE_OVER, verdict
