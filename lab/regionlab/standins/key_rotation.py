@@ -231,16 +231,20 @@ def cronjob_manifest(cr, kind, played_by):
 # The kubelet's projection ---------------------------------------------------------------------------
 
 def project(data, directory):
-    """Write the production Secret's keys as the key repository's files (0600); True when anything changed."""
+    """Write the production Secret's keys as the key repository's files (0600); True when anything changed.
+
+    The kubelet swaps a Secret volume's files at once (AtomicWriter's ..data symlink). Here files change one by one,
+    so new names come first, then changed ones, then removals: a key kept across a rotation (the staged key that
+    becomes the primary under a new name) is never missing while Keystone reads the repository."""
     wanted = {name: value for name, value in decoded(data).items() if value is not None}
     present = {entry.name: entry.read_bytes() for entry in directory.iterdir() if entry.is_file()} \
         if directory.exists() else {}
     if present == wanted:
         return False
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    for name, value in wanted.items():
-        if present.get(name) != value:
-            pki.write_private(directory / name, value)
+    changed = [name for name, value in wanted.items() if present.get(name) != value]
+    for name in sorted(changed, key=lambda n: n in present):
+        pki.write_private(directory / name, wanted[name])
     for name in set(present) - set(wanted):
         (directory / name).unlink()
     return True

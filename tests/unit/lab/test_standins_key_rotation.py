@@ -67,6 +67,23 @@ def test_projection_writes_and_removes_key_files(tmp_path):
     assert kr.repository_data(tmp_path) == rotated
 
 
+def test_a_key_kept_across_a_rotation_is_never_missing_while_the_files_change(tmp_path, monkeypatch):
+    """The staged key 0 becomes the primary 3: Keystone must find its content at every moment of the projection."""
+    data = kr.generated_data(3)
+    kr.project(data, tmp_path)
+    rotated = {"0": kr.generated_data(1)["0"], "2": data["2"], "3": data["0"]}
+    kept = {base64.b64decode(data["0"]), base64.b64decode(data["2"])}
+    seen = []
+    real = kr.pki.write_private
+
+    def recording(path, value):
+        real(path, value)
+        seen.append({entry.read_bytes() for entry in tmp_path.iterdir() if entry.name.isdigit()})
+    monkeypatch.setattr(kr.pki, "write_private", recording)
+    assert kr.project(rotated, tmp_path) is True
+    assert seen and all(kept <= contents for contents in seen)
+
+
 def test_kwok_stages_leave_played_pods_to_the_stand_in():
     complete = {"metadata": {"name": "pod-complete"}, "spec": {"selector": {"matchExpressions": [
         {"key": ".status.phase", "operator": "In", "values": ["Running"]}]}}}
