@@ -191,8 +191,8 @@ class GardenerKubernetesVersionModule(KubeModule):
 
     def settle(self, namespace, live):
         now = time.time()
-        pending = [n for n in sorted(live) if not evaluate(live[n]).ready and (
-            not gardener.periodic_reconcile(live[n]) or gardener.reconciling_a_write(live[n], upgrade.FIELD_MANAGER, now))]
+        pending = [n for n in sorted(live) if not evaluate(live[n]).ready
+                   and not gardener.periodic_reconcile(live[n], written_by=upgrade.FIELD_MANAGER, now=now)]
         if not pending:
             return live
         self.waiter.wait([{"apiVersion": gardener.API_VERSION, "kind": "Shoot", "namespace": namespace, "name": n}

@@ -42,3 +42,12 @@ def seconds_since(text, now):
     """Whole seconds from an RFC 3339 timestamp to now (seconds since the epoch), at least 0; None if not one."""
     then = parse_timestamp(text)
     return None if then is None else max(0, int(now - then))
+
+
+def last_write(obj, manager=None, subresource=None):
+    """The latest metadata.managedFields time (RFC 3339, as the API server writes it) of the entries of `manager`
+    and of `subresource` (either, both or neither); None when there is none."""
+    times = [entry.get("time") for entry in ((obj or {}).get("metadata") or {}).get("managedFields") or []
+             if isinstance(entry, dict) and entry.get("time")
+             and manager in (None, entry.get("manager")) and subresource in (None, entry.get("subresource"))]
+    return max(times) if times else None

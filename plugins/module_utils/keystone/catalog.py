@@ -126,33 +126,38 @@ def _users(s):
 
 def user_secret(s, service):
     """The service user's password Secret of the cluster's service password version."""
-    return naming.service_keystone_user_secret(service, s.get("service_password_version") or 0)
+    return naming.service_keystone_user_secret(service, password_version(s))
+
+
+def password_version(s):
+    return s.get("service_password_version") or 0
 
 
 def credential_version(s):
     return s.get("service_credential_version") or 0
 
 
+def _retired(s, api_version, kind, name_of, versions):
+    """What state=absent deletes: each service user's object name_of(service, version) of the given versions."""
+    return [{"apiVersion": api_version, "kind": kind, "metadata": {
+        "namespace": s["namespace"], "name": name_of(service["name"], old)}}
+        for service in _users(s) for old in versions]
+
+
 def retired_user_secrets(s):
     """The service users' password Secrets of the versions before the cluster's: removed once K-ORC applied the
     current one (a Secret of a retired version holds a password Keystone no longer takes)."""
-    version = s.get("service_password_version") or 0
-    return [{"apiVersion": "v1", "kind": "Secret", "metadata": {
-        "namespace": s["namespace"], "name": naming.service_keystone_user_secret(service["name"], old)}}
-        for service in _users(s) for old in range(version)]
+    return _retired(s, "v1", "Secret", naming.service_keystone_user_secret,
+                    range(password_version(s)))
 
 
 def retired_credentials(s):
     """The ApplicationCredentials of the versions before the cluster's (K-ORC deletes each in Keystone), then the
     Secrets K-ORC created them with; version 0's Secret is the one the service CR names and stays."""
     version = credential_version(s)
-    credentials = [{"apiVersion": naming.KORC_API_VERSION, "kind": "ApplicationCredential", "metadata": {
-        "namespace": s["namespace"], "name": naming.service_application_credential(service["name"], old)}}
-        for service in _users(s) for old in range(version)]
-    secrets = [{"apiVersion": "v1", "kind": "Secret", "metadata": {
-        "namespace": s["namespace"], "name": naming.service_keystone_credentials_secret(service["name"], old)}}
-        for service in _users(s) for old in range(1, version)]
-    return credentials + secrets
+    return (_retired(s, naming.KORC_API_VERSION, "ApplicationCredential", naming.service_application_credential,
+                     range(version))
+            + _retired(s, "v1", "Secret", naming.service_keystone_credentials_secret, range(1, version)))
 
 
 def user_manifests(s):

@@ -356,38 +356,36 @@ def upgrade_order(region, settings=None):
 # ---------------------------------------------------------------------------
 # Admin kubeconfigs (shoots/adminkubeconfig)
 
-def periodic_reconcile(shoot):
+# gardenlet's ShootControllerConfiguration.syncPeriod default: a Shoot is reconciled again this long after its last
+# reconcile.
+SYNC_PERIOD_SECONDS = 3600
+
+
+def periodic_reconcile(shoot, written_by=None, now=None):
     """Whether an unchanged Shoot is ready although gardenlet is reconciling it: the reconcile is one of
     gardenlet's periodic ones (every hour; a transient Error is retried, Failed only after 12 h).
 
     Holds when status.observedGeneration is metadata.generation, every condition is True and
     lastOperation is a Reconcile in state Processing or Error. Only for a Shoot this run did not change:
     a changed spec bumps the generation, and then its reconcile is waited for.
+
+    written_by: a field manager whose earlier write (a run that stopped) may be what gardenlet reconciles. gardenlet
+    sets status.observedGeneration when a reconcile starts, and the conditions stay True until the care controller
+    sees what it rolls, so the write's reconcile looks periodic too; a periodic one comes only a sync period after
+    the last reconcile, so within that after the manager's last write (managedFields time, now: seconds since the
+    epoch) the reconcile in progress is the write's.
     """
     meta, status = shoot.get("metadata") or {}, shoot.get("status") or {}
     last = status.get("lastOperation") or {}
     conditions = status.get("conditions") or []
+    if written_by is not None:
+        written = timestamps.parse_timestamp(timestamps.last_write(shoot, manager=written_by))
+        if written is not None and now - written < SYNC_PERIOD_SECONDS:
+            return False
     return (meta.get("generation") is not None and status.get("observedGeneration") == meta.get("generation")
             and not meta.get("deletionTimestamp") and bool(conditions)
             and all(c.get("status") == "True" for c in conditions)
             and last.get("type") == "Reconcile" and last.get("state") in ("Processing", "Error"))
-
-
-# gardenlet's ShootControllerConfiguration.syncPeriod default: a Shoot is reconciled again this long after its last
-# reconcile.
-SYNC_PERIOD_SECONDS = 3600
-
-
-def reconciling_a_write(shoot, manager, now):
-    """Whether a reconcile in progress may be the one of a write of `manager` (its managedFields time): gardenlet sets
-    status.observedGeneration when a reconcile starts, and its conditions stay True until the care controller sees
-    what the reconcile rolls, so such a reconcile looks periodic. A periodic one comes only a sync period after the
-    last reconcile: within that after the write, a reconcile in progress is the write's own (or a retry of it)."""
-    times = [timestamps.parse_timestamp(entry.get("time"))
-             for entry in (shoot.get("metadata") or {}).get("managedFields") or []
-             if isinstance(entry, dict) and entry.get("manager") == manager]
-    times = [moment for moment in times if moment is not None]
-    return bool(times) and now - max(times) < SYNC_PERIOD_SECONDS
 
 
 def admin_kubeconfig_request(expiration_seconds):

@@ -263,9 +263,7 @@ def last_status_update(server):
 
     metal-operator's discovery timeout counts from the same time (checkLastStatusUpdateAfter).
     """
-    times = [entry.get("time") for entry in (server.get("metadata") or {}).get("managedFields") or []
-             if entry.get("subresource") == "status" and entry.get("time")]
-    return max(times) if times else None
+    return timestamps.last_write(server, subresource="status")
 
 
 def duration_text(seconds):

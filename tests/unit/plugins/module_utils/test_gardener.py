@@ -238,4 +238,5 @@ def test_a_reconcile_soon_after_a_write_is_the_writes_own(fields, ago, expected)
     if fields is not None:
         shoot["metadata"]["managedFields"] = fields
     written = timestamps.parse_timestamp("2026-12-05T10:00:00Z")
-    assert gardener.reconciling_a_write(shoot, "upgrade", written + ago) is expected
+    assert gardener.periodic_reconcile(shoot) is True
+    assert gardener.periodic_reconcile(shoot, written_by="upgrade", now=written + ago) is not expected

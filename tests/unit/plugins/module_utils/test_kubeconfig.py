@@ -428,3 +428,12 @@ def test_one_rfc_3339_reading_for_every_timestamp_the_api_servers_write():
     assert timestamps.seconds_since("2026-11-27T01:00:00Z", now) == 10
     assert timestamps.seconds_since("2026-11-27T01:00:20Z", now) == 0      # a clock ahead: never negative
     assert timestamps.seconds_since("", now) is None
+    server = {"metadata": {"managedFields": [
+        {"manager": "a", "time": "2026-11-27T01:00:05Z"},
+        {"manager": "b", "subresource": "status", "time": "2026-11-27T01:00:03Z"},
+        {"manager": "a", "subresource": "status", "time": "2026-11-27T01:00:01Z"},
+        {"manager": "a"}]}}
+    assert timestamps.last_write(server) == "2026-11-27T01:00:05Z"
+    assert timestamps.last_write(server, subresource="status") == "2026-11-27T01:00:03Z"
+    assert timestamps.last_write(server, manager="a", subresource="status") == "2026-11-27T01:00:01Z"
+    assert timestamps.last_write(server, manager="c") is None and timestamps.last_write(None) is None
