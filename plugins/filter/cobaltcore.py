@@ -36,8 +36,9 @@ def validate_claims_filter(claims, region):
 
 
 @fails_on_input_error("invalid OpenStackCluster claims, nothing composed")
-def compose_openstack_cluster_filter(claim, region, claims=None, public_url_template=None):
-    return compose_openstack_cluster(claim, region, claims=claims, public_url_template=public_url_template or None)
+def compose_openstack_cluster_filter(claim, region, claims=None, public_url_template=None, ceph_client_version=0):
+    return compose_openstack_cluster(claim, region, claims=claims, public_url_template=public_url_template or None,
+                                     ceph_client_version=ceph_client_version)
 
 
 @fails_on_input_error("invalid region")
@@ -99,12 +100,14 @@ def valid_claims_filter(claims, problems):
 
 
 @fails_on_input_error("invalid OpenStackCluster claims, nothing applied")
-def tenant_plan_filter(claims, region, ceph=None, ceph_fact=None, require_monitors=False, public_url_template=None):
+def tenant_plan_filter(claims, region, ceph=None, ceph_fact=None, require_monitors=False, public_url_template=None,
+                       ceph_client_version=0):
     facts = dict(ceph or {})
     if ceph_fact:
         facts.update(_host_facts(region, ceph_fact))
     return tenants.plan(claims, region, dict((pool, f) for pool, f in facts.items() if isinstance(f, dict)),
-                        require_monitors=bool(require_monitors), public_url_template=public_url_template or None)
+                        require_monitors=bool(require_monitors), public_url_template=public_url_template or None,
+                        ceph_client_version=ceph_client_version)
 
 
 def _host_facts(region, fact):

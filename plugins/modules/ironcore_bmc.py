@@ -210,6 +210,11 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.progress impor
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter, WaitError
 
 
+# A changed password of an existing BMCSecret is not yet the BMCs' own.
+ROTATE_HINT = (" (a new password in the inventory is set on the BMCs first: playbooks/rotate.yml -e rotate=bmc-credentials,"
+               " docs/rotation.md)")
+
+
 class IronCoreBMCModule(KubeModule):
     argument_spec = dict(
         bmcs=dict(type="list", elements="dict", default=[], options=dict(
@@ -270,11 +275,15 @@ class IronCoreBMCModule(KubeModule):
         """Before anything is written: every BMC that is new or gets changed credentials must accept them. A
         converged BMC stays Enabled and Ready after a password change (metal-operator's connection check reads
         only the service root, which needs no login), so a refused password would otherwise pass unnoticed."""
-        logins = ironcore.logins_to_check(bmcs, secrets, self.objects("BMC"), self.objects("BMCSecret"))
+        current_secrets = self.objects("BMCSecret")
+        stored = set(o["metadata"]["name"] for o in current_secrets)
+        logins = ironcore.logins_to_check(bmcs, secrets, self.objects("BMC"), current_secrets)
         problems = redfish.login_problems(logins, validate_certs=self.params["bmc_validate_certs"])
         if problems:
-            raise InputError(["bmcs[%d]: BMC %s with BMCSecret %s %s" % (index, b["name"], b["secret"], problems[b["name"]])
-                              for index, b in enumerate(bmcs) if b["name"] in problems])
+            raise InputError(["bmcs[%d]: BMC %s with BMCSecret %s %s%s" % (
+                index, b["name"], b["secret"], problems[b["name"]],
+                ROTATE_HINT if b["secret"] in stored and problems[b["name"]].startswith("refuses") else "")
+                for index, b in enumerate(bmcs) if b["name"] in problems])
         return sorted(login[0] for login in logins)
 
     def wait_for_bmcs(self, bmcs):

@@ -11,11 +11,11 @@ short_description: Copy keys of Secrets from one cluster to another without ever
 version_added: 0.6.0
 description:
   - Reads each copy's C(source) Secret on the source cluster (the module's Kubernetes connection) and
-    server-side applies its C(target) on the target cluster (O(target_kubeconfig)) with the one data key
-    C(key), type C(Opaque) and the copy's C(labels) (see O(copies)). Phase 7 copies Rook's CephClient Secret
-    C(rook-ceph-client-openstack-<name>) (key C(userKey)) of a storage pool to C(ceph-client-<name>) in the
-    tenant namespace of the control-plane cluster.
-  - A target whose key already equals the source's is not written; when the source changes (Rook rotated the
+    server-side applies its C(target) on the target cluster (O(target_kubeconfig)) with the data key or keys
+    C(key), type C(Opaque) and the copy's C(labels) (see O(copies)); the keys of one copy go in one write. Phase 7
+    copies Rook's CephClient Secret C(rook-ceph-client-openstack-<name>) (keys C(userID) and C(userKey)) of a storage
+    pool to C(ceph-client-<name>) in the tenant namespace of the control-plane cluster.
+  - A target whose keys already equal the source's is not written; when the source changes (Rook rotated the
     key), the next run writes the new value.
   - Every copy is checked first (input, then that each source Secret and key exists); any problem fails naming
     all of them, before anything is written.
@@ -44,11 +44,18 @@ options:
   copies:
     description:
       - What to copy; each item a dict with C(source) and C(target) (each C({namespace, name})), C(key) (the data
-        key, the same on both sides) and optional C(labels) for the target. Other keys are ignored, so phase 7
-        passes its plan's entries as they are.
+        key, the same on both sides, or a list of them) and optional C(labels) for the target. Other keys are
+        ignored, so phase 7 passes its plan's entries as they are.
     type: list
     elements: dict
     required: true
+  public_keys:
+    description:
+      - Data keys whose values are names, not secrets (Rook's C(userID)), so they are not masked in the output;
+        every other value of a source Secret is.
+    type: list
+    elements: str
+    default: []
   field_manager:
     description: The server-side apply field manager on the target.
     type: str
@@ -56,15 +63,16 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Copy the tenants' Ceph keys of this storage pool to the control plane
+- name: Copy the tenants' Ceph users and keys of this storage pool to the control plane
   c5c3.cobaltcore.secret_copy:
     kubeconfig: "{{ cobaltcore_kubeconfig }}"
     target_kubeconfig: "{{ hostvars['lab-control-plane'].cobaltcore_kubeconfig }}"
     copies:
       - source: {namespace: rook-ceph, name: rook-ceph-client-openstack-customer-a-prod}
         target: {namespace: openstack-customer-a-prod, name: ceph-client-customer-a-prod}
-        key: userKey
+        key: [userID, userKey]
         labels: {c5c3.io/openstack-cluster-name: customer-a-prod}
+    public_keys: [userID]
 """
 
 RETURN = r"""
@@ -106,7 +114,7 @@ def _ref(value, field, problems):
 
 
 def validate_copies(copies):
-    """(source, target, key, labels) of each copy, or InputError naming every bad field."""
+    """(source, target, keys, labels) of each copy, or InputError naming every bad field."""
     problems = []
     checked = []
     for index, copy in enumerate(copies):
@@ -117,12 +125,14 @@ def validate_copies(copies):
         source = _ref(copy.get("source"), field + ".source", problems)
         target = _ref(copy.get("target"), field + ".target", problems)
         key = copy.get("key")
-        if not isinstance(key, str) or not key:
-            problems.append(problem(field + ".key", "must be a non-empty string, got %r" % (key,)))
+        keys = tuple(key) if isinstance(key, list) else (key,)
+        if not keys or not all(isinstance(k, str) and k for k in keys):
+            problems.append(problem(field + ".key", "must be a non-empty string or a non-empty list of them, got %r"
+                                    % (key,)))
         labels = copy.get("labels") or {}
         if not isinstance(labels, dict):
             problems.append(problem(field + ".labels", "must be a mapping, got %r" % (labels,)))
-        checked.append((source, target, key, labels))
+        checked.append((source, target, keys, labels))
     if problems:
         raise InputError(problems)
     return checked
@@ -134,6 +144,7 @@ class SecretCopyModule(KubeModule):
         target_context=dict(type="str"),
         copies=dict(type="list", elements="dict", required=True),
         field_manager=dict(type="str", default="c5c3.cobaltcore"),
+        public_keys=dict(type="list", elements="str", default=[], no_log=False),
     )
     narrowed_options = ("kubeconfig", "target_kubeconfig")
 
@@ -151,30 +162,33 @@ class SecretCopyModule(KubeModule):
     def run(self):
         copies = validate_copies(self.params["copies"])
         secrets = self.client.resource("v1", "Secret")
+        public = set(self.params["public_keys"])
         values = {}
         problems = []
-        for source, _target, key, _labels in copies:
+        for source, _target, _keys, _labels in copies:
             if source in values:
                 continue
             live = self.client.get(secrets, source[1], source[0])
             data = (live or {}).get("data") or {}
-            self.hide(*[v for v in data.values() if isinstance(v, str)])
-            self.hide(*[_decoded(v) for v in data.values() if isinstance(v, str)])
+            hidden = [v for k, v in data.items() if k not in public and isinstance(v, str)]
+            self.hide(*hidden)
+            self.hide(*[_decoded(v) for v in hidden])
             values[source] = data
             if live is None:
                 problems.append(problem("%s/%s" % source, "source Secret not found", "copy"))
-        for source, _target, key, _labels in copies:
-            if source in values and values[source] and key not in values[source]:
-                problems.append(problem("%s/%s" % source, "has no key %s" % key, "copy"))
+        for source, _target, keys, _labels in copies:
+            missing = [k for k in keys if k not in values[source]]
+            if values[source] and missing:
+                problems.append(problem("%s/%s" % source, "has no key %s" % ", ".join(missing), "copy"))
         if problems and not self.check_mode:
             raise InputError(problems)
         # Check mode before the first run: Rook has not made the key yet, so there is nothing to compare.
-        ready = [c for c in copies if c[2] in values[c[0]]]
+        ready = [c for c in copies if all(k in values[c[0]] for k in c[2])]
         manifests = [{
             "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
             "metadata": {"name": target[1], "namespace": target[0], "labels": dict(labels)},
-            "data": {key: values[source][key]},
-        } for source, target, key, labels in ready]
+            "data": dict((key, values[source][key]) for key in keys),
+        } for source, target, keys, labels in ready]
         target_client = connection.KubeClient(
             {"kubeconfig": self.params["target_kubeconfig"], "context": self.params["target_context"]})
         try:
@@ -188,7 +202,7 @@ class SecretCopyModule(KubeModule):
         self.results.update(
             results=[{"source": "%s/%s" % source, "target": "%s/%s" % target,
                       "result": by_target.get(target, "source missing")}
-                     for source, target, _key, _labels in copies],
+                     for source, target, _keys, _labels in copies],
             summary=summary(results))
 
 

@@ -38,7 +38,8 @@ def test_site_through_ansible_runner_transmit_worker_process(region):
     # own last play releases it (docs/run-lock.md).
     release = "Release the region's run lock"
     phases = [p for p in plays if p != release]
-    assert plays[0].startswith("Preflight") and phases[-1] == "Phase 7 - tenants" and plays[-1] == release, plays
+    assert plays[0].startswith("Preflight") and phases[-1] == "Phase 8 - database backups", plays
+    assert plays[-1] == release, plays
     assert failed == []
     # It started with the region's first build (the fixture) and waited for the build's run lock, saying whose.
     waited = [e["event_data"]["res"]["msg"] for e in events if e["event"] == "runner_on_ok"

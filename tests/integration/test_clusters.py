@@ -234,6 +234,8 @@ def test_a_wrong_bmc_password_on_the_converged_region_fails_before_any_write_and
         name = "lab-bmc-%02d" % (index + 1)
         assert ("bmcs[%d]: BMC %s with BMCSecret bmc-lab-rack-1 refuses the credentials (HTTP 401 from "
                 "http://127.0.1.%d:8000/redfish/v1/Systems)" % (index, name, index + 1)) in message, message
+    assert "(a new password in the inventory is set on the BMCs first: playbooks/rotate.yml -e rotate=bmc-credentials" \
+        in message
     assert wrong["cobaltcore_bmc_credentials"]["lab-rack-1"]["password"] not in out
     assert stored_password() == before
     assert writes()[("baremetal", "bmcsecrets")] == started[("baremetal", "bmcsecrets")]

@@ -5,9 +5,11 @@ client authenticates, validates an older token and reads a stored credential in 
 
 import base64
 import json
+import os
 import threading
 import time
 
+import pytest
 import requests
 import yaml
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -418,6 +420,236 @@ def test_a_raised_korc_credential_version_mints_korc_a_new_credential_and_delete
     assert rc == 0 and korc_credential_id() not in (old_id, newer), failures(out)
     rc, out, unused = _play(KEYSTONE)
     assert rc == 0 and out["stats"][REGION_HOST]["changed"] == 0, out["stats"]
+
+
+TENANTS = REPO / "playbooks" / "tenants.yml"
+CEPH_TENANT = "lab-tenant-b"  # on two storage pools: a Ceph user on each
+
+
+def ceph_consumers(tenant):
+    """[(storage pool, monitors, Ceph user, Secret)] of each RBD backend of the tenant's ControlPlane, as it names them."""
+    cp = get_object(REGION_HOST, "-n", "openstack-" + tenant, "controlplane.c5c3.io", tenant, missing_ok=False)
+    return [(b["storageCluster"], b["monitors"], b["user"], b["secretRef"])
+            for b in cp["spec"]["openstack"]["cinder"]["backends"] if b.get("type") == "rbd"]
+
+
+def ceph_key(tenant, secret):
+    return (secret_data(CONTROL_PLANE, secret, "openstack-" + tenant) or {}).get("userKey")
+
+
+def cinder_rollout(tenant):
+    """The tenant's Cinder CR as its pods run it: (whether its operator rolled its generation out, {backend: (Ceph
+    user, Secret)})."""
+    cinder = get_object(REGION_HOST, "-n", "openstack-" + tenant, "cinders.cinder.openstack.c5c3.io", "cinder",
+                        missing_ok=False)
+    status = cinder.get("status") or {}
+    ready = status.get("observedGeneration") == cinder["metadata"]["generation"] and any(
+        c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or [])
+    return ready, dict((b["name"], (b["rbd"]["cephClientRef"]["name"], b["rbd"]["cephSecretRef"]["name"]))
+                       for b in cinder["spec"].get("backends") or [])
+
+
+class CephConsumer(threading.Thread):
+    """A tenant's Cinder in a loop: each round connects to each backend's Ceph with the user and the Secret (read
+    again) its pods run - those of the Cinder CR's generation its operator last rolled out, as a Deployment keeps its
+    old pods until the new ones run - and writes and reads an object in the tenant's volumes pool."""
+
+    def __init__(self, tenant):
+        super().__init__(daemon=True)
+        self.tenant, self.rounds, self.failures, self.users = tenant, 0, [], set()
+        self.monitors = dict((name, (pool, monitors)) for pool, monitors, name in (
+            (b["storageCluster"], b["monitors"], b["name"]) for b in get_object(
+                REGION_HOST, "-n", "openstack-" + tenant, "controlplane.c5c3.io", tenant,
+                missing_ok=False)["spec"]["openstack"]["cinder"]["backends"] if b.get("type") == "rbd"))
+        ready, self.running = cinder_rollout(tenant)
+        assert ready and sorted(self.running) == sorted(self.monitors), (ready, self.running, self.monitors)
+        self.stop = threading.Event()
+
+    def run(self):
+        from regionlab import ceph
+        while not self.stop.is_set():
+            try:
+                ready, backends = cinder_rollout(self.tenant)
+                if ready:
+                    self.running = backends
+                for name, (user, secret) in sorted(self.running.items()):
+                    pool, monitors = self.monitors[name]
+                    client = ceph.connect(monitors, "client." + user, ceph_key(self.tenant, secret))
+                    try:
+                        with client.open_ioctx(self.tenant + "-volumes") as io:
+                            io.write_full("rotation-test", user.encode())
+                            assert io.read("rotation-test") == user.encode()
+                    finally:
+                        client.shutdown()
+                    self.users.add((pool, user))
+            except Exception as exc:  # noqa: BLE001 - any error is a failed round
+                self.failures.append("%s: %s" % (type(exc).__name__, exc))
+            self.rounds += 1
+            time.sleep(0.1)
+
+    def finish(self):
+        self.stop.set()
+        self.join(timeout=60)
+        return self.rounds, self.failures
+
+
+def ceph_users(pool):
+    from regionlab import ceph
+    return {entry["entity"] for entry in ceph.Cluster(pool).command("auth ls")["auth_dump"]}
+
+
+def test_a_raised_ceph_client_version_gives_every_tenant_a_new_ceph_user_and_deletes_the_old_one(region):
+    """cobaltcore_ceph_client_version 1: each tenant's ControlPlane switches to the Ceph user openstack-<t>-v1 and its
+    Secret, a consumer that reads them for every connection never fails, and the old users are deleted once the
+    ControlPlanes run the new one; back to 0, the version 1 objects go by hand and the next run is changed=0."""
+    tenants_dir = "cobaltcore_tenants_dir=%s" % region.tenants_dir
+    before = ceph_consumers(CEPH_TENANT)
+    assert [(pool, user) for pool, unused, user, unused in before] == [
+        ("st-pool-a", "openstack-" + CEPH_TENANT), ("st-pool-b", "openstack-" + CEPH_TENANT)], before
+    old_keys = dict((pool, ceph_key(CEPH_TENANT, secret)) for pool, unused, unused, secret in before)
+    consumer = CephConsumer(CEPH_TENANT)
+    consumer.start()
+    try:
+        rc, out, text = run_verbose(TENANTS, "-e", tenants_dir, "-e", "cobaltcore_ceph_client_version=1",
+                                    "-e", "tenants_ceph_client_grace=5")
+    finally:
+        rounds, failed = consumer.finish()
+    assert rc == 0, failures(out)
+    print("\nCeph client rotation: %d consumer rounds" % rounds)
+    assert rounds > 5 and failed == [], failed
+    after = ceph_consumers(CEPH_TENANT)
+    assert [(pool, user, secret) for pool, unused, user, secret in after] == [
+        ("st-pool-a", "openstack-%s-v1" % CEPH_TENANT, "ceph-client-%s-v1" % CEPH_TENANT),
+        ("st-pool-b", "openstack-%s-v1" % CEPH_TENANT, "ceph-client-%s-st-pool-b-v1" % CEPH_TENANT)], after
+    # The consumer ran with both users: the old one until the switch, the new one after.
+    assert {user for unused, user in consumer.users} == {"openstack-" + CEPH_TENANT, "openstack-%s-v1" % CEPH_TENANT}
+    from regionlab import ceph
+    for pool, monitors, _user, _secret in before:
+        users = ceph_users(pool)
+        assert "client.openstack-%s-v1" % CEPH_TENANT in users and "client.openstack-" + CEPH_TENANT not in users
+        with pytest.raises((ceph.rados().Error, ceph.CephError)):
+            ceph.connect(monitors, "client.openstack-" + CEPH_TENANT, old_keys[pool], timeout=5).shutdown()
+        assert [c["metadata"]["name"] for c in objects(pool, "cephclients.ceph.rook.io", "rook-ceph")
+                if c["metadata"]["name"].startswith("openstack-%s" % CEPH_TENANT)] == ["openstack-%s-v1" % CEPH_TENANT]
+    secrets = sorted(o["metadata"]["name"] for o in objects(REGION_HOST, "secrets", "openstack-" + CEPH_TENANT)
+                     if o["metadata"]["name"].startswith("ceph-client-"))
+    assert secrets == ["ceph-client-%s-st-pool-b-v1" % CEPH_TENANT, "ceph-client-%s-v1" % CEPH_TENANT]
+    new_keys = [ceph_key(CEPH_TENANT, secret) for unused, unused, unused, secret in after]
+    assert [k for k in list(old_keys.values()) + new_keys if k in text] == []
+    rc, out, unused = _play(TENANTS, "-e", tenants_dir, "-e", "cobaltcore_ceph_client_version=1")
+    assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+    # Back to the inventory's version 0 (the region is shared): Rook makes the users openstack-<t> anew; a lower
+    # version retires nothing, so version 1's CephClients and Secrets go by hand.
+    rc, out, unused = _play(TENANTS, "-e", tenants_dir)
+    assert rc == 0, failures(out)
+    assert [user for unused, unused, user, unused in ceph_consumers(CEPH_TENANT)] == ["openstack-" + CEPH_TENANT] * 2
+    for pool in ("st-pool-a", "st-pool-b"):
+        versioned = [c["metadata"]["name"] for c in objects(pool, "cephclients.ceph.rook.io", "rook-ceph")
+                     if c["metadata"]["name"].endswith("-v1")]
+        assert versioned, pool
+        lab_kubectl(pool, "-n", "rook-ceph", "delete", "cephclients.ceph.rook.io", "--wait=true", *versioned)
+    secrets = json.loads(lab_kubectl(REGION_HOST, "get", "secrets", "-A", "-o", "json").stdout)["items"]
+    versioned = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in secrets
+                 if o["metadata"]["name"].startswith("ceph-client-") and o["metadata"]["name"].endswith("-v1")]
+    assert len(versioned) == 6, versioned  # the region's four tenants, two of them on two storage pools
+    for namespace, name in versioned:
+        lab_kubectl(REGION_HOST, "-n", namespace, "delete", "secret", name)
+    rc, out, unused = _play(TENANTS, "-e", tenants_dir)
+    assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+
+
+BMC_SECRET = "bmc-lab-rack-1"
+BMC_USER = "lab-bmc-admin"
+
+
+def bmc_login():
+    """The login the BMCSecret holds, as metal-operator reads it for each request."""
+    secret = get_object("baremetal", "bmcsecret", BMC_SECRET, missing_ok=False)
+    return tuple(base64.b64decode(secret["data"][key]).decode() for key in ("username", "password"))
+
+
+def lab_bmcs():
+    """The Redfish systems URL of every lab BMC (their BMC objects' addresses)."""
+    return ["http://%s:%d/redfish/v1/Systems" % (b["spec"]["access"]["ip"], b["spec"]["protocol"]["port"])
+            for b in objects("baremetal", "bmcs")]
+
+
+class BMCConsumer(threading.Thread):
+    """metal-operator's requests: each round reads the BMCSecret and logs in to every lab BMC with it."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.urls, self.rounds, self.failures = lab_bmcs(), 0, []
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            login = bmc_login()
+            for url in self.urls:
+                resp = requests.get(url, auth=login, timeout=10)
+                if resp.status_code != 200:
+                    self.failures.append("%s %s as %s" % (resp.status_code, url, login[0]))
+            self.rounds += 1
+            time.sleep(0.05)
+
+    def finish(self):
+        self.stop.set()
+        self.join(timeout=60)
+        return self.rounds, self.failures
+
+
+def rotate_bmcs(rotation_id, password=None, verbose=False, *args):
+    extra = ["-e", json.dumps({"rotate": "bmc-credentials", "rotation_id": rotation_id, "cobaltcore_rotate_bmc_grace": 2})]
+    if password:
+        credentials = {"lab-rack-1": {"username": BMC_USER, "password": password}}
+        extra += ["-e", json.dumps({"cobaltcore_bmc_credentials": credentials})]
+    if verbose:
+        return run_verbose(ROTATE, *(extra + list(args)))
+    rc, out, unused = _play(ROTATE, *(extra + list(args)))
+    return rc, out, None
+
+
+def test_bmc_credentials_rotate_through_a_handover_account_without_a_refused_login(region):
+    """rotate=bmc-credentials with a new password in the inventory: metal-operator's requests (the BMCSecret read for
+    each) are never refused while every BMC gets the new password; the old one and the handover account are refused at
+    the end; the same again changes nothing; back to the lab's password the same way."""
+    original = (config.STATE / "secrets" / "bmc-lab-rack-1").read_text().strip()
+    assert bmc_login() == (BMC_USER, original)
+    new = "Rotated-%s-9x" % os.urandom(6).hex()
+    rc, out, unused = rotate_bmcs("bmc-plan", new, False, "--check")
+    assert rc == 0 and bmc_login()[1] == original, failures(out)
+    (planned,) = task_results(out, "Set the inventory's BMC passwords on the BMCs and in their BMCSecrets "
+                                   "(rotation bmc-plan)")["baremetal"]["secrets"]
+    assert planned["steps"] == ["start"] and len(planned["bmcs"]) == len(lab_bmcs())
+    consumer = BMCConsumer()
+    consumer.start()
+    try:
+        rc, out, text = rotate_bmcs("bmc-1", new, True)
+    finally:
+        rounds, failed = consumer.finish()
+    assert rc == 0, failures(out)
+    print("\nBMC credential rotation: %d consumer rounds over %d BMCs" % (rounds, len(consumer.urls)))
+    assert rounds > 5 and failed == [], failed[:5]
+    assert bmc_login() == (BMC_USER, new)
+    for url in lab_bmcs():
+        assert requests.get(url, auth=(BMC_USER, new), timeout=10).status_code == 200
+        assert requests.get(url, auth=(BMC_USER, original), timeout=10).status_code == 401
+        assert requests.get(url, auth=("c5c3-handover", new), timeout=10).status_code == 401
+    assert original not in text and new not in text
+    assert base64.b64encode(new.encode()).decode() not in text
+    rc, out, unused = rotate_bmcs("bmc-1", new)
+    assert rc == 0 and out["stats"]["baremetal"]["changed"] == 0, out["stats"]
+    # Phase 1 with the new password in the inventory: the BMCSecret is already as it says.
+    rc, out, unused = _play(REPO / "playbooks" / "baremetal.yml", "-e", json.dumps(
+        {"cobaltcore_bmc_credentials": {"lab-rack-1": {"username": BMC_USER, "password": new}}}))
+    assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+    # Back to the lab's password (the lab's BMCs start with it again after a restart).
+    rc, out, unused = rotate_bmcs("bmc-2")
+    assert rc == 0, failures(out)
+    assert bmc_login() == (BMC_USER, original)
+    assert all(requests.get(url, auth=(BMC_USER, new), timeout=10).status_code == 401 for url in lab_bmcs())
+    for bmc in objects("baremetal", "bmcs"):
+        assert bmc["status"]["state"] == "Enabled", bmc["status"]
 
 
 def test_the_rotation_interval_reaches_the_cronjobs(region):

@@ -149,9 +149,13 @@ def spec_state(tenant):
 
 
 def rook_key(pool, client):
+    return rook_user_and_key(pool, client)["userKey"]
+
+
+def rook_user_and_key(pool, client):
     secret = json.loads(kubectl(config.STATE / "kubeconfig" / ("%s.yaml" % pool), "-n", "rook-ceph", "get", "secret",
                                 "rook-ceph-client-" + client, "-o", "json").stdout)
-    return secret["data"]["userKey"]
+    return dict((key, secret["data"][key]) for key in ("userID", "userKey"))
 
 
 def copied_key(namespace, name):
@@ -228,7 +232,8 @@ def test_the_lab_tenants_converge(region):
             if resource == "cephclients":
                 assert obj["spec"]["caps"] == {"mon": "profile rbd", "mgr": "profile rbd", "osd": CAPS[(pool, name)]}
     for (pool, client), (namespace, name) in COPIES.items():
-        assert copied_key(namespace, name) == {"userKey": rook_key(pool, client)}, (pool, client)
+        assert copied_key(namespace, name) == rook_user_and_key(pool, client), (pool, client)
+        assert base64.b64decode(copied_key(namespace, name)["userID"]).decode() == client
 
 
 def test_phase7_first_run_and_noop_rerun(region):
@@ -241,7 +246,7 @@ def test_phase7_first_run_and_noop_rerun(region):
                 continue
             assert not result["changed"], (name, host, result.get("summary"))
             assert set(result["requests"]) <= {"GET"}, (name, host, result["requests"])
-    copies = task_results(region.second.out, "Copy the tenants' Ceph keys of this storage pool to the control plane")
+    copies = task_results(region.second.out, "Copy the tenants' Ceph users and keys of this storage pool to the control plane")
     for host, result in copies.items():
         for item in result.get("results", []):
             assert not item["changed"] and set(item["requests"]) <= {"GET"}, (host, item["requests"])

@@ -25,7 +25,8 @@ from conftest import (REGION_HOST, TENANT_Q, TENANT_R, TEST_CLAIMS, failures, ge
                       update_standins, wait_truthy, write_claims)
 from regionlab import ceph, config
 from test_tenants import (POOLS, REMOVE_PLAY, ROOK_KINDS, TENANTS_PLAY, assert_monitors_are_rooks,
-                          control_plane_objects, copied_key, play, rook_key, spec_state, tenant_objects, tenant_state)
+                          control_plane_objects, copied_key, play, rook_key, rook_user_and_key, spec_state,
+                          tenant_objects, tenant_state)
 
 Q, R, S = TENANT_Q, TENANT_R, "lab-tenant-s"
 # What a test run leaves out (their own tests cover them).
@@ -204,7 +205,8 @@ def test_a_new_key_from_rook_reaches_the_control_plane(claims):
     assert rc == 0, failures(out)
     new = rook_key("st-pool-a", "openstack-" + Q)
     assert new != old
-    assert copied_key("openstack-" + Q, "ceph-client-" + Q) == {"userKey": new}
+    assert copied_key("openstack-" + Q, "ceph-client-" + Q) == rook_user_and_key("st-pool-a", "openstack-" + Q)
+    assert copied_key("openstack-" + Q, "ceph-client-" + Q)["userKey"] == new
     assert written(out) == [("st-pool-a", "CephClient rook-ceph/openstack-" + Q, "created")]
 
 
@@ -218,8 +220,8 @@ def test_a_second_storage_pool_adds_its_pools_and_a_second_cinder_backend(claims
     assert sorted(tenant_objects("st-pool-b", Q)) == [("cephblockpools", Q + "-volumes"),
                                                       ("cephclients", "openstack-" + Q)]
     assert all(obj["status"]["phase"] == "Ready" for obj in tenant_objects("st-pool-b", Q).values())
-    assert copied_key("openstack-" + Q, "ceph-client-%s-st-pool-b" % Q) == {
-        "userKey": rook_key("st-pool-b", "openstack-" + Q)}
+    assert copied_key("openstack-" + Q, "ceph-client-%s-st-pool-b" % Q) == rook_user_and_key(
+        "st-pool-b", "openstack-" + Q)
     cinder = control_plane_objects(Q)[("controlplanes.c5c3.io", Q)]["spec"]["openstack"]["cinder"]
     assert len(cinder["backends"]) == 2, cinder["backends"]
     assert len(set(b["name"] for b in cinder["backends"])) == 2

@@ -53,6 +53,21 @@ def release_managers(namespace=REGION_NAMESPACE, name="lab"):
     return [f["manager"] for f in cp["metadata"].get("managedFields") or [] if f["manager"] == RELEASE_MANAGER]
 
 
+def release_written(namespace, name):
+    """When the release's field manager last wrote the ControlPlane."""
+    cp = json.loads(lab_kubectl(REGION_HOST, "-n", namespace, "get", "controlplane.c5c3.io", name, "-o", "json",
+                                "--show-managed-fields").stdout)
+    return max(f["time"] for f in cp["metadata"]["managedFields"] if f["manager"] == RELEASE_MANAGER)
+
+
+def backup_completed(namespace, name):
+    """The Backup's condition Complete (mariadb-operator's), which must be True."""
+    backup = get_object(REGION_HOST, "-n", namespace, "backups.k8s.mariadb.com", name, missing_ok=False)
+    (complete,) = [c for c in backup["status"]["conditions"] if c["type"] == "Complete"]
+    assert complete["status"] == "True", complete
+    return complete
+
+
 def the_task(out):
     return task_result(out, TASK)
 
@@ -119,6 +134,10 @@ def test_a_skip_and_an_unknown_release_are_refused_before_any_write(region_on_ol
         TENANT_NAMESPACE, TENANT) in message
     rc, out = upgrade("2025.3")
     assert rc != 0 and "'2025.3' is no OpenStack release" in the_task(out)["msg"]
+    # No backup settings and no explicit opt-out: no step without a backup.
+    rc, out = upgrade("2026.1", "-e", json.dumps({"cobaltcore_database_backup": {}}))
+    assert rc != 0 and "a release step needs a database backup of each cluster that moves first" in \
+        task_result(out, "Require the backup settings")["msg"]
     assert services() == dict((s, (tag, tag)) for s, tag in OLD.items()) and release_managers() == []
 
 
@@ -137,6 +156,11 @@ def test_a_failed_step_stops_the_move_and_the_next_run_resumes_it_in_order(regio
         now = services()
         assert now["keystone"] == ("29.0.0", "28.0.0")
         assert all(now[s] == (OLD[s], OLD[s]) for s in OLD if s != "keystone"), now
+        # Each moving cluster's database was backed up, and the backup complete, before the first step's write.
+        for namespace, name in ((REGION_NAMESPACE, "lab"), (TENANT_NAMESPACE, TENANT)):
+            complete = backup_completed(namespace, "mariadb-pre-2026-1")
+            assert complete["reason"] == "JobComplete", complete
+            assert complete["lastTransitionTime"] <= release_written(namespace, name), (namespace, complete)
     # The cause is gone: the phase's Job runs again, and the next run resumes at the identity step.
     recorder = Recorder()
     recorder.start()

@@ -95,17 +95,17 @@ class Handler(BaseHTTPRequestHandler):
 class API:
     """Answers by (method, path without query): a list of answers, the last one repeated; records requests."""
 
-    def __init__(self, tls=None):
+    def __init__(self, tls=None, host="127.0.0.1"):
         self.routes = {}
         self.seen = []
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((host, 0), Handler)
         self.server.daemon_threads = True
         self.server.api = self
         if tls is not None:
             self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         scheme = "https" if tls is not None else "http"
-        self.url = "%s://127.0.0.1:%d" % (scheme, self.server.server_address[1])
+        self.url = "%s://%s:%d" % (scheme, host, self.server.server_address[1])
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 

@@ -19,7 +19,8 @@ For each ControlPlane (c5c3.io/v1alpha1) on the control-plane cluster, in the or
   naming the unready children), one per child (<Kind>Ready), Ready (AllReady / NotAllReady);
   phase Provisioning|Ready|Degraded|Failed; services {<component>: Pending|Provisioning|Ready|Failed};
   endpoints {<service>: <its status.endpoint>}.
-The children's operators are played in the same process (operators.py).
+The children's operators are played in the same process (operators.py), and mariadb-operator's Backups and
+Restores (mariadb_batch.py).
 
 Left alone: ControlPlanes whose status another field manager writes, and every new ControlPlane
 until the `control_plane` delay has passed since it was first seen (so a test playing the
@@ -32,7 +33,7 @@ import json
 import re
 
 from .. import config
-from . import deployments, loop, operators, ovn
+from . import deployments, loop, mariadb_batch, operators, ovn
 from .client import ApiError, Kube, Waker, object_path, path
 
 GV = "c5c3.io/v1alpha1"
@@ -313,7 +314,7 @@ class OpenStackService(Child):
             if isinstance(section.get(part), dict) and section[part].get("replicas") is not None:
                 spec[part] = {"replicas": section[part]["replicas"]}
         if self.extra:
-            spec.update(self.extra(section))
+            spec.update(self.extra(section, cp))
         return spec
 
 
@@ -341,20 +342,34 @@ class NeutronService(OpenStackService):
         return spec
 
 
-def _glance_extra(section):
+def _rbd(pool, secret, user):
+    """Seed 003's rbd section: the pool, the Secret with the Ceph key (cephSecretRef) and the CephClient it belongs to
+    (cephClientRef, which Rook makes the Ceph user client.<name>)."""
+    rbd = {"pool": pool}
+    if secret:
+        rbd["cephSecretRef"] = {"name": secret}
+    if user:
+        rbd["cephClientRef"] = {"name": user, "namespace": "rook-ceph"}
+    return rbd
+
+
+def _glance_extra(section, cp):
     backend = section.get("backend") or {}
     if backend.get("type") == "rbd" and backend.get("pool"):
-        return {"storage": {"backend": "rbd", "rbd": {"pool": backend["pool"]}}}
+        ceph = ((cp.get("spec") or {}).get("storage") or {}).get("ceph") or {}
+        return {"storage": {"backend": "rbd", "rbd": _rbd(backend["pool"], (ceph.get("secretRef") or {}).get("name"),
+                                                          ceph.get("user"))}}
     return {"storage": {"backend": backend["type"]}} if backend.get("type") in ("file", "swift", "s3") else {}
 
 
-def _cinder_extra(section):
-    backends = [{"name": b["name"], "driver": "cinder.volume.drivers.rbd.RBDDriver", "rbd": {"pool": b["pool"]}}
+def _cinder_extra(section, cp):
+    backends = [{"name": b["name"], "driver": "cinder.volume.drivers.rbd.RBDDriver",
+                 "rbd": _rbd(b["pool"], b.get("secretRef"), b.get("user"))}
                 for b in section.get("backends") or [] if b.get("type") == "rbd" and b.get("pool")]
     return {"backends": backends} if backends else {}
 
 
-def _tempest_extra(section):
+def _tempest_extra(section, cp):
     return {"schedule": section.get("schedule") or "0 2 * * *"}
 
 
@@ -424,11 +439,12 @@ class C5C3Operator(loop.Controller):
         self.ovn_cluster = None
         self.ovn_applied = None
         self.operators = operators.Operators(self, cluster)
+        self.mariadb_batch = mariadb_batch.MariaDBBatch(self, Kube(cluster, mariadb_batch.MANAGER))
         self.ovn = ovn.OVNOperator(self, cluster)
         # This operator, the children's and the ovn-operator act while their Deployments are Available.
         self.running = deployments.Operators(self.kube, self.log)
         Waker(cluster, [path(GV, "controlplanes"), path(ovn.GV, "ovnclusters"), deployments.DEPLOYMENTS]
-              + [path(c.api_version, c.plural) for c in CHILD_KINDS], self.wake, loop.log)
+              + [path(c.api_version, c.plural) for c in CHILD_KINDS] + mariadb_batch.urls(), self.wake, loop.log)
 
     @staticmethod
     def controller_of(obj):
@@ -465,6 +481,7 @@ class C5C3Operator(loop.Controller):
         self.applied = {k: v for k, v in self.applied.items() if k[0] in uids}
         # The children's operators act on what this pass applied, in the same pass.
         self.operators.reconcile(self.children)
+        self.mariadb_batch.reconcile()
         if self.running.runs(ovn.OPERATOR):
             self.ovn.reconcile(self.ovn_cluster)
         ovn_uids = {self.ovn_cluster["metadata"]["uid"]} if self.ovn_cluster else set()

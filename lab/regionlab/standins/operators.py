@@ -21,8 +21,9 @@ as its own field manager (lab-<operator>), so the readiness rules of the collect
   Memcached        memcached-operator v1beta1 (internal/controller/status.go): Available,
                    Progressing, Degraded with their reasons and messages, readyReplicas,
                    observedGeneration.
-  Glance ... Tempest  Ready (with observedGeneration) once every spec.dependsOn entry is ready,
-                   then the kind's delay; endpoint http://<name>.<namespace>.svc:<port> (seed 003).
+  Glance ... Tempest  Ready (with observedGeneration) once every spec.dependsOn entry is ready and
+                   every Secret an rbd section names (cephSecretRef) exists, then the kind's delay;
+                   endpoint http://<name>.<namespace>.svc:<port> (seed 003).
 
 Delays (standins.yaml `delays`, seconds from the first sight of a generation): mariadb, rabbitmq,
 valkey, memcached, service. A new object is left alone for up to a second first, and objects
@@ -302,6 +303,16 @@ class Operators:
                                                           dep.get("condition") or "Ready"))
         return "Waiting for %s" % ", ".join(waiting) if waiting else None
 
+    def missing_ceph_secrets(self, spec, obj):
+        """The Secrets the rbd sections name (Glance's storage, Cinder's backends) that do not exist: a message, or
+        None. Only read while the generation is not ready yet: the pods mount the Secret when they start."""
+        spec_ = obj.get("spec") or {}
+        sections = [(spec_.get("storage") or {}).get("rbd")] + [b.get("rbd") for b in spec_.get("backends") or []]
+        names = sorted({(s.get("cephSecretRef") or {}).get("name") for s in sections if s} - {None})
+        namespace = obj["metadata"]["namespace"]
+        missing = [n for n in names if self.kubes[spec.kind].get(path("v1", "secrets", namespace, n)) is None]
+        return "Waiting for the Ceph key Secret %s" % ", ".join(missing) if missing else None
+
     def reconcile_object(self, spec, obj, objects):
         meta = obj["metadata"]
         if meta.get("deletionTimestamp") or loop.foreign(obj, spec.manager) or not self.ctl.running.runs(spec.operator):
@@ -312,6 +323,8 @@ class Operators:
             return
         failure = self.failure(spec, obj)
         detail = self.waiting_for(obj, objects)
+        if not detail and not is_ready(obj):
+            detail = self.missing_ceph_secrets(spec, obj)
         if failure:
             state = "failed"
         elif detail:

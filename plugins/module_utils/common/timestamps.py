@@ -7,6 +7,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import datetime
+import re
 
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -51,3 +52,16 @@ def last_write(obj, manager=None, subresource=None):
              if isinstance(entry, dict) and entry.get("time")
              and manager in (None, entry.get("manager")) and subresource in (None, entry.get("subresource"))]
     return max(times) if times else None
+
+
+DURATION_UNITS = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, u"\u00b5s": 1e-6, "ns": 1e-9}
+DURATION = re.compile(u"([0-9]+(?:\\.[0-9]+)?)(ns|us|\u00b5s|ms|s|m|h)")
+
+
+def duration_seconds(text):
+    """A Go duration (time.ParseDuration without a sign: 168h, 1h30m) in seconds; None when it is not one."""
+    text = str(text or "")
+    parts = DURATION.findall(text)
+    if not parts or "".join(number + unit for number, unit in parts) != text:
+        return None
+    return sum(float(number) * DURATION_UNITS[unit] for number, unit in parts)

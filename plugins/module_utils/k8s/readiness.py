@@ -283,6 +283,23 @@ def _conditions_rule(*ctypes):
     return rule
 
 
+def _mariadb_batch(ev):
+    """mariadb-operator's Backup and Restore (pkg/condition/complete.go): their one condition, Complete, is True with
+    reason JobComplete once the Job succeeded - and True as well, with reason JobFailed, once it failed for good. A
+    scheduled Backup (a CronJob) is there once the condition is reported; a failed run says message Failed."""
+    cond = ev.condition("Complete")
+    if cond is not None and cond.get("reason") == "JobFailed":
+        ev.fail(_condition_text(cond))
+        return
+    if ev.spec.get("schedule"):
+        if cond is None:
+            ev.need("condition Complete is not reported yet")
+        elif cond.get("message") == "Failed":
+            ev.need(_condition_text(cond, "True"))
+        return
+    ev.want_condition("Complete", "True", reason="JobComplete")
+
+
 def _generic(ev):
     """Kinds not in the table: Ready=True when the object has conditions; Stalled=True is terminal."""
     if ev.fail_if_true("Stalled"):
@@ -795,6 +812,12 @@ RULES = {
         _conditions_rule("Ready"), "Ready=True", _NONE, "mariadb-operator/mariadb-operator api/v1alpha1"),
     ("k8s.mariadb.com", "Grant"): Rule(
         _conditions_rule("Ready"), "Ready=True", _NONE, "mariadb-operator/mariadb-operator api/v1alpha1"),
+    ("k8s.mariadb.com", "Backup"): Rule(
+        _mariadb_batch, "Complete=True with reason JobComplete; scheduled: condition Complete reported, not Failed",
+        "Complete with reason JobFailed", "mariadb-operator/mariadb-operator pkg/condition/complete.go"),
+    ("k8s.mariadb.com", "Restore"): Rule(
+        _mariadb_batch, "Complete=True with reason JobComplete", "Complete with reason JobFailed",
+        "mariadb-operator/mariadb-operator pkg/condition/complete.go"),
     # RabbitMQ
     ("rabbitmq.com", "RabbitmqCluster"): Rule(
         _rabbitmq_cluster,

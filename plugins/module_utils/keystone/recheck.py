@@ -8,7 +8,7 @@ regions, role assignments, the verification) authenticates against each cluster'
 with many tenants a run that changes nothing spends most of its time there. After a run
 verified a cluster, the role records a digest of everything the Keystone steps depend on
 that Kubernetes shows: the cluster's settings, its Keystone CR (uid, generation, endpoint),
-its Secrets (resourceVersions, never values) and its K-ORC objects (uid, generation, the
+its Secrets but the Ceph keys' copies (resourceVersions, never values) and its K-ORC objects (uid, generation, the
 OpenStack ID K-ORC reports). A later run whose digest equals the record skips those calls
 for that cluster; any difference (a new service, a rotated Secret, a K-ORC object that was
 re-created) brings them back. What the digest cannot see is a change made in Keystone
@@ -47,7 +47,8 @@ def digest(settings, keystone, secrets, korc_objects):
     """The digest of what one cluster's Keystone steps depend on, as Kubernetes shows it.
 
     settings: the cluster's settings (no secret values in them); keystone: its Keystone CR or None;
-    secrets: its Secrets (only names and resourceVersions are read); korc_objects: its K-ORC objects.
+    secrets: its Secrets (only names and resourceVersions are read; the copies of the Ceph keys, which no Keystone
+    step reads, are left out); korc_objects: its K-ORC objects.
     """
     keystone_meta = _meta(keystone)
     state = {
@@ -55,7 +56,8 @@ def digest(settings, keystone, secrets, korc_objects):
         "keystone": None if keystone is None else [
             keystone_meta.get("uid"), keystone_meta.get("generation"),
             ((keystone or {}).get("status") or {}).get("endpoint")],
-        "secrets": sorted([_meta(s).get("name"), _meta(s).get("resourceVersion")] for s in secrets or []),
+        "secrets": sorted([_meta(s).get("name"), _meta(s).get("resourceVersion")] for s in secrets or []
+                          if not str(_meta(s).get("name")).startswith(naming.CEPH_CLIENT_SECRET_PREFIX)),
         "korc": sorted([o.get("kind"), _meta(o).get("name"), _meta(o).get("uid"), _meta(o).get("generation"),
                         ((o.get("status") or {}).get("id"))] for o in korc_objects or []),
     }

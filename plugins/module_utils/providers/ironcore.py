@@ -88,7 +88,7 @@ def bmc_problems(bmcs, secrets):
     return problems
 
 
-def _secret_login(secret):
+def secret_login(secret):
     """(username, password) of a BMCSecret object read from the API server: data over stringData, as
     metal-operator reads it (a key in data that does not decode is None, not stringData's)."""
     data, decoded = (secret or {}).get("data") or {}, secret_data.decoded(secret)
@@ -108,7 +108,7 @@ def logins_to_check(bmcs, secrets, current_bmcs, current_secrets):
         if secret is None or (bmc.get("protocol") or "Redfish") != "Redfish":
             continue
         login = (secret["username"], secret["password"])
-        unchanged = _secret_login(current_secrets.get(bmc["secret"])) == login
+        unchanged = secret_login(current_secrets.get(bmc["secret"])) == login
         if bmc["name"] in current_bmcs and unchanged:
             continue
         url = redfish.systems_url(bmc.get("scheme") or "http", bmc["ip"], bmc.get("port"))
@@ -141,6 +141,39 @@ def bmc_manifest(bmc):
     labels = dict((k, str(v)) for k, v in (bmc.get("labels") or {}).items())
     labels[naming.MANAGED_BY_LABEL] = naming.MANAGED_BY
     return {"apiVersion": API_VERSION, "kind": "BMC", "metadata": {"name": bmc["name"], "labels": labels}, "spec": spec}
+
+
+# Credential rotation through a handover account: the consumers of a BMCSecret (metal-operator's controllers) read
+# it for every request, so it always holds a login every BMC accepts - the old one, then the handover account's with
+# the new password, then the main account's with the new password; the handover account goes last.
+HANDOVER_USERNAME = "c5c3-handover"
+ROTATION_STEPS = ("start", "switch-back", "finish")
+
+
+def rotation_step(wanted, live, handover=HANDOVER_USERNAME):
+    """Where one BMCSecret's rotation to wanted ({username, password}) is, from its live (username, password):
+    start (the main account still has the old password), switch-back (the BMCSecret holds the handover account),
+    finish (it holds the wanted login: only a handover account left behind goes). Raises InputError when the live
+    BMCSecret names another user: a different username is not a rotation."""
+    username, password = live
+    if username == handover:
+        return "switch-back"
+    if username != wanted["username"]:
+        raise InputError([problem("secrets.%s" % wanted["name"], "the BMCSecret holds user %r, the inventory names %r: "
+                                  "a rotation changes only the password (change the user on the BMCs first)"
+                                  % (username, wanted["username"]))])
+    return "finish" if password == wanted["password"] else "start"
+
+
+def password_problem(password, account_service):
+    """Why the BMC's AccountService refuses a password of this length (MinPasswordLength, MaxPasswordLength), or
+    None."""
+    low, high = account_service.get("MinPasswordLength"), account_service.get("MaxPasswordLength")
+    if isinstance(low, int) and len(password) < low:
+        return "takes passwords of at least %d characters, the inventory's has %d" % (low, len(password))
+    if isinstance(high, int) and high > 0 and len(password) > high:
+        return "takes passwords of at most %d characters, the inventory's has %d" % (high, len(password))
+    return None
 
 
 def servers_of_bmc(servers, bmc_name):

@@ -22,9 +22,8 @@ URL template, `cobaltcore_network.endpoints.public_url_template`, for keystone).
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import re
-
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.timestamps import duration_seconds
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import rook_manifests
@@ -40,12 +39,17 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_preset
 class StoragePlacement(object):
     """What one storage pool hosts for one tenant."""
 
-    def __init__(self, name, spec, cluster, primary):
+    def __init__(self, name, spec, cluster, primary, client_version=0):
         services = spec["services"]
         ceph = spec["storage"]["ceph"]
         suffix = None if primary else cluster
         self.cluster = cluster
-        self.secret = naming.ceph_client_secret(name, suffix)
+        self.client_version = client_version
+        self.client = naming.ceph_client(name, client_version)
+        self.secret = naming.ceph_client_secret(name, suffix, client_version)
+        # Lower client versions: retired once the ControlPlane's consumers run the current one.
+        self.retired_clients = [naming.ceph_client(name, v) for v in range(client_version)]
+        self.retired_secrets = [naming.ceph_client_secret(name, suffix, v) for v in range(client_version)]
         self.cinder_backend = naming.cinder_backend(suffix)
         # role -> Ceph pool name, in the seed's caps order.
         self.pools = {}
@@ -59,19 +63,20 @@ class StoragePlacement(object):
         self.object_store = primary and ceph["objectStore"]["enabled"]
 
 
-def storage_placements(name, spec):
+def storage_placements(name, spec, client_version=0):
     """One StoragePlacement per storage pool of a defaulted spec, in claim order."""
-    return [StoragePlacement(name, spec, cluster, index == 0)
+    return [StoragePlacement(name, spec, cluster, index == 0, client_version)
             for index, cluster in enumerate(spec["storageClusters"])]
 
 
-def compose_openstack_cluster(claim, region, claims=None, public_url_template=None):
+def compose_openstack_cluster(claim, region, claims=None, public_url_template=None, ceph_client_version=0):
     """Every manifest of one claim.
 
     claims, when given, is the region's full claim list (containing claim):
     the rules between claims are then checked too. Raises InputError
     listing every problem when any claim is invalid. public_url_template: the
     region's (None: an inventory-shaped region's own, else the catalog's default).
+    ceph_client_version: the version of the tenants' Ceph users (0: the seed's openstack-<name>).
     """
     if claims is None:
         claims = [claim]
@@ -79,17 +84,27 @@ def compose_openstack_cluster(claim, region, claims=None, public_url_template=No
         raise InputError([problem("claims", "must be a list that holds the claim %s" % claim_ref(claim, 0))])
     template = public_url_template or public_url_template_of(region)
     region = _validated(claims, region)
+    version = _client_version(ceph_client_version)
+    region = _validated(claims, region)
     _refuse_unplaceable_replicas([(claim, claim_ref(claim, 0))], region)
-    return _compose(claim, region, claim_ref(claim, 0), template)
+    return _compose(claim, region, claim_ref(claim, 0), template, version)
 
 
-def compose_openstack_clusters(claims, region, public_url_template=None):
+def compose_openstack_clusters(claims, region, public_url_template=None, ceph_client_version=0):
     """The compositions of all claims, or InputError if any is invalid."""
     template = public_url_template or public_url_template_of(region)
+    version = _client_version(ceph_client_version)
     region = _validated(claims, region)
     refs = [(claim, claim_ref(claim, index)) for index, claim in enumerate(claim_list(claims))]
     _refuse_unplaceable_replicas(refs, region)
-    return [_compose(claim, region, ref, template) for claim, ref in refs]
+    return [_compose(claim, region, ref, template, version) for claim, ref in refs]
+
+
+def _client_version(version):
+    """The Ceph client version as a number, or InputError."""
+    if isinstance(version, bool) or not isinstance(version, (int, str)) or not str(version).isdigit():
+        raise InputError([problem("ceph_client_version", "must be a whole number >= 0, got %r" % (version,))])
+    return int(version)
 
 
 # Which replication setting a block pool of each role takes.
@@ -142,10 +157,10 @@ def _validated(claims, region):
     return build_region(region)
 
 
-def _compose(claim, region, ref, public_url_template=None):
+def _compose(claim, region, ref, public_url_template=None, client_version=0):
     name = claim["metadata"]["name"]
     spec = claim_spec_with_defaults(claim["spec"])
-    placements = storage_placements(name, spec)
+    placements = storage_placements(name, spec, client_version)
     labels = naming.tenant_labels(name)
     return {
         "name": name,
@@ -161,7 +176,18 @@ def _compose(claim, region, ref, public_url_template=None):
                         for placement in placements),
         "ceph_client_secrets": [ceph_client_secret(name, placement)
                                 for placement in placements if placement.pools],
+        "retired_ceph_clients": dict(
+            (placement.cluster, [_retired(naming.ROOK_API_VERSION, "CephClient", naming.ROOK_NAMESPACE, client)
+                                 for client in placement.retired_clients])
+            for placement in placements if placement.pools and placement.retired_clients),
+        "retired_ceph_client_secrets": [_retired("v1", "Secret", naming.tenant_namespace(name), secret)
+                                        for placement in placements if placement.pools
+                                        for secret in placement.retired_secrets],
     }
+
+
+def _retired(api_version, kind, namespace, name):
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": namespace}}
 
 
 def _failure_domain(region, cluster):
@@ -179,12 +205,13 @@ def namespace_manifest(name, labels):
 
 
 def ceph_client_secret(name, placement):
-    """Where Rook's client key is read from and where the ControlPlane expects it."""
+    """Where Rook's client Secret is read from and where the ControlPlane expects its user and key."""
     return {
         "storage_cluster": placement.cluster,
-        "source": {"namespace": naming.ROOK_NAMESPACE, "name": naming.rook_client_secret(name)},
+        "source": {"namespace": naming.ROOK_NAMESPACE,
+                   "name": naming.rook_client_secret(name, placement.client_version)},
         "target": {"namespace": naming.tenant_namespace(name), "name": placement.secret},
-        "key": naming.CEPH_CLIENT_SECRET_KEY,
+        "key": [naming.CEPH_CLIENT_USER_KEY, naming.CEPH_CLIENT_SECRET_KEY],
     }
 
 
@@ -194,8 +221,7 @@ def storage_manifests(name, spec, placement, labels, failure_domain=rook_manifes
     ceph = spec["storage"]["ceph"]
     manifests = [_block_pool(role, pool, ceph, labels, failure_domain) for role, pool in placement.pools.items()]
     if placement.pools:
-        manifests.append(rook_manifests.client(
-            naming.ceph_client(name), labels, list(placement.pools.values())))
+        manifests.append(rook_manifests.client(placement.client, labels, list(placement.pools.values())))
     if placement.filesystem:
         manifests.append(rook_manifests.filesystem(
             naming.filesystem(name), labels,
@@ -271,6 +297,7 @@ def _ceph_section(primary, name):
     ceph = {}
     if primary.pools:
         ceph["secretRef"] = {"name": primary.secret, "key": naming.CEPH_CLIENT_SECRET_KEY}
+        ceph["user"] = primary.client
         ceph["pools"] = dict(primary.pools)
     if primary.filesystem:
         ceph["filesystem"] = {"name": naming.filesystem(name)}
@@ -332,6 +359,7 @@ def _cinder(placements):
             "type": "rbd",
             "pool": placement.pools["volumes"],
             "secretRef": placement.secret,
+            "user": placement.client,
             "storageCluster": placement.cluster,
         })
         volume_types.append({"name": placement.cluster, "backend": placement.cinder_backend})
@@ -345,19 +373,6 @@ def _cinder(placements):
 # The region's own OpenStack cluster: seed 003's ControlPlane example, for the region's pools.
 REGION_SERVICES = ("keystone", "glance", "placement", "nova", "neutron", "cinder", "octavia", "manila", "horizon")
 KORC_BOOTSTRAP_RESOURCES = ("domains", "projects")
-
-
-DURATION_UNITS = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, u"\u00b5s": 1e-6, "ns": 1e-9}
-DURATION = re.compile(u"([0-9]+(?:\\.[0-9]+)?)(ns|us|\u00b5s|ms|s|m|h)")
-
-
-def duration_seconds(text):
-    """A Go duration (time.ParseDuration without a sign: 168h, 1h30m) in seconds; None when it is not one."""
-    text = str(text or "")
-    parts = DURATION.findall(text)
-    if not parts or "".join(number + unit for number, unit in parts) != text:
-        return None
-    return sum(float(number) * DURATION_UNITS[unit] for number, unit in parts)
 
 
 def key_rotation_interval_problems(interval):

@@ -42,6 +42,10 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 # Key of the Ceph key inside the client secrets (Rook writes it, the seed's
 # ControlPlane reads it).
 CEPH_CLIENT_SECRET_KEY = "userKey"
+# The Secrets phase 7 copies the Ceph users' keys into (ceph_client_secret).
+CEPH_CLIENT_SECRET_PREFIX = "ceph-client-"
+# Key of the Ceph user's name (without client.) in the same Secrets; copied with the key in one write.
+CEPH_CLIENT_USER_KEY = "userID"
 
 NAMESPACE_PREFIX = "openstack-"
 # The region's own OpenStack cluster (seed 003: ControlPlane in namespace openstack).
@@ -72,24 +76,26 @@ def ephemeral_pool(name):
     return name + "-ephemeral"
 
 
-def ceph_client(name):
-    """CephClient CR name; Rook makes the Ceph user client.openstack-<name>."""
-    return "openstack-" + name
+def ceph_client(name, version=0):
+    """CephClient CR name, which Rook makes the Ceph user client.<it>: version 0 the seed's openstack-<name>, version
+    N openstack-<name>-v<N> (Ceph keeps one key per user, so a new key beside the old one is a new user)."""
+    return _versioned("openstack-" + name, version)
 
 
-def rook_client_secret(name):
+def rook_client_secret(name, version=0):
     """Secret Rook writes for the CephClient in the storage cluster."""
-    return "rook-ceph-client-" + ceph_client(name)
+    return "rook-ceph-client-" + ceph_client(name, version)
 
 
-def ceph_client_secret(name, storage_pool=None):
-    """Secret holding the Ceph key in the tenant namespace of the control plane.
+def ceph_client_secret(name, storage_pool=None, version=0):
+    """Secret holding the Ceph user and key in the tenant namespace of the control plane.
 
     The first storage pool keeps the seed's name; every further storage pool
-    (tiered pools) has a client of its own, so its copy needs its own name.
+    (tiered pools) has a client of its own, so its copy needs its own name. Each
+    client version has its own Secret (-v<N>), so the ControlPlane switches by reference.
     """
-    base = "ceph-client-" + name
-    return base if storage_pool is None else base + "-" + storage_pool
+    base = CEPH_CLIENT_SECRET_PREFIX + name
+    return _versioned(base if storage_pool is None else base + "-" + storage_pool, version)
 
 
 def filesystem(name):

@@ -34,7 +34,7 @@ ROOK_REMOVAL_KINDS = ("CephClient", "CephObjectStoreUser", "CephObjectStore", "C
 DATA_KINDS = ("CephBlockPool", "CephFilesystem", "CephObjectStore", "CephObjectStoreUser")
 
 
-def plan(claims, region, ceph=None, require_monitors=False, public_url_template=None):
+def plan(claims, region, ceph=None, require_monitors=False, public_url_template=None, ceph_client_version=0):
     """What phase 7 applies, per cluster, for every claim together.
 
     ceph maps a storage pool to its Ceph facts ({fsid, monitors}, or {problem} when they could not be
@@ -47,14 +47,17 @@ def plan(claims, region, ceph=None, require_monitors=False, public_url_template=
     (None: an inventory-shaped region's own cobaltcore_network.endpoints.public_url_template).
     Every storage pool of the region has an entry (empty without tenants), so each pool's
     run is the same single call; secrets are grouped by storage pool, then control-plane cluster
-    (one copy call per pair).
+    (one copy call per pair). ceph_client_version: the tenants' Ceph users' version; retired_ceph_clients holds,
+    per cluster, what its lower versions left (the CephClients on storage pools, their Secrets' copies on
+    control-plane clusters), to delete once the ControlPlanes' consumers run the current version.
     """
-    compositions = compose_openstack_clusters(claims, region, public_url_template)
+    compositions = compose_openstack_clusters(claims, region, public_url_template, ceph_client_version)
     region = build_region(region)
     ceph = ceph or {}
     control_plane = dict((pool.name, []) for pool in region.control_planes)
     storage = dict((pool.name, []) for pool in region.storage_pools)
     secrets = dict((pool.name, {}) for pool in region.storage_pools)
+    retired = dict((pool.name, []) for pool in region.control_planes + region.storage_pools)
     tenants = []
     problems = _unreachable_monitors(region, ceph)
     for composed in compositions:
@@ -69,6 +72,9 @@ def plan(claims, region, ceph=None, require_monitors=False, public_url_template=
             entry = dict(copy, control_plane_cluster=composed["control_plane_cluster"])
             entry["labels"] = naming.tenant_labels(composed["name"])
             secrets[copy["storage_cluster"]].setdefault(composed["control_plane_cluster"], []).append(entry)
+        for pool, clients in composed["retired_ceph_clients"].items():
+            retired[pool].extend(clients)
+        retired[composed["control_plane_cluster"]].extend(composed["retired_ceph_client_secrets"])
         tenants.append({
             "name": composed["name"],
             "claim": composed["claim"],
@@ -78,7 +84,8 @@ def plan(claims, region, ceph=None, require_monitors=False, public_url_template=
         })
     if problems:
         raise InputError(problems)
-    return {"tenants": tenants, "control_plane": control_plane, "storage": storage, "secrets": secrets}
+    return {"tenants": tenants, "control_plane": control_plane, "storage": storage, "secrets": secrets,
+            "retired_ceph_clients": retired}
 
 
 def _add_monitors(manifest, composed, ceph):

@@ -197,12 +197,13 @@ def test_ceph_integration_sections():
     spec = control_plane(result)["spec"]
     assert spec["storage"]["ceph"] == {
         "secretRef": {"name": "ceph-client-t", "key": "userKey"},
+        "user": "openstack-t",
         "pools": {"volumes": "t-volumes", "images": "t-images", "ephemeral": "t-ephemeral"},
         "filesystem": {"name": "t-cephfs"},
     }
     assert spec["openstack"]["cinder"]["backends"] == [{
         "name": "ceph-volumes", "type": "rbd", "pool": "t-volumes", "secretRef": "ceph-client-t",
-        "storageCluster": "st-pool-a"}]
+        "user": "openstack-t", "storageCluster": "st-pool-a"}]
     assert spec["openstack"]["cinder"]["volumeTypes"] == [{"name": "st-pool-a", "backend": "ceph-volumes"}]
     assert spec["openstack"]["cinder"]["defaultVolumeType"] == "st-pool-a"
     assert spec["openstack"]["glance"]["backend"] == {"type": "rbd", "pool": "t-images"}
@@ -366,9 +367,9 @@ def test_tiered_pools_get_one_cinder_backend_and_volume_type_each():
     cinder = control_plane(compose(name="t", storageClusters=["st-pool-a", "st-pool-b"]))["spec"]["openstack"]["cinder"]
     assert cinder["backends"] == [
         {"name": "ceph-volumes", "type": "rbd", "pool": "t-volumes", "secretRef": "ceph-client-t",
-         "storageCluster": "st-pool-a"},
+         "user": "openstack-t", "storageCluster": "st-pool-a"},
         {"name": "ceph-volumes-st-pool-b", "type": "rbd", "pool": "t-volumes",
-         "secretRef": "ceph-client-t-st-pool-b", "storageCluster": "st-pool-b"}]
+         "secretRef": "ceph-client-t-st-pool-b", "user": "openstack-t", "storageCluster": "st-pool-b"}]
     assert cinder["volumeTypes"] == [{"name": "st-pool-a", "backend": "ceph-volumes"},
                                      {"name": "st-pool-b", "backend": "ceph-volumes-st-pool-b"}]
     assert cinder["defaultVolumeType"] == "st-pool-a"
@@ -379,10 +380,39 @@ def test_tiered_pools_propagate_one_secret_per_client():
     assert secrets == [
         {"storage_cluster": "st-pool-a",
          "source": {"namespace": "rook-ceph", "name": "rook-ceph-client-openstack-t"},
-         "target": {"namespace": "openstack-t", "name": "ceph-client-t"}, "key": "userKey"},
+         "target": {"namespace": "openstack-t", "name": "ceph-client-t"}, "key": ["userID", "userKey"]},
         {"storage_cluster": "st-pool-b",
          "source": {"namespace": "rook-ceph", "name": "rook-ceph-client-openstack-t"},
-         "target": {"namespace": "openstack-t", "name": "ceph-client-t-st-pool-b"}, "key": "userKey"}]
+         "target": {"namespace": "openstack-t", "name": "ceph-client-t-st-pool-b"}, "key": ["userID", "userKey"]}]
+
+
+def test_a_ceph_client_version_is_a_new_user_the_control_plane_names_and_retires_the_lower_ones():
+    claim = make_claim(name="t", storageClusters=["st-pool-a", "st-pool-b"])
+    result = compose_openstack_cluster(claim, REGION, ceph_client_version=2)
+    spec = control_plane(result)["spec"]
+    assert spec["storage"]["ceph"]["secretRef"] == {"name": "ceph-client-t-v2", "key": "userKey"}
+    assert spec["storage"]["ceph"]["user"] == "openstack-t-v2"
+    assert [(b["secretRef"], b["user"]) for b in spec["openstack"]["cinder"]["backends"]] == [
+        ("ceph-client-t-v2", "openstack-t-v2"), ("ceph-client-t-st-pool-b-v2", "openstack-t-v2")]
+    for pool in ("st-pool-a", "st-pool-b"):
+        assert [m["metadata"]["name"] for m in result["storage"][pool] if m["kind"] == "CephClient"] == \
+            ["openstack-t-v2"]
+        assert [m["metadata"]["name"] for m in result["retired_ceph_clients"][pool]] == ["openstack-t", "openstack-t-v1"]
+    assert [(c["source"]["name"], c["target"]["name"]) for c in result["ceph_client_secrets"]] == [
+        ("rook-ceph-client-openstack-t-v2", "ceph-client-t-v2"),
+        ("rook-ceph-client-openstack-t-v2", "ceph-client-t-st-pool-b-v2")]
+    assert [(m["kind"], m["metadata"]["namespace"], m["metadata"]["name"])
+            for m in result["retired_ceph_client_secrets"]] == [
+        ("Secret", "openstack-t", "ceph-client-t"), ("Secret", "openstack-t", "ceph-client-t-v1"),
+        ("Secret", "openstack-t", "ceph-client-t-st-pool-b"), ("Secret", "openstack-t", "ceph-client-t-st-pool-b-v1")]
+    assert compose_openstack_cluster(claim, REGION)["retired_ceph_clients"] == {}
+
+
+@pytest.mark.parametrize("version", [-1, "x", 1.5, True, None])
+def test_a_bad_ceph_client_version_is_refused(version):
+    with pytest.raises(InputError) as error:
+        compose_openstack_cluster(make_claim(), REGION, ceph_client_version=version)
+    assert "ceph_client_version" in str(error.value)
 
 
 def test_tiered_pools_without_cinder_leave_further_pools_empty():

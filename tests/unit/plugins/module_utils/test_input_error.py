@@ -29,6 +29,7 @@ NOT_INPUT_ERRORS = {
     "TransportError": "a request got no answer; the client retries it, then raises a KubeError (k8s/client.py)",
     "WaitError": "objects not ready in time or failed for good (k8s/wait.py)",
     "KeystoneError": "Keystone refused or could not be reached (keystone/module.py)",
+    "RedfishError": "a BMC refused a request or could not be reached (providers/redfish.py)",
 }
 BUILTIN_EXCEPTIONS = set(name for name, value in vars(builtins).items()
                          if isinstance(value, type) and issubclass(value, BaseException))

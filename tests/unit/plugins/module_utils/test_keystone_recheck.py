@@ -34,6 +34,15 @@ def test_the_digest_is_stable_and_ignores_order_and_secret_values():
     assert "c2VjcmV0" not in base() and base().startswith("sha256:")
 
 
+def test_the_ceph_keys_copies_do_not_change_the_digest():
+    """No Keystone step reads them; their rotation (phase 7 deletes the old ones after the Keystone steps) must not
+    bring the Keystone calls back on the next run."""
+    ceph = [{"metadata": {"name": "ceph-client-t1", "resourceVersion": "20"}},
+            {"metadata": {"name": "ceph-client-t1-v1", "resourceVersion": "21"}}]
+    assert recheck.digest(SETTINGS, KEYSTONE, SECRETS + ceph, KORC) == base()
+    assert recheck.digest(SETTINGS, KEYSTONE, SECRETS + ceph[1:], KORC) == base()
+
+
 @pytest.mark.parametrize("change", [
     lambda s, k, sec, o: s.update(services=["keystone"]),
     lambda s, k, sec, o: k["metadata"].update(generation=3),

@@ -313,6 +313,27 @@ CASES = [
     ("grant failing", make("k8s.mariadb.com/v1alpha1", "Grant", {"conditions": [
         cond("Ready", "False", "Failed", "Error creating Grant")]}), False, False, "Error creating Grant"),
 
+    ("backup running", make("k8s.mariadb.com/v1alpha1", "Backup", {"conditions": [
+        cond("Complete", "False", "JobRunning", "Running")]}), False, False,
+     "condition Complete is False (reason JobRunning: Running)"),
+    ("backup waiting for its mariadb", make("k8s.mariadb.com/v1alpha1", "Backup", {"conditions": [
+        cond("Complete", "False", "Failed", "MariaDB not ready")]}), False, False, "MariaDB not ready"),
+    ("backup complete", make("k8s.mariadb.com/v1alpha1", "Backup", {"conditions": [
+        cond("Complete", "True", "JobComplete", "Success")]}), True, False, None),
+    # Upstream reports a failed Job as Complete=True too: only the reason tells.
+    ("backup failed", make("k8s.mariadb.com/v1alpha1", "Backup", {"conditions": [
+        cond("Complete", "True", "JobFailed", "Failed")]}), False, True, "reason JobFailed: Failed"),
+    ("scheduled backup scheduled", make("k8s.mariadb.com/v1alpha1", "Backup", {"conditions": [
+        cond("Complete", "False", "CronJobScheduled", "Scheduled")]}, {"schedule": {"cron": "0 2 * * *"}}),
+     True, False, None),
+    ("scheduled backup whose last run failed", make("k8s.mariadb.com/v1alpha1", "Backup", {"conditions": [
+        cond("Complete", "False", "CronJobScheduled", "Failed")]}, {"schedule": {"cron": "0 2 * * *"}}),
+     False, False, "reason CronJobScheduled: Failed"),
+    ("restore complete", make("k8s.mariadb.com/v1alpha1", "Restore", {"conditions": [
+        cond("Complete", "True", "JobComplete", "Success")]}), True, False, None),
+    ("restore waiting for its backup", make("k8s.mariadb.com/v1alpha1", "Restore", {"conditions": [
+        cond("Complete", "False", "Failed", "Backup not complete")]}), False, False, "Backup not complete"),
+
     # --- openstack-hypervisor-operator
     ("hypervisor onboarding", make("kvm.cloud.sap/v1", "Hypervisor", {"conditions": [
         cond("Onboarding", "True", "Testing", "Running onboarding tests"),

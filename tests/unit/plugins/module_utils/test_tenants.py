@@ -47,12 +47,24 @@ def test_plan_secrets_by_storage_pool_and_control_plane():
     plan = tenants.plan(lab_claims(), REGION)
     copies = plan["secrets"]["st-pool-a"]["lab-control-plane"]
     assert [(c["source"]["name"], c["target"]["namespace"], c["target"]["name"], c["key"]) for c in copies] == [
-        ("rook-ceph-client-openstack-lab-tenant-a", "openstack-lab-tenant-a", "ceph-client-lab-tenant-a", "userKey"),
-        ("rook-ceph-client-openstack-lab-tenant-b", "openstack-lab-tenant-b", "ceph-client-lab-tenant-b", "userKey")]
+        ("rook-ceph-client-openstack-lab-tenant-a", "openstack-lab-tenant-a", "ceph-client-lab-tenant-a",
+         ["userID", "userKey"]),
+        ("rook-ceph-client-openstack-lab-tenant-b", "openstack-lab-tenant-b", "ceph-client-lab-tenant-b",
+         ["userID", "userKey"])]
     assert copies[0]["labels"] == {"app.kubernetes.io/managed-by": "c5c3.cobaltcore",
                                    "c5c3.io/openstack-cluster-name": "lab-tenant-a"}
     tiered = plan["secrets"]["st-pool-b"]["lab-control-plane"]
     assert [c["target"]["name"] for c in tiered] == ["ceph-client-lab-tenant-b-st-pool-b"]
+
+
+def test_plan_retires_lower_ceph_client_versions_per_cluster():
+    assert all(objects == [] for objects in tenants.plan(lab_claims(), REGION)["retired_ceph_clients"].values())
+    retired = tenants.plan(lab_claims(), REGION, ceph_client_version=1)["retired_ceph_clients"]
+    names = dict((cluster, [(o["kind"], o["metadata"]["name"]) for o in objects]) for cluster, objects in retired.items())
+    assert names["st-pool-a"] == [("CephClient", "openstack-lab-tenant-a"), ("CephClient", "openstack-lab-tenant-b")]
+    assert names["st-pool-b"] == [("CephClient", "openstack-lab-tenant-b")]
+    assert names["lab-control-plane"] == [("Secret", "ceph-client-lab-tenant-a"), ("Secret", "ceph-client-lab-tenant-b"),
+                                          ("Secret", "ceph-client-lab-tenant-b-st-pool-b")]
 
 
 def test_plan_adds_the_first_storage_pools_monitors_only_when_known():

@@ -47,7 +47,11 @@ KUBE_ARGS = {
     "gardener_shoot": {"namespace": "garden-p", "shoots": [], "wait": False},
     "generated_secret": {"namespace": "n", "secrets": [{"name": "s", "generate": ["password"]}]},
     "hypervisor_nodes": {"workers": 0, "zone": "a", "wait": False},
+    "database_backup": {"settings": {}},
+    "database_restore": {"namespace": "n", "backup": "b", "confirm": "n"},
     "ironcore_bmc": {},
+    "ironcore_bmc_credentials": {"secrets": [{"name": "bmc-x", "username": "u", "password": "bmc-password"}],
+                                 "bmcs": []},
     "ironcore_server_claim": {"namespace": "n", "pools": []},
     "ironcore_server_info": {},
     "keystone_verification_state": {"clusters": [{
@@ -70,6 +74,8 @@ EXTRA_KINDS = {
     (ROOK, "CephCluster"): ("cephclusters", True), ("v1", "Node"): ("nodes", False),
     (FLUX_SOURCE, "HelmRepository"): ("helmrepositories", True), (FLUX_HELM, "HelmRelease"): ("helmreleases", True),
     ("coordination.k8s.io/v1", "Lease"): ("leases", True),
+    ("k8s.mariadb.com/v1alpha1", "Backup"): ("backups", True),
+    ("k8s.mariadb.com/v1alpha1", "MariaDB"): ("mariadbs", True),
 }
 EXTRA_KINDS.update(((naming.KORC_API_VERSION, kind), (kind.lower() + "s", True)) for kind in recheck.KORC_KINDS)
 
@@ -168,12 +174,12 @@ def test_a_kubeconfig_text_is_read_and_its_credentials_never_shown(name, resolvi
     result, text = run(name, module_args(name, keystone, kubeconfig_text()))
     # keystone_verify reports what this empty Keystone lacks (its catalog, K-ORC's Secret) as failed: it ran;
     # openstack_release and the rotation modules find no ControlPlane, gardener_kubernetes_version no Project,
-    # hypervisor_rollout no Hypervisor kind, in the empty API server.
+    # hypervisor_rollout no Hypervisor kind, database_restore no Backup, in the empty API server.
     assert not result.get("failed") or name == "keystone_verify" and result["checked"]["services"] \
         or name in ("openstack_release", "keystone_key_rotation", "keystone_admin_password",
                     "gardener_kubernetes_version") \
-        and "does not exist" in result["msg"] or name == "hypervisor_rollout" and "does not serve" in result["msg"], \
-        result
+        and "does not exist" in result["msg"] or name == "hypervisor_rollout" and "does not serve" in result["msg"] \
+        or name == "database_restore" and "no Backup b in namespace n" in result["msg"], result
     assert resolving_kube.endpoints and all(e.token == TOKEN and e.host == "https://127.0.0.1:6443"
                                             for e in resolving_kube.endpoints)
     assert result["invocation"]["module_args"]["kubeconfig"] == "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"

@@ -64,6 +64,22 @@ def test_secret_copy_copies_once_then_only_when_rook_rotates_the_key(clusters):
     assert writes(clusters["storage.yaml"]) == []
 
 
+def test_secret_copy_copies_the_user_and_its_key_in_one_write_and_shows_only_the_user(clusters):
+    rook_secret(clusters["storage.yaml"])
+    both = dict(COPY, key=["userID", "userKey"])
+    result, text = copy_secret(args={"copies": [both], "public_keys": ["userID"]}, diff=True)
+    assert result["changed"] and result["results"][0]["result"] == "created"
+    assert len(writes(clusters["control.yaml"])) == 1
+    target = clusters["control.yaml"].find("v1", "Secret", "ceph-client-t", "openstack-t")
+    assert dict((k, base64.b64decode(v).decode()) for k, v in target["data"].items()) == {
+        "userID": "openstack-t", "userKey": KEY}
+    assert_hidden(text, KEY)
+    # The user is a name: the results name the source Secret, which holds it, in the clear.
+    assert result["results"][0]["source"] == "rook-ceph/rook-ceph-client-openstack-t"
+    result, _text = copy_secret(args={"copies": [dict(COPY, key=["userID", "userKey", "adminKey"])]})
+    assert result["failed"] and "has no key adminKey" in result["msg"] and "userKey" not in result["msg"]
+
+
 def test_secret_copy_check_mode_writes_nothing(clusters):
     result, _text = copy_secret(check_mode=True)
     assert result["results"][0]["result"] == "source missing" and not result.get("failed")

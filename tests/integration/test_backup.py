@@ -1,0 +1,114 @@
+"""playbooks/backup.yml and restore.yml on the lab region: every OpenStack cluster's database (the MariaDB its
+ControlPlane controls) gets the scheduled Backup site.yml's phase 8 keeps, and a Backup taken on demand; a restore
+needs its confirmation and a complete Backup. mariadb-operator's Backup and Restore controllers are the lab's
+stand-in (lab/regionlab/standins/mariadb_batch.py); the lab's kube-controller-manager runs their Jobs and CronJobs,
+KWOK's kubelets the pods.
+"""
+
+import json
+import time
+
+from conftest import REGION_HOST, REPO, _play, failures, get_object, lab_kubectl, objects, standins_restored, \
+    task_result, update_standins
+
+BACKUP = REPO / "playbooks" / "backup.yml"
+RESTORE = REPO / "playbooks" / "restore.yml"
+CLUSTERS = ("openstack", "openstack-lab-tenant-a", "openstack-lab-tenant-b", "openstack-lab-tenant-q",
+            "openstack-lab-tenant-r")
+TENANT = "openstack-lab-tenant-a"
+
+
+def backups():
+    found = json.loads(lab_kubectl(REGION_HOST, "get", "backups.k8s.mariadb.com", "-A", "-o", "json").stdout)["items"]
+    return dict(((b["metadata"]["namespace"], b["metadata"]["name"]), b) for b in found)
+
+
+def complete(obj):
+    (found,) = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == "Complete"]
+    return found["status"], found["reason"], found["message"]
+
+
+def forget(kind, namespace, *names):
+    lab_kubectl(REGION_HOST, "-n", namespace, "delete", kind, "--ignore-not-found", "--wait=true", *names)
+
+
+def test_site_keeps_a_scheduled_backup_of_every_clusters_database(region):
+    found = backups()
+    scheduled = sorted(key for key, b in found.items() if b["metadata"]["labels"].get("c5c3.io/backup") == "scheduled")
+    assert scheduled == [(namespace, "mariadb-scheduled") for namespace in CLUSTERS]
+    for namespace in CLUSTERS:
+        backup = found[(namespace, "mariadb-scheduled")]
+        assert backup["spec"]["schedule"]["cron"] == "0 3 * * *" and backup["spec"]["mariaDbRef"]["name"] == "mariadb"
+        assert complete(backup)[1] in ("CronJobScheduled", "CronJobSucess"), backup["status"]
+        cronjob = get_object(REGION_HOST, "-n", namespace, "cronjob", "mariadb-scheduled", missing_ok=False)
+        assert cronjob["spec"]["schedule"] == "0 3 * * *" and cronjob["spec"]["concurrencyPolicy"] == "Forbid"
+        assert cronjob["metadata"]["ownerReferences"][0]["kind"] == "Backup"
+    phase = task_result(region.second.out, "Keep each OpenStack cluster's scheduled database Backup")
+    assert not phase["changed"] and set(phase["requests"]) == {"GET"}, phase
+
+
+def test_a_backup_taken_now_completes_in_every_cluster_and_again_writes_nothing(region):
+    rc, out, unused = _play(BACKUP, "-e", "backup_id=t1", "--check")
+    assert rc == 0 and not [key for key in backups() if key[1] == "mariadb-t1"], failures(out)
+    try:
+        rc, out, unused = _play(BACKUP, "-e", "backup_id=t1")
+        assert rc == 0, failures(out)
+        found = backups()
+        for namespace in CLUSTERS:
+            backup = found[(namespace, "mariadb-t1")]
+            assert complete(backup) == ("True", "JobComplete", "Success"), backup["status"]
+            assert "schedule" not in backup["spec"] and backup["metadata"]["labels"]["c5c3.io/backup"] == "on-demand"
+            job = get_object(REGION_HOST, "-n", namespace, "job", "mariadb-t1", missing_ok=False)
+            assert "Complete" in [c["type"] for c in job["status"]["conditions"] if c["status"] == "True"], job["status"]
+        rc, out, unused = _play(BACKUP, "-e", "backup_id=t1")
+        assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+        # A restore overwrites a cluster's databases: refused without its confirmation, or from what is no backup.
+        rc, out, unused = _play(RESTORE, "-e", json.dumps({"cluster": TENANT, "backup": "mariadb-t1",
+                                                           "confirm": "openstack"}))
+        assert rc != 0 and "confirm: must be %s" % TENANT in task_result(out, "Restore the database of")["msg"]
+        rc, out, unused = _play(RESTORE, "-e", json.dumps({"cluster": TENANT, "backup": "mariadb-none",
+                                                           "confirm": TENANT}))
+        assert rc != 0 and "no Backup mariadb-none in namespace %s" % TENANT in \
+            task_result(out, "Restore the database of")["msg"]
+        assert objects(REGION_HOST, "restores.k8s.mariadb.com", TENANT) == []
+        rc, out, unused = _play(RESTORE, "-e", json.dumps({"cluster": TENANT, "backup": "mariadb-t1",
+                                                           "confirm": TENANT}))
+        assert rc == 0, failures(out)
+        (restore,) = objects(REGION_HOST, "restores.k8s.mariadb.com", TENANT)
+        assert restore["metadata"]["name"] == "mariadb-t1-restore"
+        assert restore["spec"]["backupRef"] == {"name": "mariadb-t1"}
+        assert complete(restore) == ("True", "JobComplete", "Success")
+        rc, out, unused = _play(RESTORE, "-e", json.dumps({"cluster": TENANT, "backup": "mariadb-t1",
+                                                           "confirm": TENANT}))
+        assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+    finally:
+        forget("restores.k8s.mariadb.com", TENANT, "mariadb-t1-restore")
+        for namespace in CLUSTERS:
+            forget("backups.k8s.mariadb.com", namespace, "mariadb-t1")
+
+
+def test_a_failed_backup_fails_the_run_naming_it(region):
+    settings = dict(json.loads(json.dumps(region_settings())), backoff_limit=0)
+    try:
+        with standins_restored():
+            update_standins(lambda data: data.update(failures=dict(
+                data.get("failures") or {}, **{"Backup/%s/mariadb-t2" % TENANT: {"reason": "DumpFailed"}})))
+            time.sleep(1)  # the stand-ins re-read the file when it changes
+            rc, out, unused = _play(BACKUP, "-e", "backup_id=t2", "-e", json.dumps({
+                "cobaltcore_database_backup": settings, "backup_namespaces": ["openstack", TENANT]}))
+        assert rc != 0
+        message = task_result(out, "Back up each OpenStack cluster's database now")["msg"]
+        assert "failed" in message and "%s/mariadb-t2" % TENANT in message and "JobFailed" in message, message
+        found = backups()
+        assert complete(found[("openstack", "mariadb-t2")])[1] == "JobComplete"
+        assert complete(found[(TENANT, "mariadb-t2")]) == ("True", "JobFailed", "Failed")
+    finally:
+        for namespace in ("openstack", TENANT):
+            forget("backups.k8s.mariadb.com", namespace, "mariadb-t2")
+
+
+def region_settings():
+    """The lab inventory's cobaltcore_database_backup, as the scheduled Backups carry it."""
+    spec = backups()[("openstack", "mariadb-scheduled")]["spec"]
+    return {"storage": spec["storage"], "schedule": spec["schedule"]["cron"], "max_retention": spec["maxRetention"],
+            "compression": spec["compression"]}
