@@ -77,10 +77,34 @@ def stage(hv, version):
         return UPDATED
     if spec.get("version") == version:
         return UPDATING
-    evicting = condition(hv, "Evicting")
-    if (hv.get("status") or {}).get("evicted") and (evicting or {}).get("status") == "False":
-        return EVICTED
-    return ENTERING
+    return EVICTED if evicted(hv) else ENTERING
+
+
+def evicted(hv):
+    """The hypervisor operator evicted the Node's instances: status.evicted with Evicting False (Succeeded)."""
+    return bool((hv.get("status") or {}).get("evicted")) and (condition(hv, "Evicting") or {}).get("status") == "False"
+
+
+# A Node's maintenance by hand (playbooks/maintenance.yml), under a field manager of its own.
+MAINTENANCE_FIELD_MANAGER = "c5c3.cobaltcore-maintenance"
+MAINTENANCE_REASON = "cobaltcore - maintenance"
+
+
+def maintenance_manifest(name, on, why=MAINTENANCE_REASON):
+    """The fields maintenance.yml owns on a Hypervisor: manual maintenance with its reason, or none (the reason, no
+    longer sent, goes)."""
+    spec = {"maintenance": "manual", "maintenanceReason": why} if on else {"maintenance": ""}
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name}, "spec": spec}
+
+
+def maintenance_owner(hv, why=MAINTENANCE_REASON):
+    """Who holds the Node in maintenance: None (no maintenance), "ours" (maintenance.yml's reason), or the other
+    holder's reason."""
+    spec = hv.get("spec") or {}
+    if not spec.get("maintenance"):
+        return None
+    return "ours" if spec.get("maintenanceReason") == why else (spec.get("maintenanceReason") or
+                                                               "maintenance %s" % spec["maintenance"])
 
 
 def plan(hypervisors, version, max_unavailable):

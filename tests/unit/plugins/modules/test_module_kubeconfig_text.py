@@ -47,6 +47,7 @@ KUBE_ARGS = {
     "gardener_shoot": {"namespace": "garden-p", "shoots": [], "wait": False},
     "generated_secret": {"namespace": "n", "secrets": [{"name": "s", "generate": ["password"]}]},
     "hypervisor_nodes": {"workers": 0, "zone": "a", "wait": False},
+    "hypervisor_maintenance": {"node": "n", "state": "on"},
     "database_backup": {"settings": {}},
     "database_restore": {"namespace": "n", "backup": "b", "confirm": "n"},
     "ironcore_bmc": {},
