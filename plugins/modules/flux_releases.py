@@ -25,6 +25,12 @@ description:
     fails the call at once with Flux's own reason and message, naming the cluster, the release, the chart
     and its version, and the releases waiting behind it.
   - Reports the releases whose pinned version changes (an upgrade), also in check mode.
+  - With O(prune), the HelmReleases the collection made on the cluster (its C(app.kubernetes.io/managed-by) label)
+    that the table no longer gives it (removed, C(enabled=false), or its groups changed) are deleted after the
+    others are ready - Flux uninstalls each, dependents first - and waited for until gone. Before anything is
+    written, a release whose kinds still have objects is refused, naming them - the kinds of the CRDs helm-controller
+    installed with it (label C(helm.toolkit.fluxcd.io/name)), or for a release without CRDs of its own (a controller
+    whose CRDs come in a chart of their own) those of the releases it depends on.
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
@@ -87,6 +93,10 @@ options:
         where nothing can run (the local lab) turns it off.
     type: bool
     default: true
+  prune:
+    description: Uninstall the collection's releases the table no longer gives the cluster (see above).
+    type: bool
+    default: true
   wait:
     description: Wait until every release is ready.
     type: bool
@@ -123,6 +133,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+pruned:
+  description: The releases uninstalled (in check mode - to uninstall), C(<namespace>/<name>), dependents first.
+  returned: always
+  type: list
+  elements: str
 releases:
   description: The cluster's releases in dependsOn order, with the result of this run.
   returned: always
@@ -197,6 +212,7 @@ class FluxReleasesModule(KubeModule):
         flux_namespace=dict(type="str", default=flux.FLUX_NAMESPACE),
         flux_timeout=dict(type="int", default=0),
         helm_wait=dict(type="bool", default=True),
+        prune=dict(type="bool", default=True),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=900),
         wait_sleep=dict(type="int", default=5),
@@ -215,8 +231,15 @@ class FluxReleasesModule(KubeModule):
         live = flux_api.live_releases(self.client, releases)
         self.results["version_changes"] = flux.version_changes(releases, live)
         problems = flux.upgrade_problems(self.results["version_changes"], entries)
+        unwanted = flux.unwanted_releases(flux_api.managed_releases(self.client), entries) \
+            if self.params["prune"] else []
+        left = flux_api.objects_left(self.client, unwanted)
+        problems.extend("%s: HelmRelease %s/%s is no longer in the operator table, but objects of its kinds are left "
+                        "(delete them first): %s" % (self.params["cluster"], namespace, name, ", ".join(objects))
+                        for (namespace, name), objects in sorted(left.items()))
         if problems:
             raise InputError(problems)
+        self.results["pruned"] = ["%s/%s" % (namespace, name) for namespace, name, unused in unwanted]
         results = self.record(self.applier(field_manager=flux.FIELD_MANAGER).apply(objects))
         self.results["results"] = results
         by_ref = dict(((r["kind"], r.get("namespace"), r["name"]), r["result"]) for r in results)
@@ -229,6 +252,20 @@ class FluxReleasesModule(KubeModule):
                 self.wait_for(releases)
             finally:
                 self.report_installed(releases)
+        if unwanted:
+            self.uninstall(unwanted)
+
+    def uninstall(self, unwanted):
+        """Delete the unwanted HelmReleases one after the other, dependents first; Flux uninstalls each (its
+        finalizer) and the next goes once it is gone."""
+        applier = self.applier(field_manager=flux.FIELD_MANAGER)
+        waiter = Waiter(self.client, sleep=self.params["wait_sleep"], progress=self.progress)
+        for namespace, name, unused in unwanted:
+            release = {"apiVersion": flux.HELM_API_VERSION, "kind": "HelmRelease",
+                       "metadata": {"namespace": namespace, "name": name}}
+            self.results["results"].extend(self.record(applier.remove([release])))
+            if not self.check_mode:
+                waiter.wait([ref_of(release)], self.params["wait_timeout"], absent=True)
 
     def wait_for(self, releases):
         waiter = Waiter(self.client)

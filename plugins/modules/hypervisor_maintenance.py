@@ -11,7 +11,7 @@ short_description: Take one hypervisor Node into maintenance, its instances evic
 version_added: 0.6.0
 description:
   - O(state=on) - sets the Node's C(Hypervisor) (C(kvm.cloud.sap/v1), named after the Node) to C(spec.maintenance=manual)
-    with C(spec.maintenanceReason) O(reason), under the field manager C(c5c3.cobaltcore-maintenance): the hypervisor
+    with C(spec.maintenanceReason) O(reason), under the field manager C(c5c3.cobaltcore-maintenance); the hypervisor
     operator disables its compute service and evicts its instances. Waits until they are evicted (C(status.evicted),
     condition C(Evicting) C(False)); a Node not evicted within O(wait_timeout) fails the module naming it and its
     C(Evicting) condition.

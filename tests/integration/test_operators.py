@@ -155,6 +155,43 @@ def test_a_version_bump_is_shown_first_and_upgrades_exactly_that_release(region)
         assert rc == 0, failures(out)
 
 
+def with_overrides(overrides):
+    """Extra vars: the lab's overrides with these releases changed."""
+    return json.dumps({"infra_operators_overrides": "{{ cobaltcore_operator_overrides | default({}) | combine(%s, "
+                                                    "recursive=true) }}" % json.dumps(overrides)})
+
+
+def test_a_release_dropped_from_the_table_is_shown_uninstalled_and_one_whose_objects_are_left_is_refused(region):
+    before = helm_records(PROBE_HOST)
+
+    def releases():
+        return sorted(r["metadata"]["name"] for r in everything(PROBE_HOST, "helmreleases.helm.toolkit.fluxcd.io"))
+    # Rook and the arbiter operator dropped: the CephCluster, pools and clients of rook-ceph's kinds are left.
+    rc, out, _seconds = play("--limit", PROBE_HOST, "-e", with_overrides(
+        {"rook-ceph": {"enabled": False}, "external-arbiter-operator": {"enabled": False}}))
+    assert rc != 0
+    (_task, host, msg), = failures(out)
+    assert host == PROBE_HOST and msg.startswith("invalid input, nothing was changed: ") and \
+        "st-pool-b: HelmRelease rook-ceph/rook-ceph is no longer in the operator table, but objects of its kinds are " \
+        "left (delete them first): " in msg and "CephCluster rook-ceph/" in msg, msg
+    assert "external-arbiter-operator is no longer" not in msg  # its own kinds have no object
+    assert helm_records(PROBE_HOST) == before and "rook-ceph" in releases()
+    drop = with_probe(enabled=False)
+    rc, out, _seconds = play("--limit", PROBE_HOST, "--check", "-e", drop)
+    assert rc == 0 and task_results(out, TASK)[PROBE_HOST]["pruned"] == ["prysm/prysm"], failures(out)
+    assert helm_records(PROBE_HOST) == before and "prysm" in releases()
+    try:
+        rc, out, _seconds = play("--limit", PROBE_HOST, "-e", drop)
+        assert rc == 0 and task_results(out, TASK)[PROBE_HOST]["pruned"] == ["prysm/prysm"], failures(out)
+        assert "prysm" not in releases() and ("prysm", "prysm") not in helm_records(PROBE_HOST)
+        rc, out, _seconds = play("--limit", PROBE_HOST, "-e", drop)
+        assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+    finally:
+        rc, out, _seconds = play("--limit", PROBE_HOST)
+        assert rc == 0, failures(out)
+    assert "prysm" in releases() and ("prysm", "prysm") in helm_records(PROBE_HOST)
+
+
 def pods(cluster, namespace):
     return everything(cluster, "pods", "-n", namespace)
 

@@ -247,6 +247,43 @@ def _labels():
     return {naming.MANAGED_BY_LABEL: naming.MANAGED_BY}
 
 
+# helm-controller labels every object of a release it installs, the CRDs of its chart's crds/ as well.
+RELEASE_NAME_LABEL = "helm.toolkit.fluxcd.io/name"
+RELEASE_NAMESPACE_LABEL = "helm.toolkit.fluxcd.io/namespace"
+
+
+def managed_selector():
+    return "%s=%s" % (naming.MANAGED_BY_LABEL, naming.MANAGED_BY)
+
+
+def release_objects_selector(namespace, name):
+    """The label selector of the objects helm-controller installed for one release (its CRDs among them)."""
+    return "%s=%s,%s=%s" % (RELEASE_NAME_LABEL, name, RELEASE_NAMESPACE_LABEL, namespace)
+
+
+def unwanted_releases(live, entries):
+    """The collection's HelmReleases on the cluster (live: those labelled as its own) that the table no longer gives
+    it, each before the releases it depends on (spec.dependsOn): [(namespace, name, [(namespace, name) it depends
+    on])]."""
+    wanted = set((e["namespace"], e["name"]) for e in entries)
+    gone = {}
+    for release in live:
+        meta = release["metadata"]
+        key = (meta["namespace"], meta["name"])
+        if key not in wanted:
+            gone[key] = [(d.get("namespace") or meta["namespace"], d.get("name"))
+                         for d in (release.get("spec") or {}).get("dependsOn") or []]
+    ordered, placed = [], set()
+    while len(ordered) < len(gone):
+        # First those no other unwanted release depends on.
+        free = sorted(k for k in gone if k not in placed and not any(
+            k in deps for other, deps in gone.items() if other not in placed and other != k))
+        for key in free or sorted(k for k in gone if k not in placed)[:1]:
+            ordered.append(key + (gone[key],))
+            placed.add(key)
+    return ordered
+
+
 def repository_manifest(name, spec, namespace=FLUX_NAMESPACE):
     body = {"url": spec["url"], "interval": spec.get("interval") or REPOSITORY_INTERVAL}
     if spec.get("type") == "oci":

@@ -129,3 +129,44 @@ def first_blocking(releases, states):
             return by_name[ref["name"]], "; ".join(state.missing) if state else "not found"
     ref, state = pending[0]
     return by_name[ref["name"]], "; ".join(state.missing) if state else "not found"
+
+
+def managed_releases(client):
+    """The HelmReleases of the cluster the collection made (its managed-by label), in every namespace."""
+    return client.list(client.resource(flux.HELM_API_VERSION, "HelmRelease"), label_selector=flux.managed_selector())
+
+
+def objects_left(client, releases):
+    """{(namespace, name): ["<Kind> <namespace>/<name>", ...]} of the releases whose kinds still have objects: the
+    kinds of the CRDs helm-controller installed with the release - or, for a release without CRDs of its own (a
+    controller whose CRDs come in a chart of their own, as mariadb-operator's), with the releases it depends on. One
+    LIST per CRD."""
+    if not releases:
+        return {}
+    crds = client.resource("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    by_release = {}
+
+    def crds_of(owner):
+        if owner not in by_release:
+            by_release[owner] = client.list(crds, label_selector=flux.release_objects_selector(*owner))
+        return by_release[owner]
+
+    left = {}
+    for namespace, name, depends_on in releases:
+        kinds = crds_of((namespace, name)) or [crd for owner in depends_on for crd in crds_of(owner)]
+        found = [obj for crd in kinds for obj in _objects_of(client, crd)]
+        if found:
+            left[(namespace, name)] = found
+    return left
+
+
+def _objects_of(client, crd):
+    spec = crd.get("spec") or {}
+    version = next((v["name"] for v in spec.get("versions") or [] if v.get("storage")), None)
+    kind = (spec.get("names") or {}).get("kind")
+    try:
+        rtype = client.resource("%s/%s" % (spec.get("group"), version), kind)
+    except KubeError:
+        return []  # not served (any more): no object of it can be read or left
+    return ["%s %s" % (kind, "/".join(p for p in (o["metadata"].get("namespace"), o["metadata"]["name"]) if p))
+            for o in client.list(rtype)]

@@ -103,8 +103,9 @@ def maintenance_owner(hv, why=MAINTENANCE_REASON):
     spec = hv.get("spec") or {}
     if not spec.get("maintenance"):
         return None
-    return "ours" if spec.get("maintenanceReason") == why else (spec.get("maintenanceReason") or
-                                                               "maintenance %s" % spec["maintenance"])
+    if spec.get("maintenanceReason") == why:
+        return "ours"
+    return spec.get("maintenanceReason") or "maintenance %s" % spec["maintenance"]
 
 
 def plan(hypervisors, version, max_unavailable):

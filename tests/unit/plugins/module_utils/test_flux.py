@@ -211,3 +211,23 @@ def test_upgrade_from_is_a_range_and_judges_only_a_change_from_an_installed_vers
     assert flux.upgrade_problems([dict(change, installed=None)], entries) == []  # never installed: an install
     (found,) = flux.upgrade_problems([dict(change, installed="1.0.0")], entries)
     assert "chart op 1.0.0 cannot move to 2.0.0 in one step (upgrade_from >=1.5.0)" in found
+
+
+def helm_release(namespace, name, depends_on=()):
+    return {"metadata": {"namespace": namespace, "name": name},
+            "spec": {"dependsOn": [dict(d) for d in depends_on]}}
+
+
+def test_releases_the_table_no_longer_gives_the_cluster_go_dependents_first():
+    entries = [{"namespace": "cert-manager", "name": "cert-manager"}]
+    live = [helm_release("cert-manager", "cert-manager"),
+            helm_release("mariadb-operator", "mariadb-operator-crds"),
+            helm_release("mariadb-operator", "mariadb-operator", [{"name": "mariadb-operator-crds"}]),
+            helm_release("rabbitmq-system", "topology", [{"name": "cert-manager", "namespace": "cert-manager"}])]
+    # Rounds: what no unwanted release depends on, by name; then what those depended on.
+    assert flux.unwanted_releases(live, entries) == [
+        ("mariadb-operator", "mariadb-operator", [("mariadb-operator", "mariadb-operator-crds")]),
+        ("rabbitmq-system", "topology", [("cert-manager", "cert-manager")]),
+        ("mariadb-operator", "mariadb-operator-crds", [])]
+    assert flux.unwanted_releases(live[:1], entries) == []
+    assert flux.release_objects_selector("ns", "r") == "helm.toolkit.fluxcd.io/name=r,helm.toolkit.fluxcd.io/namespace=ns"

@@ -174,3 +174,40 @@ def test_a_bad_table_fails_before_any_request(flux):
     assert result["failed"] and result["msg"].startswith("invalid input, nothing was changed: ")
     assert result["problems"] == ["operators.operator.depends_on: 'ghost' is not an enabled release of the table"]
     assert flux.calls == []
+
+
+CRD = "apiextensions.k8s.io/v1"
+
+
+def crd_of(kube, release, kind, group="example.com"):
+    """A CRD helm-controller installed with release (its labels), serving kind in group/v1."""
+    kube.kinds[(CRD, "CustomResourceDefinition")] = ("customresourcedefinitions", False)
+    kube.kinds[("%s/v1" % group, kind)] = (kind.lower() + "s", True)
+    kube.add({"apiVersion": CRD, "kind": "CustomResourceDefinition",
+              "metadata": {"name": "%ss.%s" % (kind.lower(), group), "labels": {
+                  "helm.toolkit.fluxcd.io/name": release, "helm.toolkit.fluxcd.io/namespace": "ops"}},
+              "spec": {"group": group, "names": {"kind": kind}, "versions": [{"name": "v1", "storage": True}]}})
+
+
+def test_a_release_the_table_drops_is_uninstalled_unless_objects_of_its_kinds_are_left(flux, monkeypatch):
+    with_controller(flux, monkeypatch)
+    result, _text = run_module(flux_releases.main, ARGS)
+    assert not result.get("failed") and result["pruned"] == []
+    crd_of(flux, "crds", "Widget")
+    flux.add({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1", "namespace": "apps"}})
+    # The operator (no CRDs of its own) and its CRDs dropped: the Widget of the CRDs' kind is left for both.
+    result, _text = run_module(flux_releases.main, dict(ARGS, operators=TABLE[2:]))
+    assert result["failed"] and "HelmRelease ops/operator is no longer in the operator table, but objects of its " \
+        "kinds are left (delete them first): Widget apps/w1" in result["msg"]
+    assert "HelmRelease ops/crds is no longer" in result["msg"]
+    assert flux.find(HELM, "HelmRelease", "operator", "ops") is not None
+    result, _text = run_module(flux_releases.main, dict(ARGS, operators=TABLE[:1] + TABLE[2:]), check_mode=True)
+    assert result["failed"] and "HelmRelease ops/operator is no longer" in result["msg"]  # the operator's, through crds
+    del flux.objects[("example.com/v1", "Widget", "apps", "w1")]
+    result, _text = run_module(flux_releases.main, dict(ARGS, operators=TABLE[:1] + TABLE[2:]), check_mode=True)
+    assert result["pruned"] == ["ops/operator"] and flux.find(HELM, "HelmRelease", "operator", "ops") is not None
+    result, _text = run_module(flux_releases.main, dict(ARGS, operators=TABLE[:1] + TABLE[2:]))
+    assert result["changed"] and result["pruned"] == ["ops/operator"]
+    assert flux.find(HELM, "HelmRelease", "operator", "ops") is None and flux.find(HELM, "HelmRelease", "crds", "ops")
+    result, _text = run_module(flux_releases.main, dict(ARGS, operators=TABLE[:1] + TABLE[2:]))
+    assert not result["changed"] and result["pruned"] == []
