@@ -481,11 +481,11 @@ class C5C3Operator(loop.Controller):
         self.applied = {k: v for k, v in self.applied.items() if k[0] in uids}
         # The children's operators act on what this pass applied, in the same pass.
         self.operators.reconcile(self.children)
-        self.mariadb_batch.reconcile()
+        batch_uids = self.mariadb_batch.reconcile()
         if self.running.runs(ovn.OPERATOR):
             self.ovn.reconcile(self.ovn_cluster)
         ovn_uids = {self.ovn_cluster["metadata"]["uid"]} if self.ovn_cluster else set()
-        self.prune(uids | ovn_uids | {o["metadata"]["uid"] for o in self.children.values()})
+        self.prune(uids | ovn_uids | batch_uids | {o["metadata"]["uid"] for o in self.children.values()})
 
     def reconcile_ovn_cluster(self, planes):
         """Seed 003: the c5c3-operator creates the OVNCluster ovn-system/ovn, Neutron's SDN backend, once
