@@ -336,8 +336,8 @@ CASES = {
         ready={"conditions": [cond("Ready", "True", "Created", "Created")]}),
     # mariadb-operator reports a failed Job as Complete=True too (pkg/condition/complete.go): only JobFailed tells.
     "k8s.mariadb.com/Backup": Case(
-        obj("k8s.mariadb.com/v1alpha1", "Backup", {"mariaDbRef": {"name": "rt-mariadb"},
-                                                    "storage": {"s3": {"bucket": "b", "endpoint": "s3.invalid:9000"}}}),
+        obj("k8s.mariadb.com/v1alpha1", "Backup", {
+            "mariaDbRef": {"name": "rt-mariadb"}, "storage": {"s3": {"bucket": "b", "endpoint": "s3.invalid:9000"}}}),
         not_ready=[({"conditions": [cond("Complete", "False", "Failed", "MariaDB not ready")]},
                     "condition Complete is False (reason Failed: MariaDB not ready)"),
                    ({"conditions": [cond("Complete", "False", "JobRunning", "Running")]}, "reason JobRunning")],
@@ -345,8 +345,8 @@ CASES = {
         terminal=[({"conditions": [cond("Complete", "True", "JobFailed", "Failed")]},
                    "condition Complete is True (reason JobFailed: Failed)")]),
     "k8s.mariadb.com/Restore": Case(
-        obj("k8s.mariadb.com/v1alpha1", "Restore", {"mariaDbRef": {"name": "rt-mariadb"},
-                                                     "backupRef": {"name": "rt-backup"}}),
+        obj("k8s.mariadb.com/v1alpha1", "Restore", {
+            "mariaDbRef": {"name": "rt-mariadb"}, "backupRef": {"name": "rt-backup"}}),
         not_ready=[({"conditions": [cond("Complete", "False", "Failed", "Backup not complete")]},
                     "reason Failed: Backup not complete")],
         ready={"conditions": [cond("Complete", "True", "JobComplete", "Success")]},
