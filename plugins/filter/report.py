@@ -9,23 +9,49 @@ Its documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report import data, render_html, render_markdown
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report import data, drift, render_html, render_markdown
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import mariadb
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import run_lock
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import region_from_inventory
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
 
 
 @fails_on_input_error("cannot write the region report")
-def region_report_filter(gathered, region, claims=None):
+def region_report_filter(gathered, region, claims=None, drift_report=None):
     if isinstance(region, dict) and "hostvars" in region:
         # Only the region model's variables of hostvars (cobaltcore_pool, cobaltcore_ironcore) are read.
         region = region_from_inventory(region)
     composed = data.compose(region, claims or [], gathered)
+    composed["drift"] = drift_report or None
     return {"html": render_html.render(composed), "markdown": render_markdown.render(composed),
             "summary": composed["summary"]}
+
+
+# What a run makes that no inventory declares: the region's run lock, on-demand Backups and Restores.
+RUN_RECORDS = (run_lock.is_lock, mariadb.run_record)
+
+
+@fails_on_input_error("cannot read drift.yml's task records")
+def drift_records_filter(texts):
+    return drift.parse_records(texts if isinstance(texts, list) else [texts])
+
+
+def drift_kinds_filter(records, cluster):
+    return drift.kinds_to_read(records, cluster)
+
+
+@fails_on_input_error("cannot write the drift report")
+def drift_report_filter(records, region, reads):
+    report = drift.compose(region, records, drift.managed_of(reads), RUN_RECORDS)
+    markdown = "\n".join(["# CobaltCore region %s - drift" % render_markdown.cell(region), ""]
+                          + drift.markdown_lines(report, render_markdown.cell)) + "\n"
+    return {"report": report, "markdown": markdown, "summary": drift.summary_line(report),
+            "lines": drift.report_lines(report)}
 
 
 class FilterModule(object):
     """c5c3.cobaltcore region report filter."""
 
     def filters(self):
-        return {"region_report": region_report_filter}
+        return {"region_report": region_report_filter, "drift_records": drift_records_filter,
+                "drift_kinds": drift_kinds_filter, "drift_report": drift_report_filter}

@@ -18,7 +18,8 @@ description:
     retries the task itself), not after the minute of retries other modules allow.
   - With O(objects) also reads the objects the preflight needs to see before any phase writes (a Project,
     the BMCs), in the same call; a kind the server does not serve or a read it refuses is reported in that
-    read's C(error), not as a failure. It never reads Secrets.
+    read's C(error), not as a failure. It never reads a Secret's data, only, with O(objects[].metadata_only),
+    its metadata.
   - Never writes; check mode behaves the same.
 author:
   - CobaltCore team (@c5c3)
@@ -38,7 +39,7 @@ options:
         type: str
         required: true
       kind:
-        description: The object's kind; C(Secret) is refused.
+        description: The object's kind; C(Secret) only as a list with O(objects[].metadata_only).
         type: str
         required: true
       name:
@@ -53,6 +54,12 @@ options:
       field_selector:
         description: Only objects with these fields (a list only).
         type: str
+      metadata_only:
+        description:
+          - Only each object's C(apiVersion), C(kind) and C(metadata) (the API server's PartialObjectMetadata),
+            which is what a read of Secrets may return.
+        type: bool
+        default: false
 """
 
 EXAMPLES = r"""
@@ -135,12 +142,18 @@ READ_SPEC = dict(
     namespace=dict(type="str"),
     label_selector=dict(type="str"),
     field_selector=dict(type="str"),
+    metadata_only=dict(type="bool", default=False),
 )
 
 
 def _without_managed_fields(obj):
     (obj.get("metadata") or {}).pop("managedFields", None)
     return obj
+
+
+def _only_metadata(obj, rtype):
+    """The object's kind (the server names each item of a metadata list PartialObjectMetadata) and metadata."""
+    return {"apiVersion": rtype.api_version, "kind": rtype.kind, "metadata": obj.get("metadata")}
 
 
 class ClusterInfoModule(KubeModule):
@@ -162,9 +175,10 @@ class ClusterInfoModule(KubeModule):
                             objects=[self.read(item) for item in self.params["objects"]])
 
     def validate(self):
-        problems = [problem("objects[%d].kind" % index, "cluster_info never reads Secrets")
+        problems = [problem("objects[%d].kind" % index, "cluster_info reads Secrets only as a list with metadata_only")
                     for index, item in enumerate(self.params["objects"])
-                    if item["kind"] == "Secret" and item["api_version"] == "v1"]
+                    if item["kind"] == "Secret" and item["api_version"] == "v1"
+                    and (item["name"] or not item["metadata_only"])]
         problems += [problem("objects[%d]" % index, "a read by name takes no label_selector or field_selector")
                      for index, item in enumerate(self.params["objects"])
                      if item["name"] and (item["label_selector"] or item["field_selector"])]
@@ -178,11 +192,13 @@ class ClusterInfoModule(KubeModule):
             rtype = self.client.resource(item["api_version"], item["kind"])
             namespace = item["namespace"] if rtype.namespaced else None
             if item["name"]:
-                obj = self.client.get(rtype, item["name"], namespace)
-                found["items"] = [_without_managed_fields(obj)] if obj else []
+                found["items"] = [obj for obj in [self.client.get(rtype, item["name"], namespace)] if obj]
             else:
-                found["items"] = [_without_managed_fields(obj) for obj in self.client.list(
-                    rtype, namespace, label_selector=item["label_selector"], field_selector=item["field_selector"])]
+                found["items"] = self.client.list(rtype, namespace, label_selector=item["label_selector"],
+                                                  field_selector=item["field_selector"],
+                                                  metadata_only=item["metadata_only"])
+            found["items"] = [_without_managed_fields(_only_metadata(obj, rtype) if item["metadata_only"] else obj)
+                              for obj in found["items"]]
         except KubeError as exc:
             # A kind not served and a forbidden read are answers; a server that fails is a failure.
             if exc.status not in (403, 404):

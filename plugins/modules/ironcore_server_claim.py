@@ -23,6 +23,10 @@ description:
   - A pool that holds more claims than it wants keeps them unless O(release_surplus) is set; then
     unbound claims are released first, then the highest-numbered.
   - Waits until every claim is C(Bound), its server C(Reserved) and, with power C(On), powered on.
+  - While it waits, a server metal-operator v0.7.0 left reserved for one of the claims although the claim is bound
+    to another server (its claim race on a stale cache) has its C(spec.serverClaimRef) cleared, with a warning
+    naming it. The claim's C(serverRef) is immutable, so that reservation is never used, and metal-operator itself
+    releases a server only when its claim is gone.
 author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
@@ -164,6 +168,11 @@ ready:
   returned: when waiting
   type: list
   elements: dict
+stale_reservations_released:
+  description: Servers whose stale reservation for a claim bound to another server was cleared while waiting.
+  returned: when waiting
+  type: list
+  elements: str
 requests:
   description: API requests this call made, by HTTP verb.
   returned: always
@@ -174,12 +183,18 @@ waited_seconds:
   type: float
 """
 
+import time
+
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
+
+
+# How often a wait for the claims looks for a stale reservation (ironcore.stale_reservations).
+STALE_CHECK_SECONDS = 10
 
 
 class IronCoreServerClaimModule(KubeModule):
@@ -236,12 +251,42 @@ class IronCoreServerClaimModule(KubeModule):
         if self.params["wait"] and not self.check_mode:
             refs = [{"apiVersion": ironcore.API_VERSION, "kind": "ServerClaim", "name": name, "namespace": namespace}
                     for e in plan for name in e["kept"] + e["create"]]
-            ready = Waiter(self.client, sleep=self.params["wait_sleep"], progress=self.progress).wait(refs, self.params["wait_timeout"])
+            ready = Waiter(self.client, sleep=self.params["wait_sleep"], progress=self.progress).wait(
+                refs, self.params["wait_timeout"], each_round=self.stale_reservations_released(namespace))
             self.results["ready"] = ready
             bound = dict((c["metadata"]["name"], ((c.get("spec") or {}).get("serverRef") or {}).get("name"))
                          for c in self.client.list(claim_type, namespace, label_selector=naming.POOL_LABEL))
             for entry in plan:
                 entry["servers"] = sorted(bound[n] for n in entry["kept"] + entry["create"] if bound.get(n))
+
+    def stale_reservations_released(self, namespace, every=STALE_CHECK_SECONDS):
+        """A wait round's repair: the reservations metal-operator leaves for a claim bound to another server
+        (ironcore.stale_reservations) are cleared, at most every `every` seconds, each named in a warning and in
+        stale_reservations_released."""
+        checked = {"at": time.time()}  # a claim that is not bound at once is no sign of a stale reservation yet
+        released = self.results.setdefault("stale_reservations_released", [])
+
+        def repair():
+            if time.time() - checked["at"] < every:
+                return
+            checked["at"] = time.time()
+            server_type = self.client.resource(ironcore.API_VERSION, "Server")
+            claims = self.client.list(self.client.resource(ironcore.API_VERSION, "ServerClaim"), namespace,
+                                      label_selector=naming.POOL_LABEL)
+            for server in ironcore.stale_reservations(self.client.list(server_type), claims):
+                ref = server["spec"]["serverClaimRef"]
+                patch = {"metadata": {"resourceVersion": server["metadata"]["resourceVersion"]},
+                         "spec": {"serverClaimRef": None}}
+                status, unused = self.client.request("PATCH", server_type.path(None, server["metadata"]["name"]),
+                                                     body=patch, content_type="application/merge-patch+json",
+                                                     allow=(409,))
+                if status == 409:
+                    continue  # changed since it was read: judged again in the next round
+                released.append(server["metadata"]["name"])
+                self.ansible.warn("Server %s was reserved for ServerClaim %s/%s, which is bound to another server "
+                                  "(metal-operator's claim race): its reservation was cleared"
+                                  % (server["metadata"]["name"], ref.get("namespace"), ref.get("name")))
+        return repair
 
     def maintenances(self):
         """ServerMaintenances: metal-operator binds no server that one of them refers to."""

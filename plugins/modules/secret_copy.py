@@ -193,8 +193,8 @@ class SecretCopyModule(KubeModule):
             {"kubeconfig": self.params["target_kubeconfig"], "context": self.params["target_context"]})
         try:
             applier = Applier(target_client, field_manager=self.params["field_manager"],
-                              check_mode=self.check_mode, diff=self.diff)
-            results = self.record(applier.apply(manifests)) if manifests else []
+                              check_mode=self.check_mode, diff=self.diff, drift=bool(self.drift))
+            results = self.record(applier.apply(manifests), via="target_kubeconfig") if manifests else []
         finally:
             for verb, count in target_client.requests.items():
                 self.client.requests[verb] = self.client.requests.get(verb, 0) + count

@@ -26,6 +26,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import threading
 import traceback
 
@@ -33,6 +34,9 @@ from ansible.module_utils.common.json import Direction, get_module_encoder
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action.normal import ActionModule as NormalAction
 from ansible.vars.clean import remove_internal_keys
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.drift import DRIFT_ENV
+from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils import drift
 
 SWITCH = "cobaltcore_in_process"
 SWITCH_ENV = "COBALTCORE_IN_PROCESS"
@@ -124,6 +128,43 @@ class InProcessAction(NormalAction):
     """
 
     module = None
+
+    def run(self, tmp=None, task_vars=None):
+        """The module's result; under drift.yml (plugin_utils/drift.py) with its objects' drift asked for and the
+        task's records kept."""
+        task_vars = task_vars if task_vars is not None else {}
+        directory = self._template_var(task_vars, drift.DRIFT_DIR_VAR)
+        if not directory:
+            return super(InProcessAction, self).run(tmp, task_vars)
+        handle, path = tempfile.mkstemp(prefix="cobaltcore-drift-", dir=directory)
+        os.close(handle)
+        saved = os.environ.get(DRIFT_ENV)
+        os.environ[DRIFT_ENV] = path  # the module, forked or started by the local connection, inherits it
+        try:
+            result = super(InProcessAction, self).run(tmp, task_vars)
+            found = drift.read_found(path)
+        finally:
+            if saved is None:
+                os.environ.pop(DRIFT_ENV, None)
+            else:
+                os.environ[DRIFT_ENV] = saved
+            os.remove(path)
+        host = task_vars.get("inventory_hostname") or "localhost"
+        clusters = dict((option, self._cluster_of(option, host, task_vars)) for option in drift.options_of(found))
+        for record in drift.task_records(self._task.get_name(), host, clusters, result, found,
+                                         self._task.no_log or self._play_context.no_log):
+            drift.append(directory, host, record)
+        return result
+
+    def _cluster_of(self, option, host, task_vars):
+        """The inventory host whose cluster the module's kubeconfig option names (plugin_utils/drift.py)."""
+        kubeconfig = self._task.args.get(option)
+        own = self._template_var(task_vars, "cobaltcore_kubeconfig")
+        if kubeconfig is None or kubeconfig == own:
+            return host
+        hostvars = task_vars.get("hostvars") or {}
+        return drift.cluster_of(kubeconfig, host, dict((name, hostvars[name].get("cobaltcore_kubeconfig"))
+                                                       for name in hostvars))
 
     def _template_var(self, task_vars, name, default=None):
         """A variable's value, templated when it is a template (task_vars hold them as written)."""

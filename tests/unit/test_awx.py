@@ -270,3 +270,13 @@ def test_kubeconfig_variables_are_the_inventories_names():
             assert re.search(r"\b%s: \{\}" % re.escape(host), text), (region, host)
         clusters = open(os.path.join(REPO, "inventories", region, "group_vars", "all", "clusters.yml")).read()
         assert "'COBALTCORE_KUBECONFIG_' ~ (inventory_hostname | upper | replace('-', '_'))" in clusters
+
+
+def test_drift_runs_as_a_check_job_only():
+    """drift.yml refuses to start without --check: its job template is of job type check, every other one runs."""
+    templates = dict((a["playbook"], a) for _n, m, a in CALLS if m == "job_template")
+    assert templates["playbooks/drift.yml"]["job_type"] == "check"
+    assert set(t["job_type"] for p, t in templates.items() if p != "playbooks/drift.yml") == {"run"}
+    with open(os.path.join(REPO, "playbooks", "drift.yml")) as handle:
+        first = yaml.safe_load(handle)[0]["tasks"][0]
+    assert first["ansible.builtin.assert"]["that"] == "ansible_check_mode | bool"

@@ -20,9 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.masking import SECRET_KINDS
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER, KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.drift import REDACTED, findings, is_subset
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.read import Reader
 
-REDACTED = "<redacted>"
 CRD_KIND = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 
 
@@ -108,25 +108,6 @@ def apply_order(objects):
 
 
 # -- change detection ---------------------------------------------------------
-
-EMPTY = (None, {}, [])
-
-
-def is_subset(desired, live):
-    """True when every field of desired has the same value in live (lists item by item).
-
-    A null or empty map/list in the manifest matches an absent field: the server stores neither.
-    """
-    if isinstance(desired, dict):
-        return isinstance(live, dict) and all(
-            is_subset(v, live[k]) if k in live else v in EMPTY for k, v in desired.items())
-    if isinstance(desired, list):
-        return (isinstance(live, list) and len(desired) == len(live)
-                and all(is_subset(d, v) for d, v in zip(desired, live)))
-    if isinstance(desired, bool) or isinstance(live, bool):
-        return type(desired) is type(live) and desired == live  # True == 1 in Python, not in YAML
-    return desired == live or (desired in EMPTY and live in EMPTY)
-
 
 def owned_paths(live, field_manager):
     """Map-field paths this manager owns through Apply, from metadata.managedFields."""
@@ -238,8 +219,10 @@ class Applier:
     """Applies or removes a batch of objects with one client; returns one result per object."""
 
     def __init__(self, client, field_manager=FIELD_MANAGER, force_conflicts=False, check_mode=False,
-                 diff=False, crd_timeout=60, workers=8):
+                 diff=False, crd_timeout=60, workers=8, drift=False):
+        """drift: each result of a check-mode run carries the object's drift (k8s/drift.py) when it has any."""
         self.client = client
+        self.drift = drift and check_mode
         self.field_manager = field_manager
         self.force = force_conflicts
         self.check_mode = check_mode
@@ -276,13 +259,22 @@ class Applier:
         return self.client.get(rtype, obj["metadata"]["name"], namespace)
 
     def _apply_one(self, obj):
+        result, live = self._apply_object(obj)
+        if self.drift:
+            found = object_drift(obj, live, result["result"], self.field_manager)
+            if found:
+                result["drift"] = found
+        return result
+
+    def _apply_object(self, obj):
+        """(result, the live object as read, None when missing)."""
         result = ref_of(obj)
         try:
             rtype = self.client.resource(obj["apiVersion"], obj["kind"])
         except KubeError:
             if self.check_mode and (obj["apiVersion"].split("/")[0], obj["kind"]) in self._planned:
                 result.update(result="created", note="its CRD is created in the same call")
-                return result
+                return result, None
             raise
         if not rtype.namespaced:
             obj["metadata"].pop("namespace", None)
@@ -293,18 +285,18 @@ class Applier:
         namespace = obj["metadata"].get("namespace")
         if self.check_mode and namespace and ("Namespace", namespace) in self._planned:
             result.update(result="created", note="its namespace is created in the same call")
-            return result
+            return result, None
         live = self._current(rtype, obj, namespace)
         if not needs_apply(obj, live, self.field_manager):
             result["result"] = "unchanged"
-            return result
+            return result, live
         try:
             after = self.client.server_side_apply(rtype, obj, self.field_manager, self.force, self.check_mode)
         except KubeError as error:
             # Check mode after an earlier task that would have created the namespace.
             if self.check_mode and live is None and error.status == 404 and namespace and not self._namespace_exists(namespace):
                 result.update(result="created", note="its namespace does not exist yet")
-                return result
+                return result, None
             raise
         if live is None:
             result["result"] = "created"
@@ -319,7 +311,7 @@ class Applier:
             result["diff"] = field_diff(obj, live, after, self.field_manager)
         if (obj["apiVersion"], obj["kind"]) == CRD_KIND and not self.check_mode:
             self._await_established(rtype, after)
-        return result
+        return result, live
 
     def _namespace_exists(self, name):
         return namespace_exists(self.client, name)
@@ -363,10 +355,25 @@ class Applier:
             else:
                 self.client.delete(rtype, obj["metadata"]["name"], namespace, propagation, self.check_mode)
                 result["result"] = "deleted"
+                if self.drift:
+                    result["drift"] = {"undeclared": True}
                 if self.diff:
                     result["diff"] = {"before": _redact(_without_noise(_project(live, obj))), "after": {}}
             results.append(result)
         return list(reversed(results))
+
+
+def object_drift(desired, live, result, field_manager):
+    """The drift of an applied object: {missing: true} when it does not exist; another manager's fields when the
+    apply would change nothing; every finding (k8s/drift.py) when it would, at least that the server changes it."""
+    if live is None:
+        return {"missing": True}
+    found = findings(desired, live, field_manager)
+    if result == "unchanged":
+        found.pop("fields", None)
+    elif not found.get("fields"):
+        found["fields"] = [{"field": ".", "declared": "(the manifest)", "live": "(the API server would change it)"}]
+    return found
 
 
 def changed(results):

@@ -470,7 +470,7 @@ class KubeClient:
             query["fieldSelector"] = field_selector
         status, data = self.request("GET", rtype.path(namespace), query=query or None,
                                     accept=PARTIAL_METADATA_LIST if metadata_only else None)
-        items = data.get("items", [])
+        items = data.get("items") or []  # a PartialObjectMetadataList of nothing has items: null
         for item in items:
             # Items of a List carry no apiVersion and kind; readiness rules and no-op checks need them.
             item.setdefault("apiVersion", rtype.api_version)

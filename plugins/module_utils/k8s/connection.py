@@ -15,6 +15,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import copy
+import json
+import os
 
 from ansible.module_utils.common.parameters import remove_values
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import waited_seconds
@@ -22,6 +24,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import mask
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import reporter_from_env
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
     Applier, changed, describe, field_diff, namespace_exists, ref_of)
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.drift import DRIFT_ENV
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER, KubeClient, KubeError
 
 KUBE_CONNECTION_SPEC = dict(
@@ -46,6 +49,10 @@ KUBE_CONNECTION_SPEC = dict(
     impersonate_user=dict(type="str"),
     impersonate_groups=dict(type="list", elements="str"),
 )
+
+
+def ref_of_result(result):
+    return dict((key, result.get(key)) for key in ("apiVersion", "kind", "namespace", "name"))
 
 
 class KubeConnection(object):
@@ -91,17 +98,54 @@ class KubeConnection(object):
             self._progress = reporter_from_env(mask=lambda line: remove_values(line, self.ansible.no_log_values))
         return self._progress
 
-    def applier(self, **options):
-        return Applier(self.client, check_mode=self.check_mode, diff=self.diff, **options)
+    @property
+    def drift(self):
+        """The file the action asked this module to write its objects' drift to (playbooks/drift.yml), or None:
+        only ever in check mode."""
+        return os.environ.get(DRIFT_ENV) or None if self.check_mode else None
 
-    def record(self, results):
-        """Fold apply or remove results into this module's result: changed and the diff."""
+    def applier(self, **options):
+        return Applier(self.client, check_mode=self.check_mode, diff=self.diff, drift=bool(self.drift), **options)
+
+    def record(self, results, via=None):
+        """Fold apply or remove results into this module's result: changed and the diff; with drift asked for, the
+        objects declared and the drift of each that has any (written by write_drift). via: the module option of
+        the kubeconfig the results come from, when not kubeconfig (secret_copy's target)."""
         if changed(results):
             self.results["changed"] = True
+        if self.drift:
+            found = self.drift_found()
+            for r in results:
+                ref = dict(ref_of_result(r), via=via) if via else ref_of_result(r)
+                if r["result"] not in ("deleted", "absent"):
+                    found["declared"].append(ref)
+                # An object a module creates without the Applier (write_as_read) is as missing as any other.
+                drift = r.pop("drift", None) or ({"missing": True} if r["result"] == "created" else None)
+                if drift:
+                    found["drift"].append(dict(ref, result=r["result"], **drift))
         if self.diff:
             self.results.setdefault("diff", []).extend(
                 dict(r["diff"], before_header=describe(r), after_header=describe(r)) for r in results if "diff" in r)
         return results
+
+    def drift_found(self):
+        """What record() collected for write_drift; a module's copies (a worker per cluster) made after the first
+        call share it."""
+        return self.__dict__.setdefault("_drift", {"declared": [], "drift": []})
+
+    def write_drift(self):
+        """The objects' drift for the action (plugin_utils/drift.py), beside the result: names and field paths as
+        they are, only the values masked. Ansible masks the whole result with the module's no_log values, and a
+        secret that happens to equal a part of a name ("lab") would garble the names the report matches."""
+        path = self.drift
+        if not path:
+            return
+        found = self.drift_found()
+        masked = [dict(entry, **dict((key, [dict(item, **dict(
+            (k, remove_values(item[k], self.ansible.no_log_values)) for k in ("declared", "live") if k in item))
+            for item in entry[key]]) for key in ("fields", "foreign") if key in entry)) for entry in found["drift"]]
+        with open(path, "w") as handle:
+            json.dump({"declared": found["declared"], "drift": masked}, handle, default=str)
 
     def write_as_read(self, obj, live):
         """Apply one normalized object over the version read (live's resourceVersion as precondition), or create it
@@ -135,6 +179,8 @@ class KubeConnection(object):
             raise
 
     def _with_requests(self, result):
+        """The result as the module exits with it (its last step: the drift is written here too)."""
+        self.write_drift()
         if self._client is not None:
             result["requests"] = dict(self._client.requests)
         waited = waited_seconds() - self.waited_at_start

@@ -65,15 +65,18 @@ class Waiter:
             states.append((ref, state, obj))
         return states
 
-    def wait(self, refs, timeout, absent=False):
+    def wait(self, refs, timeout, absent=False, each_round=None):
         """Wait until every ref is ready (or gone, with absent). Returns per-object results.
 
         An object is done once it was seen ready (or gone): later rounds read only the others, so a round
-        costs what is still pending, not the whole batch (as `kubectl wait` waits for each object once)."""
+        costs what is still pending, not the whole batch (as `kubectl wait` waits for each object once).
+        each_round: called before every round (a module's repair of what keeps its objects from getting ready)."""
         started = time.time()
         seen, finished = {}, set()  # index in refs -> (ref, state, obj) as last read; the indexes seen done
 
         def attempt():
+            if each_round is not None:
+                each_round()
             left = [index for index in range(len(refs)) if index not in finished]
             for index, entry in zip(left, self.check([refs[index] for index in left])):
                 seen[index] = entry

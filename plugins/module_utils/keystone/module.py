@@ -352,6 +352,7 @@ class KeystoneModule(KubeConnection, OpenStackModule):
         if problems:
             raise InputError(problems)
         self.client  # noqa: B018 - one Kubernetes client, built before the workers share it
+        self.drift_found()  # and what they record for drift.yml
         workers = []
         for entry, params in prepared:
             worker = copy.copy(self)

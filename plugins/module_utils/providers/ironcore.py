@@ -425,6 +425,25 @@ def pool_problems(pools):
     return problems
 
 
+def stale_reservations(servers, claims):
+    """Servers reserved (spec.serverClaimRef) for one of these claims while the claim is bound to another server.
+
+    metal-operator v0.7.0 can leave one when two reconciles of a claim race on a stale cache: the claim's serverRef
+    names one server and a second server keeps the claim's reference. The claim's serverRef is immutable, so that
+    reservation is never used, and metal-operator releases a server only once its claim is gone: the server stays out
+    of every other claim's reach. Clearing the reference (the API allows it) makes it Available again, as
+    metal-operator does itself for a claim that is gone."""
+    bound = dict(((c["metadata"].get("namespace"), c["metadata"]["name"]),
+                  ((c.get("spec") or {}).get("serverRef") or {}).get("name")) for c in claims)
+    stale = []
+    for server in servers:
+        ref = (server.get("spec") or {}).get("serverClaimRef") or {}
+        claimed = bound.get((ref.get("namespace"), ref.get("name")))
+        if claimed and claimed != server["metadata"]["name"]:
+            stale.append(server)
+    return stale
+
+
 def _claim_index(pool_name, claim_name):
     prefix = pool_name + "-"
     suffix = claim_name[len(prefix):] if claim_name.startswith(prefix) else ""

@@ -32,6 +32,15 @@ MAX_NAME = 63
 FIELD = "cobaltcore_database_backup"
 
 
+def run_record(obj):
+    """Whether a live object is one a run made and no inventory declares: an on-demand Backup (backup.yml -e
+    backup_id, upgrade.yml's pre-release backup) or a Restore (restore.yml)."""
+    if (obj.get("apiVersion") or "").split("/")[0] != API_VERSION.split("/")[0]:
+        return False
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return obj.get("kind") == "Restore" or (obj.get("kind") == "Backup" and labels.get(PURPOSE_LABEL) == ON_DEMAND)
+
+
 def settings_problems(settings, field=FIELD):
     """Every problem of the backup settings: storage (exactly one of STORAGE_KINDS, as a mapping), schedule (a
     five-field cron expression), max_retention (a duration), compression, backoff_limit."""

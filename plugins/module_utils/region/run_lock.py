@@ -48,6 +48,12 @@ def lease_name(region):
     return NAME_PREFIX + region
 
 
+def is_lock(obj):
+    """Whether a live object is a region's run lock (a run's record, not something an inventory declares)."""
+    name = (obj.get("metadata") or {}).get("name") or ""
+    return (obj.get("apiVersion"), obj.get("kind")) == (API_VERSION, KIND) and name.startswith(NAME_PREFIX)
+
+
 def validate(region, name, namespace, wait, duration):
     """Problems of the lock's settings, all at once (InputError)."""
     problems = []

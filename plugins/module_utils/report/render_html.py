@@ -11,6 +11,7 @@ phase of a ControlPlane that is not ready carries ``failing`` and the text "FAIL
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report import drift
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report import matrix as pool_matrix
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report.data import quota_line
 
@@ -42,7 +43,8 @@ footer { margin-top: 2rem; font-size: .8rem; color: #5d6b7b; }
 """
 
 SECTIONS = (("clusters", "Clusters"), ("pool-sharing", "Pool sharing"), ("pools", "Pools"), ("tenants", "Tenants"),
-            ("operators", "Operators"), ("health", "ControlPlane health"))
+            ("operators", "Operators"), ("health", "ControlPlane health"), ("drift", "Drift"))
+NO_DRIFT_REPORT = "No drift report: playbooks/drift.yml writes one beside this page."
 
 
 def escape(value):
@@ -218,6 +220,27 @@ def _health(data):
     return "".join(out) + _list(data["health_problems"], "plain problems")
 
 
+def _drift(data):
+    report = data.get("drift")
+    if not report:
+        return _tag("p", escape(NO_DRIFT_REPORT), class_="muted")
+    out = [_tag("p", escape(drift.summary_line(report)), id="drift-summary")]
+    for cluster in report["clusters"]:
+        rows = [_tag("tr", _tag("th", escape(o["object"]), scope="row") + _tag("td", _list(drift.finding_lines(o))))
+                for o in cluster["objects"]]
+        rows += [_tag("tr", _tag("th", escape(o["object"]), scope="row")
+                      + _tag("td", escape("made by the collection, declared by nothing any more")))
+                 for o in cluster["undeclared"]]
+        rows += [_tag("tr", _tag("th", escape(c["task"]), scope="row") + _tag("td", escape("would change")))
+                 for c in cluster["changes"]]
+        rows += [_tag("tr", _tag("th", escape(f["task"]), scope="row")
+                      + _tag("td", escape("could not be checked: %s" % f["msg"]), class_="problems"))
+                 for f in cluster["failures"]]
+        out.append(_tag("h3", escape(cluster["name"])) + _table(["object or task", "drift"], rows, class_="drift",
+                                                                  data_cluster=cluster["name"]))
+    return "".join(out)
+
+
 def render(data):
     """The whole page."""
     s = data["summary"]
@@ -225,7 +248,7 @@ def render(data):
                % (s["clusters_healthy"], s["clusters"], s["tenants"], s["control_planes_ready"], s["control_planes"],
                   s["releases_ready"], s["releases"]))
     body = {"clusters": _clusters, "pool-sharing": _matrix, "pools": _pools, "tenants": _tenants,
-            "operators": _operators, "health": _health}
+            "operators": _operators, "health": _health, "drift": _drift}
     sections = "".join(_tag("section", _tag("h2", escape(title)) + body[key](data), id=key) for key, title in SECTIONS)
     nav = _tag("nav", "".join(_tag("a", escape(title), href="#" + key) for key, title in SECTIONS))
     title = "CobaltCore region %s - report" % data["region"]

@@ -7,7 +7,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report.data import quota_line
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report.render_html import SECTIONS
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report import drift
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report.render_html import NO_DRIFT_REPORT, SECTIONS
 
 
 def cell(value):
@@ -98,6 +99,12 @@ def _health(data):
     return lines + ["- %s" % cell(p) for p in data["health_problems"]] + ([""] if data["health_problems"] else [])
 
 
+def _drift(data):
+    if not data.get("drift"):
+        return [NO_DRIFT_REPORT, ""]
+    return drift.markdown_lines(data["drift"], cell)
+
+
 def render(data):
     """The whole document."""
     s = data["summary"]
@@ -106,7 +113,7 @@ def render(data):
              % (s["clusters_healthy"], s["clusters"], s["tenants"], s["control_planes_ready"], s["control_planes"],
                 s["releases_ready"], s["releases"]), ""]
     body = {"clusters": _clusters, "pool-sharing": _matrix, "pools": _pools, "tenants": _tenants,
-            "operators": _operators, "health": _health}
+            "operators": _operators, "health": _health, "drift": _drift}
     for key, title in SECTIONS:
         lines += ["## %s" % title, ""] + body[key](data)
     lines += ["Written by playbooks/report.yml of c5c3.cobaltcore from the inventory, the tenants' claims and "

@@ -55,6 +55,10 @@ def test_stop_leaves_the_pid_file_of_a_process_started_again_meanwhile(run_dir, 
 
 def test_stop_removes_the_pid_file_of_the_process_it_stopped(run_dir):
     pid = processes.start("member", sleeper(), marker="lab-test-sleeper")
+    # Until the child has exec'd its program, /proc shows the parent's argument list, without the marker.
+    deadline = time.monotonic() + 10
+    while processes.pid_of("member") is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert processes.pid_of("member") == pid
     started = time.monotonic()
     processes.stop("member")

@@ -384,3 +384,14 @@ def test_a_login_to_check_defaults_to_http_on_the_schemes_port():
     del bmc["protocol"]  # Redfish by default
     (login,) = ironcore.logins_to_check([bmc], [SECRET], [], [])
     assert login == ("bmc-1", "http://[fd00::1]:80/redfish/v1/Systems", "admin", "s3cret-pass")
+
+
+def test_a_reservation_for_a_claim_bound_to_another_server_is_stale():
+    # metal-operator's claim race: st-b-1 is bound to s7, and s8 still holds its reference.
+    bound = dict(claim("st-b-1", "st-b"), spec={"serverRef": {"name": "s7"}})
+    waiting = dict(claim("st-a-1", "st-a", bound=False), spec={})
+    servers = [server("s7", "Reserved", claim="st-b-1"), server("s8", "Reserved", claim="st-b-1"),
+               server("s9", "Reserved", claim="st-a-1"), server("s1", claim="other-namespace-claim"), server("s2")]
+    assert [s["metadata"]["name"] for s in ironcore.stale_reservations(servers, [bound, waiting])] == ["s8"]
+    # A claim not bound yet (no serverRef) keeps whatever it reserved.
+    assert ironcore.stale_reservations(servers, [dict(bound, spec={}), waiting]) == []

@@ -180,3 +180,19 @@ def test_a_wait_reads_only_what_is_still_pending_each_round(monkeypatch):
     selectors = [c[3] for c in client.calls if c[0] == "LIST"]
     assert selectors == ["%s in (t0,t1,t2,t3)" % LABEL, "%s in (t2,t3)" % LABEL]
     assert [c[2:] for c in client.calls if c[0] == "GET"] == [("t3", "w")]
+
+
+def test_a_wait_calls_its_repair_before_every_round(monkeypatch):
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import poll as poll_module
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
+    client = WidgetClient([widget("t0", False)])
+    repairs = []
+
+    def repair():  # the second round's repair makes the widget ready: the round after it reads it so
+        repairs.append(len(repairs))
+        if len(repairs) == 2:
+            client.objects[("test.example.com/v1", "Widget", "t0", "w")] = widget("t0", True)
+
+    monkeypatch.setattr(poll_module.time, "sleep", lambda seconds: None)
+    results = Waiter(client).wait([ref(widget("t0", False))], 60, each_round=repair)
+    assert [r["ready"] for r in results] == [True] and repairs == [0, 1]

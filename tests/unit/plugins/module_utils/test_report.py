@@ -303,7 +303,7 @@ def test_the_page_is_self_contained_and_has_every_section(lab):
     assert "script" not in tags and "link" not in tags and "img" not in tags and "iframe" not in tags
     assert not re.search(r"(src|href)=\"(?!#)", page) and "url(" not in page and "@import" not in page
     assert [a["id"] for t, a in parsed.tags if t == "section"] == [
-        "clusters", "pool-sharing", "pools", "tenants", "operators", "health"]
+        "clusters", "pool-sharing", "pools", "tenants", "operators", "health", "drift"]
     members = sorted((a["data-tenant"], a["data-pool"]) for t, a in parsed.tags
                      if t == "td" and "member" in a.get("class", "").split())
     assert members == [("lab-tenant-a", "hv-pool-a"), ("lab-tenant-a", "st-pool-a"), ("lab-tenant-b", "hv-pool-a"),
@@ -333,7 +333,7 @@ def test_the_markdown_document(lab):
     md = render_markdown.render(data.compose(inventory, claims, healthy_gathered()))
     assert md.startswith("# CobaltCore region lab - report\n")
     assert [line for line in md.splitlines() if line.startswith("## ")] == [
-        "## Clusters", "## Pool sharing", "## Pools", "## Tenants", "## Operators", "## ControlPlane health"]
+        "## Clusters", "## Pool sharing", "## Pools", "## Tenants", "## Operators", "## ControlPlane health", "## Drift"]
     assert "| lab-tenant-a | x |  | x (primary) |  | only shared pools |" in md
     assert "| lab-tenant-b | x | x | x (primary) | x | dedicated + shared pools, multi-storage |" in md
     assert "st-pool-b: volumes lab-tenant-b-volumes, 2 replicas, quota 100 GiB |" in md

@@ -105,6 +105,21 @@ def test_secrets_and_selectors_on_a_named_read_are_refused_before_any_request(ku
                {"api_version": GARDENER, "kind": "Project", "name": "cc", "label_selector": "a=b"}]
     result, dummy = run_module(cluster_info.main, {"kubeconfig": kubeconfig(), "objects": objects})
     assert result["failed"] and result["problems"] == [
-        "objects[0].kind: cluster_info never reads Secrets",
+        "objects[0].kind: cluster_info reads Secrets only as a list with metadata_only",
         "objects[1]: a read by name takes no label_selector or field_selector"]
     assert kube.calls == []
+
+
+def test_secrets_are_listed_with_their_metadata_only(kube):
+    kube.on_request = _answers()
+    kube.add({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "n", "labels": {"a": "1"}},
+              "data": {"password": "c2VjcmV0"}})
+    objects = [{"api_version": "v1", "kind": "Secret", "label_selector": "a=1", "metadata_only": True},
+               {"api_version": "v1", "kind": "Secret", "name": "s", "namespace": "n", "metadata_only": True}]
+    result, text = run_module(cluster_info.main, {"kubeconfig": kubeconfig(), "objects": objects[1:]})
+    assert result["failed"] and result["problems"] == [
+        "objects[0].kind: cluster_info reads Secrets only as a list with metadata_only"]
+    result, text = run_module(cluster_info.main, {"kubeconfig": kubeconfig(), "objects": objects[:1]})
+    (listed,) = result["objects"]
+    assert [o["metadata"]["name"] for o in listed["items"]] == ["s"]
+    assert set(listed["items"][0]) == set(["apiVersion", "kind", "metadata"]) and "c2VjcmV0" not in text
