@@ -240,7 +240,8 @@ class FluxReleasesModule(KubeModule):
         if problems:
             raise InputError(problems)
         self.results["pruned"] = ["%s/%s" % (namespace, name) for namespace, name, unused in unwanted]
-        results = self.record(self.applier(field_manager=flux.FIELD_MANAGER).apply(objects))
+        # The operator table decides what it declares: a field another manager changed is taken back.
+        results = self.record(self.applier(field_manager=flux.FIELD_MANAGER, force_conflicts=True).apply(objects))
         self.results["results"] = results
         by_ref = dict(((r["kind"], r.get("namespace"), r["name"]), r["result"]) for r in results)
         self.results["releases"] = [

@@ -224,7 +224,8 @@ class HypervisorNodesModule(KubeModule):
         if nodes:
             # Every Node goes to the applier: it writes none that is labelled already, and it removes a
             # label this field manager set before that is no longer wanted.
-            results = self.record(self.applier(field_manager=hv.FIELD_MANAGER).apply(
+            # A label of the pool's that another manager changed is taken back.
+            results = self.record(self.applier(field_manager=hv.FIELD_MANAGER, force_conflicts=True).apply(
                 [hv.node_manifest(n["metadata"]["name"], self.wanted) for n in nodes]))
             if any(r["result"] != "unchanged" for r in results) and not self.check_mode:
                 nodes = hypervisor_api.pool_nodes(self.client, self.params["worker_pool"])

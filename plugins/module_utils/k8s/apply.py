@@ -261,7 +261,7 @@ class Applier:
     def _apply_one(self, obj):
         result, live = self._apply_object(obj)
         if self.drift:
-            found = object_drift(obj, live, result["result"], self.field_manager)
+            found = object_drift(obj, live, result["result"], self.field_manager, result.pop("conflicts", ()))
             if found:
                 result["drift"] = found
         return result
@@ -297,7 +297,11 @@ class Applier:
             if self.check_mode and live is None and error.status == 404 and namespace and not self._namespace_exists(namespace):
                 result.update(result="created", note="its namespace does not exist yet")
                 return result, None
-            raise
+            if not (self.drift and error.status == 409 and error.causes):
+                raise
+            # Another manager set a declared field: drift to report (the real run fails on it), not a failure here.
+            after = self.client.server_side_apply(rtype, obj, self.field_manager, True, True)
+            result["conflicts"] = [c.get("message") for c in error.causes]
         if live is None:
             result["result"] = "created"
             self._plan(obj)
@@ -363,12 +367,15 @@ class Applier:
         return list(reversed(results))
 
 
-def object_drift(desired, live, result, field_manager):
+def object_drift(desired, live, result, field_manager, conflicts=()):
     """The drift of an applied object: {missing: true} when it does not exist; another manager's fields when the
-    apply would change nothing; every finding (k8s/drift.py) when it would, at least that the server changes it."""
+    apply would change nothing; every finding (k8s/drift.py) when it would, at least that the server changes it;
+    the conflicts with other managers over declared fields that a run without force_conflicts fails on."""
     if live is None:
         return {"missing": True}
     found = findings(desired, live, field_manager)
+    if conflicts:
+        found["conflicts"] = list(conflicts)
     if result == "unchanged":
         found.pop("fields", None)
     elif not found.get("fields"):

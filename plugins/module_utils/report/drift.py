@@ -95,10 +95,11 @@ def _merge(objects, entry, task):
     found = objects.get(key)
     if found is None:
         found = objects[key] = dict((k, entry.get(k)) for k in ("apiVersion", "kind", "namespace", "name"))
-        found.update(object=describe(entry), missing=False, undeclared=False, fields=[], foreign=[], tasks=[])
+        found.update(object=describe(entry), missing=False, undeclared=False, fields=[], foreign=[], conflicts=[],
+                     tasks=[])
     found["missing"] = found["missing"] or bool(entry.get("missing"))
     found["undeclared"] = found["undeclared"] or bool(entry.get("undeclared"))
-    for kind in ("fields", "foreign"):
+    for kind in ("fields", "foreign", "conflicts"):
         for item in entry.get(kind) or []:
             if item not in found[kind]:
                 found[kind].append(item)
@@ -168,6 +169,7 @@ def finding_lines(obj):
                  for f in obj.get("fields") or [])
     lines.extend("%s: set by %s (live %s), not declared" % (f["field"], ", ".join(f["managers"]), _value(f["live"]))
                  for f in obj.get("foreign") or [])
+    lines.extend("%s (the next run fails on it: it does not take fields over)" % c for c in obj.get("conflicts") or [])
     return lines
 
 

@@ -108,3 +108,45 @@ def test_object_drift_by_the_appliers_result():
         "foreign": [{"field": "spec.suspend", "managers": ["kubectl-edit"], "live": True}]}
     # The server would change what the manifest holds as the live object holds it (a default, a normalized value).
     assert object_drift(desired, _live(desired, [MINE]), "configured", MANAGER)["fields"][0]["field"] == "."
+
+
+class _ConflictingClient(object):
+    """An API server where another manager owns spec.values.replicas: an apply without force is a 409."""
+
+    def __init__(self, live):
+        self.live, self.applies = live, []
+
+    def resource(self, api_version, kind):
+        from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import ResourceType
+        return ResourceType(api_version, kind, kind.lower() + "s", True)
+
+    def get(self, rtype, name, namespace=None):
+        return self.live
+
+    def list(self, *args, **kwargs):
+        return [self.live]
+
+    def server_side_apply(self, rtype, obj, field_manager, force=False, dry_run=False):
+        from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+        self.applies.append((force, dry_run))
+        if not force:
+            raise KubeError("Apply failed with 1 conflict", status=409, reason="Conflict", causes=[
+                {"reason": "FieldManagerConflict", "message": 'conflict with "kubectl-edit"',
+                 "field": ".spec.values.replicas"}])
+        return dict(self.live, spec=dict(self.live["spec"], values={"replicas": 2}))
+
+
+def test_a_conflict_over_a_declared_field_is_drift_in_a_drift_run_and_a_failure_otherwise():
+    import pytest
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import Applier
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+    desired = _release({"replicas": 2})
+    other = _entry("kubectl-edit", {"f:spec": {"f:values": {"f:replicas": {}}}}, "Update")
+    client = _ConflictingClient(_live(desired, [MINE, other], values={"replicas": 5}))
+    (result,) = Applier(client, check_mode=True, drift=True, workers=1).apply([desired])
+    assert result["result"] == "configured"
+    assert result["drift"]["fields"] == [{"field": "spec.values.replicas", "declared": 2, "live": 5}]
+    assert result["drift"]["conflicts"] == ['conflict with "kubectl-edit"']
+    assert client.applies == [(False, True), (True, True)]  # the second is a dry run too
+    with pytest.raises(KubeError):
+        Applier(_ConflictingClient(client.live), check_mode=True, workers=1).apply([desired])
