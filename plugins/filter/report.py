@@ -43,9 +43,8 @@ def drift_kinds_filter(records, cluster):
 @fails_on_input_error("cannot write the drift report")
 def drift_report_filter(records, region, reads):
     report = drift.compose(region, records, drift.managed_of(reads), RUN_RECORDS)
-    markdown = "\n".join(["# CobaltCore region %s - drift" % render_markdown.cell(region), ""]
-                          + drift.markdown_lines(report, render_markdown.cell)) + "\n"
-    return {"report": report, "markdown": markdown, "summary": drift.summary_line(report),
+    return {"report": report, "markdown": drift.markdown(report, render_markdown.cell),
+            "summary": drift.summary_line(report),
             "lines": drift.report_lines(report)}
 
 

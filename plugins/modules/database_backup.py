@@ -23,6 +23,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.operator_wait
 attributes:
   check_mode:
     description: Reads the MariaDBs and Backups and sends the writes as server-side dry runs; nothing is written.
@@ -49,14 +50,6 @@ options:
     description: With O(backup_id), wait until every Backup is complete.
     type: bool
     default: true
-  wait_timeout:
-    description: Seconds to wait.
-    type: int
-    default: 1800
-  wait_sleep:
-    description: Seconds between reads while waiting.
-    type: int
-    default: 5
 """
 
 EXAMPLES = r"""
@@ -87,7 +80,7 @@ databases:
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import OPERATOR_WAIT_SPEC, KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import mariadb
 
@@ -98,8 +91,7 @@ class DatabaseBackupModule(KubeModule):
         backup_id=dict(type="str"),
         namespaces=dict(type="list", elements="str"),
         wait=dict(type="bool", default=True),
-        wait_timeout=dict(type="int", default=1800),
-        wait_sleep=dict(type="int", default=5),
+        **OPERATOR_WAIT_SPEC
     )
 
     def run(self):

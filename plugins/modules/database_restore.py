@@ -22,6 +22,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.operator_wait
 attributes:
   check_mode:
     description: Checks the Backup and sends the Restore as a server-side dry run; nothing is written.
@@ -46,14 +47,6 @@ options:
     description: Wait until the Restore is complete.
     type: bool
     default: true
-  wait_timeout:
-    description: Seconds to wait.
-    type: int
-    default: 1800
-  wait_sleep:
-    description: Seconds between reads while waiting.
-    type: int
-    default: 5
 """
 
 EXAMPLES = r"""
@@ -75,7 +68,7 @@ restore:
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import readiness
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import OPERATOR_WAIT_SPEC, KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import Waiter
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import mariadb
 
@@ -86,8 +79,7 @@ class DatabaseRestoreModule(KubeModule):
         backup=dict(type="str", required=True),
         confirm=dict(type="str", required=True),
         wait=dict(type="bool", default=True),
-        wait_timeout=dict(type="int", default=1800),
-        wait_sleep=dict(type="int", default=5),
+        **OPERATOR_WAIT_SPEC
     )
 
     def run(self):

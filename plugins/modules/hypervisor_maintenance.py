@@ -24,6 +24,7 @@ author:
   - CobaltCore team (@c5c3)
 extends_documentation_fragment:
   - c5c3.cobaltcore.kube_connection
+  - c5c3.cobaltcore.operator_wait
   - c5c3.cobaltcore.progress
 attributes:
   check_mode:
@@ -46,14 +47,6 @@ options:
     description: The maintenance reason the module sets and recognises as its own.
     type: str
     default: cobaltcore - maintenance
-  wait_timeout:
-    description: Seconds to wait for the eviction, or for the Hypervisor to be Ready again.
-    type: int
-    default: 1800
-  wait_sleep:
-    description: Seconds between reads while waiting.
-    type: int
-    default: 5
 """
 
 EXAMPLES = r"""
@@ -84,7 +77,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import OPERATOR_WAIT_SPEC, KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import hypervisor_rollout as rollout
 
@@ -94,8 +87,7 @@ class HypervisorMaintenanceModule(KubeModule):
         node=dict(type="str", required=True),
         state=dict(type="str", required=True, choices=["on", "off"]),
         reason=dict(type="str", default=rollout.MAINTENANCE_REASON),
-        wait_timeout=dict(type="int", default=1800),
-        wait_sleep=dict(type="int", default=5),
+        **OPERATOR_WAIT_SPEC
     )
 
     def run(self):

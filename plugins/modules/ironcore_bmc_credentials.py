@@ -158,12 +158,11 @@ class IronCoreBMCCredentialsModule(KubeModule):
                           "shows" % (plan[0]["name"], exc), secrets=self.results["secrets"])
 
     def session(self, bmc, login):
-        return redfish.Session(redfish.base_url(bmc.get("scheme") or "http", bmc["ip"], bmc.get("port")), *login,
-                               validate_certs=self.params["bmc_validate_certs"])
+        return redfish.Session(ironcore.bmc_url(bmc), *login, validate_certs=self.params["bmc_validate_certs"])
 
     @staticmethod
     def systems(bmc):
-        return redfish.systems_url(bmc.get("scheme") or "http", bmc["ip"], bmc.get("port"))
+        return ironcore.bmc_url(bmc) + redfish.SYSTEMS
 
     def login_problems(self, logins):
         return redfish.login_problems(logins, validate_certs=self.params["bmc_validate_certs"])

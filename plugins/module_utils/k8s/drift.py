@@ -9,9 +9,10 @@ Three findings, each a list of {field, ...} with the field as a path (``spec.val
 - ``fields``: a declared field whose live value differs, or that is missing ({field, declared, live});
   a field this field manager set before and the manifest no longer declares ({field, declared: <absent>, live}):
   the next apply removes it;
-- ``foreign``: a field another field manager (not one of the collection's, which all begin with its name) set on an object the collection owns (its managed-by label), that
-  the manifest does not declare ({field, managers, live}). A server-side dry run does not show these: the apply
-  leaves them. Status, finalizers and owner references are the controllers' and are left out.
+- ``foreign``: a field another field manager (not one of the collection's, which all begin with its name) set on
+  an object the collection owns (its managed-by label), that the manifest does not declare ({field, managers, live}).
+  A server-side dry run does not show these: the apply leaves them. Status, finalizers and owner references are the
+  controllers' and are left out.
 
 Secret values are redacted. Nothing here talks to the API server: the Applier calls it with what it read.
 """

@@ -16,6 +16,12 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.connection import KubeConnection
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
 
+# The options of a module that waits for an operator's long work (doc fragment c5c3.cobaltcore.operator_wait).
+OPERATOR_WAIT_SPEC = dict(
+    wait_timeout=dict(type="int", default=1800),
+    wait_sleep=dict(type="int", default=5),
+)
+
 WAIT_CONDITION_SPEC = dict(
     type=dict(type="str", required=True),
     status=dict(type="str", default="True", choices=["True", "False", "Unknown"]),

@@ -96,6 +96,11 @@ def secret_login(secret):
     return tuple(decoded.get(key) if key in data else string_data.get(key) for key in ("username", "password"))
 
 
+def bmc_url(bmc):
+    """An inventory BMC's Redfish address: its scheme (http unless it names one), IP and port."""
+    return redfish.base_url(bmc.get("scheme") or "http", bmc["ip"], bmc.get("port"))
+
+
 def logins_to_check(bmcs, secrets, current_bmcs, current_secrets):
     """The Redfish BMCs of this call whose login the region has not seen yet: a BMC that is new, or whose
     BMCSecret this call creates or changes. Each as (name, systems URL, username, password)."""
@@ -111,7 +116,7 @@ def logins_to_check(bmcs, secrets, current_bmcs, current_secrets):
         unchanged = secret_login(current_secrets.get(bmc["secret"])) == login
         if bmc["name"] in current_bmcs and unchanged:
             continue
-        url = redfish.systems_url(bmc.get("scheme") or "http", bmc["ip"], bmc.get("port"))
+        url = bmc_url(bmc) + redfish.SYSTEMS
         logins.append((bmc["name"], url) + login)
     return logins
 

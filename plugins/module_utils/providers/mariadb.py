@@ -35,7 +35,7 @@ FIELD = "cobaltcore_database_backup"
 def run_record(obj):
     """Whether a live object is one a run made and no inventory declares: an on-demand Backup (backup.yml -e
     backup_id, upgrade.yml's pre-release backup) or a Restore (restore.yml)."""
-    if (obj.get("apiVersion") or "").split("/")[0] != API_VERSION.split("/")[0]:
+    if (obj.get("apiVersion") or "").partition("/")[0] != API_VERSION.partition("/")[0]:
         return False
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return obj.get("kind") == "Restore" or (obj.get("kind") == "Backup" and labels.get(PURPOSE_LABEL) == ON_DEMAND)

@@ -22,6 +22,7 @@ import json
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
+
 def parse_records(texts):
     """The task records, from the text of each host's JSON-lines file; InputError naming every bad line."""
     records, problems = [], []
@@ -187,6 +188,11 @@ def report_lines(report):
 
 def _value(value):
     return json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
+
+
+def markdown(report, cell):
+    """The drift report as a Markdown document (cell escapes a table cell)."""
+    return "\n".join(["# CobaltCore region %s - drift" % cell(report["region"]), ""] + markdown_lines(report, cell)) + "\n"
 
 
 def markdown_lines(report, cell):

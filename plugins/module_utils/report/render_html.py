@@ -236,8 +236,8 @@ def _drift(data):
         rows += [_tag("tr", _tag("th", escape(f["task"]), scope="row")
                       + _tag("td", escape("could not be checked: %s" % f["msg"]), class_="problems"))
                  for f in cluster["failures"]]
-        out.append(_tag("h3", escape(cluster["name"])) + _table(["object or task", "drift"], rows, class_="drift",
-                                                                  data_cluster=cluster["name"]))
+        table = _table(["object or task", "drift"], rows, class_="drift", data_cluster=cluster["name"])
+        out.append(_tag("h3", escape(cluster["name"])) + table)
     return "".join(out)
 
 

@@ -395,3 +395,8 @@ def test_a_reservation_for_a_claim_bound_to_another_server_is_stale():
     assert [s["metadata"]["name"] for s in ironcore.stale_reservations(servers, [bound, waiting])] == ["s8"]
     # A claim not bound yet (no serverRef) keeps whatever it reserved.
     assert ironcore.stale_reservations(servers, [dict(bound, spec={}), waiting]) == []
+
+
+def test_an_inventory_bmcs_redfish_address_is_http_unless_it_names_a_scheme():
+    assert ironcore.bmc_url({"ip": "10.0.0.1"}) == "http://10.0.0.1:80"
+    assert ironcore.bmc_url({"ip": "fd00::1", "scheme": "https", "port": 8443}) == "https://[fd00::1]:8443"
