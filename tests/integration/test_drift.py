@@ -1,15 +1,18 @@
-"""playbooks/drift.yml on the lab region: nothing to report on the converged region and nothing written; objects
-changed behind the collection's back (a HelmRelease's values by another manager, a declared CephBlockPool field,
-a ControlPlane's replicas, a hypervisor Node's label, an object nothing declares) each in the report, drift_fail
-failing on them, site.yml putting the declared fields back, and the region report's drift section."""
+"""playbooks/drift.yml on the lab region: objects changed behind the collection's back (a HelmRelease's values by
+another manager, a declared CephBlockPool field, a ControlPlane's replicas, a hypervisor Node's label, an object
+nothing declares) each in the report, drift_fail failing on them, nothing written; the phases that declare them
+(site.yml's tenants and hypervisor pools) putting the declared fields back; the region report's drift section; and
+nothing to report once the rest is removed."""
 
 import json
 
-from conftest import REPO, SITE, _play, failures, kubectl, task_result, writes
+from conftest import REPO, _play, failures, kubectl, task_result, writes
 from regionlab import config
 
 DRIFT = REPO / "playbooks" / "drift.yml"
 REPORT = REPO / "playbooks" / "report.yml"
+# The phases that declare what the test changes (the HelmRelease's foreign value is no phase's to take back).
+PHASES = [REPO / "playbooks" / "tenants.yml", REPO / "playbooks" / "hypervisors.yml"]
 MANAGER = "drift-probe"
 TENANT_NAMESPACE = "openstack-lab-tenant-a"
 
@@ -47,26 +50,12 @@ def test_drift_refuses_to_run_without_check_mode(region, tmp_path):
     assert writes() == before and not list(tmp_path.iterdir())
 
 
-def test_the_converged_region_has_no_drift_and_nothing_is_written(region, tmp_path):
-    before = writes()
-    rc, out = drift(region, tmp_path, "-e", "drift_fail=true")
-    assert rc == 0, failures(out)
-    data = report(tmp_path)
-    assert data["drift"] is False and data["clusters"] == [], data
-    assert writes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["lab-drift.json", "lab-drift.md"]
-    # Only the report's two files on the controller, written for the first time.
-    changed = set(t["task"]["name"] for p in out["plays"] for t in p["tasks"] for r in t["hosts"].values()
-                  if r.get("changed"))
-    assert changed == {"Write the drift report as Markdown and JSON"}, changed
-
-
 def _node():
     found = json.loads(kubectl(kubeconfig("hv-pool-b"), "get", "nodes", "-o", "json").stdout)["items"]
     return sorted(n["metadata"]["name"] for n in found)[0]
 
 
-def test_changes_behind_the_collections_back_are_reported_and_site_puts_the_declared_ones_back(region, tmp_path):
+def test_changes_behind_the_collections_back_are_reported_and_the_phases_put_the_declared_ones_back(region, tmp_path):
     node = _node()
     changes = [
         ("st-pool-a", "patch", "helmrelease", "-n", "rook-ceph", "rook-ceph", "--type", "merge",
@@ -81,6 +70,7 @@ def test_changes_behind_the_collections_back_are_reported_and_site_puts_the_decl
     stray = {"apiVersion": "v1", "kind": "Secret", "stringData": {"note": "nobody declares this"},
              "metadata": {"name": "drift-probe-stray", "namespace": TENANT_NAMESPACE,
                           "labels": {"app.kubernetes.io/managed-by": "c5c3.cobaltcore"}}}
+    restored = False
     try:
         for cluster, *args in changes:
             patch(cluster, *args)
@@ -106,8 +96,8 @@ def test_changes_behind_the_collections_back_are_reported_and_site_puts_the_decl
         markdown = (tmp_path / "lab-drift.md").read_text()
         assert "spec.replicated.size: declared 3, live 2" in markdown
 
-        rc, out, unused = _play(SITE, "-e", "cobaltcore_tenants_dir=%s" % region.tenants_dir)
-        assert rc == 0, failures(out)
+        restore(region)
+        restored = True
         rc, out = drift(region, tmp_path)
         assert rc == 0, failures(out)
         found, undeclared = findings(report(tmp_path))
@@ -126,7 +116,21 @@ def test_changes_behind_the_collections_back_are_reported_and_site_puts_the_decl
                 "-p", json.dumps([{"op": "remove", "path": "/spec/values/driftProbe"}]), check=False)
         kubectl(kubeconfig("lab-control-plane"), "delete", "secret", "-n", TENANT_NAMESPACE, "drift-probe-stray",
                 "--ignore-not-found")
-    rc, out, unused = _play(SITE, "-e", "cobaltcore_tenants_dir=%s" % region.tenants_dir)
-    assert rc == 0, failures(out)
+        if not restored:
+            restore(region)
+    # What is left is the region as its inventory declares it: no drift, and nothing written but the report.
+    before = writes()
     rc, out = drift(region, tmp_path, "-e", "drift_fail=true")
-    assert rc == 0 and report(tmp_path)["drift"] is False, report(tmp_path)
+    assert rc == 0, failures(out)
+    data = report(tmp_path)
+    assert data["drift"] is False and data["clusters"] == [], data
+    assert writes() == before
+    changed = set(t["task"]["name"] for p in out["plays"] for t in p["tasks"] for r in t["hosts"].values()
+                  if r.get("changed"))
+    assert changed <= {"Write the drift report as Markdown and JSON"}, changed
+
+
+def restore(region):
+    for phase in PHASES:
+        rc, out, unused = _play(phase, "-e", "cobaltcore_tenants_dir=%s" % region.tenants_dir)
+        assert rc == 0, failures(out)

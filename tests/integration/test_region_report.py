@@ -108,7 +108,7 @@ def test_the_report_renders_in_chromium_and_marks_a_failing_phase(region, browse
     browser.get((healthy / "lab.html").as_uri())
     assert browser.title == "CobaltCore region lab - report"
     assert [s.get_attribute("id") for s in _css(browser, "section")] == [
-        "clusters", "pool-sharing", "pools", "tenants", "operators", "health"]
+        "clusters", "pool-sharing", "pools", "tenants", "operators", "health", "drift"]
     assert all(h.is_displayed() for h in _css(browser, "section > h2"))
     rows = dict((r.get_attribute("data-cluster"), r) for r in _css(browser, "#cluster-table tr.cluster"))
     hosts = yaml.safe_load((INVENTORY / "hosts.yml").read_text())["all"]["children"]
