@@ -16,19 +16,9 @@ __metaclass__ = type
 import json
 import os
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.drift import REDACTED
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.drift import REDACTED, map_values
 
 DRIFT_DIR_VAR = "cobaltcore_drift_dir"
-VALUE_KEYS = ("declared", "live")
-
-
-def _without_values(entry):
-    """A drift entry of a no_log task: where it differs, never what."""
-    entry = dict(entry)
-    for key in ("fields", "foreign"):
-        if key in entry:
-            entry[key] = [dict(f, **dict((k, REDACTED) for k in VALUE_KEYS if k in f)) for f in entry[key]]
-    return entry
 
 
 def read_found(path):
@@ -71,7 +61,8 @@ def task_records(task, host, clusters, result, found, no_log):
             "skipped": bool(result.get("skipped")),
             "msg": None if no_log or not result.get("failed") else result.get("msg"),
             "declared": declared,
-            "drift": [_without_values(e) for e in drift] if no_log else drift,
+            # A no_log task's entries say where they differ, never what.
+            "drift": [map_values(e, lambda value: REDACTED) for e in drift] if no_log else drift,
         })
     return records
 

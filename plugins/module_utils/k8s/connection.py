@@ -24,7 +24,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import mask
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import reporter_from_env
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import (
     Applier, changed, describe, field_diff, namespace_exists, ref_of)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.drift import DRIFT_ENV
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.drift import DRIFT_ENV, map_values
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import FIELD_MANAGER, KubeClient, KubeError
 
 KUBE_CONNECTION_SPEC = dict(
@@ -141,9 +141,8 @@ class KubeConnection(object):
         if not path:
             return
         found = self.drift_found()
-        masked = [dict(entry, **dict((key, [dict(item, **dict(
-            (k, remove_values(item[k], self.ansible.no_log_values)) for k in ("declared", "live") if k in item))
-            for item in entry[key]]) for key in ("fields", "foreign") if key in entry)) for entry in found["drift"]]
+        masked = [map_values(entry, lambda value: remove_values(value, self.ansible.no_log_values))
+                  for entry in found["drift"]]
         with open(path, "w") as handle:
             json.dump({"declared": found["declared"], "drift": masked}, handle, default=str)
 

@@ -28,6 +28,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.masking imp
 # Set by the collection's action plugins for drift.yml's check-mode run: the file a module writes its objects' drift to.
 DRIFT_ENV = "COBALTCORE_DRIFT_FILE"
 ABSENT = "<absent>"
+# The keys of a finding that hold values (the field and its managers are names).
+VALUE_KEYS = ("declared", "live")
 REDACTED = "<redacted>"
 # The collection's name: the value of its managed-by label, and how each of its field managers begins.
 COLLECTION = "c5c3.cobaltcore"
@@ -163,6 +165,15 @@ def _undeclared(desired, live, entries):
             if prefix is not None and _value(live, prefix) is not ABSENT:
                 found.setdefault(prefix, set()).add(entry.get("manager") or "")
     return found
+
+
+def map_values(entry, transform):
+    """A drift entry with each finding's declared and live value passed through transform (masked, redacted)."""
+    entry = dict(entry)
+    for key in ("fields", "foreign"):
+        if key in entry:
+            entry[key] = [dict(f, **dict((k, transform(f[k])) for k in VALUE_KEYS if k in f)) for f in entry[key]]
+    return entry
 
 
 def owned(desired):

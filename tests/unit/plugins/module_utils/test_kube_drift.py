@@ -150,3 +150,29 @@ def test_a_conflict_over_a_declared_field_is_drift_in_a_drift_run_and_a_failure_
     assert client.applies == [(False, True), (True, True)]  # the second is a dry run too
     with pytest.raises(KubeError):
         Applier(_ConflictingClient(client.live), check_mode=True, workers=1).apply([desired])
+
+
+def test_the_module_writes_names_as_they_are_and_masks_only_the_values(tmp_path, monkeypatch):
+    """A secret equal to a part of a name ("lab") must not garble the names the report matches objects by."""
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import connection
+
+    class Ansible(object):
+        no_log_values = {"lab", "s3cr3t"}
+
+    class Module(connection.KubeConnection):
+        check_mode, diff, ansible, results = True, False, Ansible(), {}
+
+    path = tmp_path / "found.json"
+    monkeypatch.setenv(drift.DRIFT_ENV, str(path))
+    module = Module()
+    module.record([{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "openstack-lab-tenant-a", "name": "lab",
+                    "result": "configured",
+                    "drift": {"fields": [{"field": "data.lab", "declared": "s3cr3t", "live": "lab"}]}}])
+    module.write_drift()
+    import json
+    found = json.loads(path.read_text())
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "openstack-lab-tenant-a", "name": "lab"}
+    assert found["declared"] == [ref]
+    (entry,) = found["drift"]
+    assert dict((k, entry[k]) for k in ref) == ref and entry["fields"][0]["field"] == "data.lab"
+    assert "s3cr3t" not in path.read_text() and entry["fields"][0]["live"] != "lab"
