@@ -12,9 +12,10 @@ version_added: 0.6.0
 description:
   - O(state=on) - sets the Node's C(Hypervisor) (C(kvm.cloud.sap/v1), named after the Node) to C(spec.maintenance=manual)
     with C(spec.maintenanceReason) O(reason), under the field manager C(c5c3.cobaltcore-maintenance); the hypervisor
-    operator disables its compute service and evicts its instances. Waits until they are evicted (C(status.evicted),
-    condition C(Evicting) C(False)); a Node not evicted within O(wait_timeout) fails the module naming it and its
-    C(Evicting) condition.
+    operator disables its compute service and evicts its instances (its C(Eviction) of the Node's name). Waits until
+    they are evicted (C(status.evicted), condition C(Evicting) C(False)); a Node not evicted within O(wait_timeout)
+    fails the module naming what its C(Eviction) still holds - the instances left on it and the last failed
+    migration (an instance in C(ERROR) is never evicted by the operator) - and stays in maintenance.
   - O(state=off) - lifts the maintenance it set and waits until the Hypervisor is C(Ready) again. A Node in
     maintenance for another reason (an operating system update of M(c5c3.cobaltcore.hypervisor_rollout), someone's
     own) is refused, naming the reason; O(state=on) on such a Node only waits for its eviction.
@@ -66,6 +67,10 @@ maintenance:
   description: Who held the Node in maintenance before - C(null), C(ours), or the other holder's reason.
   returned: when found
   type: str
+eviction:
+  description: What the Node's C(Eviction) still held when O(state=on) timed out (its instances, the failed migration).
+  returned: on failure, when the eviction did not end
+  type: str
 ready:
   description: The Hypervisor's condition Ready as the module last read it (C(status), C(reason), C(message)).
   returned: when found
@@ -79,6 +84,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress im
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import OPERATOR_WAIT_SPEC, KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import hypervisor_api
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import hypervisor_rollout as rollout
 
 
@@ -135,11 +141,16 @@ class HypervisorMaintenanceModule(KubeModule):
 
         finished, hv = poll(attempt, self.params["wait_timeout"], self.params["wait_sleep"])
         if not finished:
-            evicting = condition(hv or {}, "Evicting") or {}
+            if hv is None:
+                why = "its Hypervisor is gone"
+            elif self.params["state"] == "on":
+                why = (rollout.eviction_holds(hypervisor_api.eviction(self.client, node)) or
+                       "its Eviction ended, the Hypervisor does not say so yet")
+                self.results["eviction"] = why
+            else:
+                why = "Ready %s" % self.ready(hv)
             raise WaitError("Node %s: not done within %ss (waiting until %s): %s" % (
-                node, self.params["wait_timeout"], what, "its Hypervisor is gone" if hv is None else
-                "Evicting %s %s: %s; Ready %s" % (evicting.get("status"), evicting.get("reason"),
-                                                  evicting.get("message"), self.ready(hv))), [])
+                node, self.params["wait_timeout"], what, why), [])
         return hv
 
 

@@ -85,6 +85,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress im
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import hypervisor_api
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import hypervisor_rollout as rollout
 
 
@@ -182,13 +183,16 @@ class HypervisorRolloutModule(KubeModule):
                                 "%s (%s)" % (n, self.describe(found.get(n))) for n in pending)), [])
         return found
 
-    @staticmethod
-    def describe(hv):
+    def describe(self, hv):
         if hv is None:
             return "its Hypervisor is gone"
         ready = condition(hv, "Ready") or {}
-        return "Ready %s %s: %s; operating system %s" % (ready.get("status"), ready.get("reason"), ready.get("message"),
-                                                         rollout.os_version(hv))
+        held = None
+        if (hv.get("spec") or {}).get("maintenance") and not rollout.evicted(hv):
+            held = rollout.eviction_holds(hypervisor_api.eviction(self.client, hv["metadata"]["name"]))
+        return "Ready %s %s: %s; operating system %s%s" % (
+            ready.get("status"), ready.get("reason"), ready.get("message"), rollout.os_version(hv),
+            "; %s" % held if held else "")
 
 
 def main():

@@ -252,7 +252,8 @@ class Gardenlet(loop.Controller):
         pools = [c for c in clusters if HYPERVISOR_GROUP in c.groups]
         self.hypervisors = hypervisor_operator.HypervisorOperator(self, pools, self.control_plane)
         for pool in pools:
-            Waker(pool, [nodes.NODES, hypervisor_operator.HYPERVISORS], self.wake, loop.log)
+            Waker(pool, [nodes.NODES, hypervisor_operator.HYPERVISORS, hypervisor_operator.EVICTIONS], self.wake,
+                  loop.log)
         Waker(self.control_plane, [hypervisor_operator.NOVAS], self.wake, loop.log)
         # Rook on the storage pools (rook.py), once phase 3 installed the rook-ceph chart's CRDs.
         storage = [c for c in clusters if STORAGE_GROUP in c.groups]

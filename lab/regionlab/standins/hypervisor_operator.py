@@ -43,11 +43,19 @@ unchanged in what is played here up to the newest commit read, 8ee7e08):
   `kvm-ha-service` (a test playing it) does not make the Hypervisor foreign.
 - hypervisor_maintenance_controller.go (not while Onboarding is True): spec.maintenance manual, auto
   or termination disable the compute service (HypervisorDisabled True "Hypervisor is disabled") and
-  evict it (Evicting True Running "Evicting", then, the lab's hypervisors holding no VMs, False
-  Succeeded "Evicted" and status.evicted); ha is left to kvm-ha-service (nothing); back to "" the
-  service is enabled again (HypervisorDisabled False "Hypervisor is enabled") and the eviction removed.
-  The lab has no Eviction objects (their CRD is not installed): the eviction is played on the
-  Hypervisor's status alone.
+  create the Eviction named after the Hypervisor (owned by it, spec.reason "openstack-hypervisor-operator
+  maintenance", the transferred labels); the Hypervisor's Evicting mirrors it: True Running "Evicting"
+  until the Eviction's Evicting is False, then False Succeeded "Evicted" and status.evicted. ha is left
+  to kvm-ha-service (nothing); back to "" the service is enabled again (HypervisorDisabled False
+  "Hypervisor is enabled") and the Eviction deleted.
+- eviction_controller.go, on the Eviction: Evicting True Running "Running"; the preflight waits for the
+  disabled service (PreflightChecksSucceeded False Failed "hypervisor not disabled") and lists the
+  instances on the hypervisor (status.outstandingInstances; a Hypervisor never registered in Nova
+  ends at once, Succeeded). The lab's hypervisors hold no instances, except one in ERROR under a
+  failure `evict: <fault>` from standins.yaml: it stays outstanding, MigratingInstance False Failed
+  "Migration of instance <id> failed: <fault>", and the eviction never ends, as upstream's does not.
+  Once the failure is gone, the instance is gone (deleted by its owner): MigratingInstance False
+  Succeeded "Instance <id> is gone", then Evicting False Succeeded "eviction completed successfully".
 - ready/controller.go (ComputeReadyCondition): Ready False Offboarded / Terminating / Onboarding
   "Onboarding in progress: <message>" / Evicting / Evicted / Maintenance "Hypervisor is in
   maintenance mode" / Onboarding "Onboarding not started..." / "Onboarding was aborted" / "Onboarding
@@ -63,7 +71,8 @@ unchanged in what is played here up to the newest commit read, 8ee7e08):
 Each step waits the `hypervisor` delay. Not played: Nova itself, the smoke test VM (it succeeds),
 offboarding and the Node's Terminating condition. A failure from standins.yaml `failures` (key
 Hypervisor, Hypervisor/<pool cluster> or Hypervisor/<pool cluster>/<name>) keeps onboarding at
-Testing with its message, as a failed smoke test does (terminal: sticks to the generation).
+Testing with its message, as a failed smoke test does (terminal: sticks to the generation); its keys `update`
+and `evict` are kvm-node-agent's and the eviction's.
 Hypervisors whose status another field manager writes are left alone.
 """
 
@@ -90,10 +99,15 @@ TRANSFER_LABELS = ["kubernetes.io/hostname", "kubernetes.metal.cloud.sap/bb", "k
 # spec.maintenance values that disable the compute service and evict it (ha is kvm-ha-service's).
 EVICTING_MAINTENANCE = ("manual", "auto", "termination")
 HYPERVISORS = path(GV, "hypervisors")
+EVICTIONS = path(GV, "evictions")
+EVICTION_REASON = "openstack-hypervisor-operator maintenance"
+# The failure keys of controllers other than onboarding's.
+OTHER_FAILURES = ("update", "evict")
 NODES = path("v1", "nodes")
 CONTROL_PLANES = path("c5c3.io/v1alpha1", "controlplanes")
 NOVAS = path(operators.KINDS["Nova"].api_version, operators.KINDS["Nova"].plural)
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_DNS, "hypervisors.lab.c5c3.io")
+INSTANCE_RAM_MB = 4096
 # What kvm-node-agent reports of a lab machine's operating system before any update.
 LAB_OPERATING_SYSTEM = {"version": "1592.6", "prettyVersion": "Garden Linux 1592.6",
                         "kernelRelease": "6.6.62-cloud-amd64"}
@@ -243,6 +257,22 @@ def ready_condition(hv):
     return "True", "Ready", "Hypervisor is ready"
 
 
+def desired_eviction(hv):
+    """The Eviction the maintenance controller creates for a Hypervisor in maintenance (ensureEviction)."""
+    meta = hv["metadata"]
+    labels = dict((k, v) for k, v in (meta.get("labels") or {}).items() if k in TRANSFER_LABELS)
+    return {"apiVersion": GV, "kind": "Eviction",
+            "metadata": {"name": meta["name"], "labels": labels, "ownerReferences": [{
+                "apiVersion": GV, "kind": "Hypervisor", "name": meta["name"], "uid": meta["uid"],
+                "controller": True, "blockOwnerDeletion": True}]},
+            "spec": {"hypervisor": meta["name"], "reason": EVICTION_REASON}}
+
+
+def instance_id(cluster, hv):
+    """The lab's one instance on a hypervisor (played only under an `evict` failure)."""
+    return str(uuid.uuid5(ID_NAMESPACE, "%s/%s/instance" % (cluster, hv["metadata"]["name"])))
+
+
 def internal_ip(node):
     for address in (node.get("status") or {}).get("addresses") or []:
         if address.get("type") == "InternalIP":
@@ -383,7 +413,7 @@ class HypervisorOperator:
         if reason == "Handover" and not onboarding_can_complete(view):
             return None
         failure = self.failure(cluster, hv) if STEPS[step][1] in ("Handover", "Succeeded") else {}
-        failure = {k: v for k, v in failure.items() if k != "update"}  # an update's failure is update_os's
+        failure = {k: v for k, v in failure.items() if k not in OTHER_FAILURES}
         if failure:  # the smoke test failed: onboarding stays at Testing
             loop.set_condition(conditions, "Onboarding", "True", failure.get("reason") or "Testing",
                                failure.get("message") or "Server ended up in error state: lab failure")
@@ -442,24 +472,75 @@ class HypervisorOperator:
             elif maintenance in EVICTING_MAINTENANCE:
                 loop.set_condition(conditions, "HypervisorDisabled", "True", "Succeeded", "Hypervisor is disabled")
         evicting = condition(view, "Evicting")
-        uid = hv["metadata"]["uid"]
+        uid, kube = hv["metadata"]["uid"], self.kubes[cluster]
+        url = path(GV, "evictions", name=hv["metadata"]["name"])
         if maintenance == "":
             if status.get("evicted") or evicting is not None:
                 conditions[:] = [c for c in conditions if c.get("type") != "Evicting"]
                 wanted.pop("evicted", None)
-            for key in [k for k in self.ctl.timers if k[:2] == (uid, "evicted")]:
+                kube.delete(url)
+            for key in [k for k in self.ctl.timers if k[:2] == (uid, "eviction")]:
                 self.ctl.done(key)
             return
         if maintenance not in EVICTING_MAINTENANCE or (evicting or {}).get("reason") == "Succeeded":
             return
-        # The Eviction: its preflight waits for the disabled service; the lab's hypervisors hold no VMs.
-        if evicting is not None and (is_true(view, "HypervisorDisabled") or not status.get("serviceId")) and \
-                self.ctl.after((uid, "evicted", maintenance), self.ctl.delay("hypervisor")):
+        eviction = kube.get(url) or kube.create(EVICTIONS, desired_eviction(hv))
+        if eviction is not None and not eviction["metadata"].get("deletionTimestamp"):
+            self.evict(cluster, view, eviction)
+        if eviction is not None and (condition(eviction, "Evicting") or {}).get("status") == "False":
             loop.set_condition(conditions, "Evicting", "False", "Succeeded", "Evicted")
             wanted["evicted"] = True
         else:
             loop.set_condition(conditions, "Evicting", "True", "Running", "Evicting")
             wanted.pop("evicted", None)
+
+    def evict(self, cluster, hv_view, eviction):
+        """One step of the eviction controller on the Hypervisor's Eviction (its status, patched in place so that
+        the maintenance controller reads it in the same pass)."""
+        status = eviction.get("status") or {}
+        wanted = dict(status, conditions=[dict(c) for c in status.get("conditions") or []])
+        conditions, hv_status = wanted["conditions"], hv_view["status"]
+        key = (hv_view["metadata"]["uid"], "eviction", eviction["metadata"]["uid"])
+        fault = self.failure(cluster, hv_view).get("evict")
+        outstanding = list(status.get("outstandingInstances") or [])
+        evicting = condition(eviction, "Evicting")
+        if evicting is None:
+            loop.set_condition(conditions, "Evicting", "True", "Running", "Running")
+        elif evicting.get("status") != "True":
+            return
+        elif not is_true(eviction, "PreflightChecksSucceeded"):
+            registered = hv_status.get("hypervisorId") and hv_status.get("serviceId")
+            if registered and not is_true(hv_view, "HypervisorDisabled"):
+                loop.set_condition(conditions, "PreflightChecksSucceeded", "False", "Failed", "hypervisor not disabled")
+            elif not registered:
+                loop.set_condition(conditions, "Evicting", "False", "Succeeded",
+                                   "eviction completed successfully due to expected case of no hypervisor")
+                wanted["outstandingRamMb"] = 0
+            elif self.ctl.after(key + ("preflight",), self.ctl.delay("hypervisor")):
+                wanted.update(hypervisorServiceId=hv_status["hypervisorId"],
+                              outstandingInstances=[instance_id(cluster, hv_view)] if fault else [],
+                              outstandingRamMb=INSTANCE_RAM_MB if fault else 0)
+                loop.set_condition(conditions, "PreflightChecksSucceeded", "True", "Succeeded",
+                                   "Preflight checks passed, hypervisor is disabled and ready for eviction")
+        elif outstanding and fault:
+            instance = outstanding[-1]   # in ERROR: moved to the back, the eviction goes on with the next
+            wanted["outstandingInstances"] = [instance] + outstanding[:-1]
+            loop.set_condition(conditions, "MigratingInstance", "False", "Failed",
+                               "Migration of instance %s failed: %s" % (instance, fault))
+        elif outstanding:
+            if not self.ctl.after(key + ("gone", outstanding[-1]), self.ctl.delay("hypervisor")):
+                return
+            wanted["outstandingInstances"] = outstanding[:-1]
+            loop.set_condition(conditions, "MigratingInstance", "False", "Succeeded",
+                               "Instance %s is gone" % outstanding[-1])
+        else:
+            loop.set_condition(conditions, "Evicting", "False", "Succeeded", "eviction completed successfully")
+            wanted["outstandingRamMb"] = 0
+        if wanted != status:
+            written = self.kubes[cluster].patch(path(GV, "evictions", name=eviction["metadata"]["name"]), eviction,
+                                                {"status": wanted}, "status")
+            if written is not None:
+                eviction["status"] = written.get("status") or {}
 
     def update_os(self, cluster, hv, view, wanted):
         """kvm-node-agent: the host's operating system (status.operatingSystem), and spec.version installed with

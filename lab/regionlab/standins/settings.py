@@ -37,6 +37,7 @@ $COBALTCORE_LAB_DIR/standins.yaml (optional):
         terminal: true                               # sticks to the object's generation
       Hypervisor/<pool cluster>/<name>:              # kvm-node-agent's update of spec.version stops:
         update: "systemd-sysupdate failed: ..."      # OperatingSystemUpdate False Stopped (hypervisor_operator.py)
+        evict: "No valid host was found."            # its eviction holds an instance in ERROR: never ends
       CephBlockPool/rook-ceph/<name>:                # Rook's kinds (standins/rook.py): phase Failure
         message: "failed to create pool ..."         # and a ReconcileFailed event with the error
       CephCluster/rook-ceph:                         # orchestration fails: Progressing False, state Error

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) CobaltCore contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The hypervisor operator's API (kvm.cloud.sap/v1 Hypervisor) on a hypervisor pool's cluster: reading and waiting.
+"""The hypervisor operator's API (kvm.cloud.sap/v1 Hypervisor, Eviction) on a hypervisor pool's cluster: reading and waiting.
 
 The verdict itself is region/hypervisors.py; readiness is the engine's table (k8s/readiness.py).
 """
@@ -30,6 +30,17 @@ def hypervisors(client):
             raise
         return None
     return client.list(rtype)
+
+
+def eviction(client, name):
+    """The Eviction of the Hypervisor `name`; None when it has none or the operator's CRD is not served."""
+    try:
+        rtype = client.resource(hv.HYPERVISOR_API_VERSION, hv.EVICTION_KIND)
+    except KubeError as exc:
+        if exc.status != 404:
+            raise
+        return None
+    return client.get(rtype, name)
 
 
 def readiness(obj):

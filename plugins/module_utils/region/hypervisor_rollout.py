@@ -13,6 +13,11 @@ The hypervisor operator (cobaltcore-dev/openstack-hypervisor-operator) and kvm-n
   status.updateStatus.installed; Stopped when it failed) and reboot into it: status.operatingSystem.version;
 - spec.maintenance "" enables the service again: Ready True.
 
+The eviction itself is an Eviction (kvm.cloud.sap/v1, cluster-scoped, named after the Hypervisor) the operator
+creates and deletes with the maintenance: condition Evicting, PreflightChecksSucceeded (the service disabled),
+status.outstandingInstances (the instances still on the hypervisor) and MigratingInstance (the last migration; an
+instance in ERROR stays outstanding, Failed, and the eviction never ends on its own).
+
 A Node's update is those steps in order; the rollout takes at most max_unavailable Nodes out at once (in
 maintenance, whoever put them there), in name order, and stops at the first Node that does not come back.
 """
@@ -83,6 +88,21 @@ def stage(hv, version):
 def evicted(hv):
     """The hypervisor operator evicted the Node's instances: status.evicted with Evicting False (Succeeded)."""
     return bool((hv.get("status") or {}).get("evicted")) and (condition(hv, "Evicting") or {}).get("status") == "False"
+
+
+def eviction_holds(eviction):
+    """What keeps an Eviction from ending, in words; None when it ended."""
+    if eviction is None:
+        return "the hypervisor operator has not created its Eviction"
+    if (condition(eviction, "Evicting") or {}).get("status") == "False":
+        return None
+    preflight = condition(eviction, "PreflightChecksSucceeded") or {}
+    if preflight.get("status") != "True":
+        return "the Eviction's preflight: %s" % (preflight.get("message") or "not run yet")
+    instances = (eviction.get("status") or {}).get("outstandingInstances") or []
+    migrating = condition(eviction, "MigratingInstance") or {}
+    failed = "; %s" % migrating.get("message") if migrating.get("reason") == "Failed" else ""
+    return "instances still on it: %s%s" % (", ".join(instances) or "none", failed)
 
 
 # A Node's maintenance by hand (playbooks/maintenance.yml), under a field manager of its own.

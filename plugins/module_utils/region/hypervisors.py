@@ -30,6 +30,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import nami
 
 HYPERVISOR_API_VERSION = "kvm.cloud.sap/v1"
 HYPERVISOR_KIND = "Hypervisor"
+# The eviction of a Hypervisor in maintenance (named after it; hypervisor_rollout.eviction_holds).
+EVICTION_KIND = "Eviction"
 ROLE_LABEL = "node-role.kubernetes.io/hypervisor"
 VIRT_DRIVER_LABEL = "nova.openstack.cloud.sap/virt-driver"
 VIRT_DRIVER = "kvm"

@@ -244,6 +244,9 @@ class PoolKube:
         self._bump(have)
         return copy.deepcopy(have)
 
+    def delete(self, url):
+        return self.objects.pop(url, None)
+
 
 class Running:
     """The hypervisor operator's Deployment is Available (deployments.Operators)."""
@@ -377,14 +380,63 @@ def test_maintenance_reports_not_ready_evicts_and_returns(monkeypatch):
     found = kube.get(hvop.HYPERVISORS + "/srv-1")
     assert conditions_of(found)["Ready"] == ("False", "Evicting", "Hypervisor is disabled and evicting")
     assert conditions_of(found)["HypervisorDisabled"] == ("True", "Succeeded", "Hypervisor is disabled")
+    # The Eviction, named after the Hypervisor and owned by it.
+    eviction = kube.get(hvop.EVICTIONS + "/srv-1")
+    assert eviction["spec"] == {"hypervisor": "srv-1", "reason": "openstack-hypervisor-operator maintenance"}
+    assert eviction["metadata"]["ownerReferences"][0]["kind"] == "Hypervisor"
+    assert eviction["metadata"]["labels"] == {hvop.ZONE: "lab-1a"}
     found = passes(operator)
     assert conditions_of(found)["Ready"] == ("False", "Evicted", "Hypervisor is disabled and evicted")
     assert found["status"]["evicted"] is True
+    eviction = kube.get(hvop.EVICTIONS + "/srv-1")
+    assert conditions_of(eviction)["Evicting"] == ("False", "Succeeded", "eviction completed successfully")
+    assert eviction["status"]["outstandingInstances"] == [] and eviction["status"]["outstandingRamMb"] == 0
     set_spec(kube, maintenance="")
     found = passes(operator)
     assert conditions_of(found)["Ready"][0] == "True" and "Evicting" not in conditions_of(found)
     assert "evicted" not in found["status"]
     assert conditions_of(found)["HypervisorDisabled"] == ("False", "Succeeded", "Hypervisor is enabled")
+    assert kube.get(hvop.EVICTIONS + "/srv-1") is None
+
+
+def test_an_instance_in_error_holds_the_eviction_until_it_is_gone(monkeypatch):
+    operator, kube = operator_with_node(monkeypatch, {hvop.LIFECYCLE: "skip-tests", hvop.ZONE: "lab-1a"})
+    passes(operator, 1)
+    set_spec(kube, highAvailability=False)
+    passes(operator)
+    failing = settings.StandinSettings({"failures": {"Hypervisor/%s/srv-1" % POOL: {"evict": "No valid host"}}})
+    operator.ctl.settings = type("Settings", (), {"get": lambda s: failing})()
+    set_spec(kube, maintenance="manual", maintenanceReason="firmware")
+    found = passes(operator)
+    assert conditions_of(found)["Ready"] == ("False", "Evicting", "Hypervisor is disabled and evicting")
+    assert conditions_of(found)["Onboarding"][1] == "Succeeded"  # the eviction's failure is not onboarding's
+    assert not found["status"].get("evicted")
+    eviction = kube.get(hvop.EVICTIONS + "/srv-1")
+    (instance,) = eviction["status"]["outstandingInstances"]
+    assert conditions_of(eviction)["Evicting"] == ("True", "Running", "Running")
+    assert conditions_of(eviction)["PreflightChecksSucceeded"][0] == "True"
+    assert conditions_of(eviction)["MigratingInstance"] == (
+        "False", "Failed", "Migration of instance %s failed: No valid host" % instance)
+    assert eviction["status"]["hypervisorServiceId"] == found["status"]["hypervisorId"]
+    # The instance's owner deletes it: it is gone, and the eviction completes.
+    operator.ctl.settings = type("Settings", (), {"get": lambda s: settings.StandinSettings({})})()
+    found = passes(operator)
+    assert found["status"]["evicted"] is True
+    eviction = kube.get(hvop.EVICTIONS + "/srv-1")
+    assert conditions_of(eviction)["MigratingInstance"] == ("False", "Succeeded", "Instance %s is gone" % instance)
+    assert conditions_of(eviction)["Evicting"] == ("False", "Succeeded", "eviction completed successfully")
+
+
+def test_the_eviction_of_a_hypervisor_nova_never_registered_ends_at_once():
+    hv = {"metadata": {"name": "srv-1", "uid": "u-1"}, "status": {"conditions": []}}
+    eviction = {"metadata": {"name": "srv-1", "uid": "e-1", "resourceVersion": "1"},
+                "status": {"conditions": [{"type": "Evicting", "status": "True", "reason": "Running"}]}}
+    written = []
+    operator = hvop.HypervisorOperator(Ctl(), [], None)
+    operator.kubes[POOL] = type("K", (), {"patch": lambda s, url, obj, patch, sub: written.append(patch) or patch})()
+    operator.evict(POOL, hv, eviction)
+    assert conditions_of(written[0])["Evicting"] == (
+        "False", "Succeeded", "eviction completed successfully due to expected case of no hypervisor")
 
 
 def test_a_status_writer_other_than_kvm_ha_service_makes_the_hypervisor_foreign(monkeypatch):

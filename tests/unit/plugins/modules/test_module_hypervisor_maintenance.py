@@ -67,3 +67,21 @@ def test_check_mode_writes_nothing_and_a_missing_node_is_not_found(pool):
     assert result["changed"] and pool.find(rollout.API_VERSION, rollout.KIND, "node-1")["spec"]["maintenance"] == ""
     result, unused = run(node="node-9", state="on")
     assert result["found"] is False and not result["changed"]
+
+
+def test_an_eviction_that_does_not_end_is_named_with_what_it_holds(pool):
+    hypervisor(pool, maintenance="manual", why="cobaltcore - maintenance", ready=False)
+    result, unused = run(state="on")
+    # No Eviction kind served: the operator has not created one.
+    assert result["failed"] and result["eviction"] == "the hypervisor operator has not created its Eviction"
+    pool.kinds[(rollout.API_VERSION, "Eviction")] = ("evictions", False)
+    failed = "Migration of instance i-1 failed: No valid host was found."
+    pool.add({"apiVersion": rollout.API_VERSION, "kind": "Eviction", "metadata": {"name": "node-1"},
+              "spec": {"hypervisor": "node-1", "reason": "openstack-hypervisor-operator maintenance"},
+              "status": {"outstandingInstances": ["i-2", "i-1"], "conditions": [
+                  {"type": "Evicting", "status": "True", "reason": "Running", "message": "Running"},
+                  {"type": "PreflightChecksSucceeded", "status": "True", "reason": "Succeeded", "message": "ok"},
+                  {"type": "MigratingInstance", "status": "False", "reason": "Failed", "message": failed}]}})
+    result, unused = run(state="on")
+    assert result["failed"] and result["eviction"] == "instances still on it: i-2, i-1; " + failed
+    assert result["msg"].endswith("(waiting until its instances are evicted): " + result["eviction"]), result["msg"]

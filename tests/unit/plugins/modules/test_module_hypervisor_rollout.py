@@ -120,3 +120,20 @@ def test_nodes_in_maintenance_for_other_reasons_count(pool):
 def test_a_bad_max_unavailable_is_refused(pool):
     result, unused = run_module(hypervisor_rollout.main, dict(ARGS, max_unavailable="0"))
     assert result["failed"] and "max_unavailable" in result["msg"] and not writes(pool)
+
+
+def test_what_an_eviction_holds():
+    def eviction(*conditions, **status):
+        return {"status": dict(status, conditions=[dict(zip(("type", "status", "reason", "message"), c))
+                                                   for c in conditions])}
+    assert rollout.eviction_holds(None) == "the hypervisor operator has not created its Eviction"
+    assert rollout.eviction_holds(eviction(("Evicting", "False", "Succeeded", "done"))) is None
+    assert rollout.eviction_holds(eviction(("Evicting", "True", "Running", "Running"))) == \
+        "the Eviction's preflight: not run yet"
+    assert rollout.eviction_holds(eviction(("Evicting", "True", "Running", "Running"), (
+        "PreflightChecksSucceeded", "False", "Failed", "hypervisor not disabled"))) == \
+        "the Eviction's preflight: hypervisor not disabled"
+    running = eviction(("Evicting", "True", "Running", "Running"), ("PreflightChecksSucceeded", "True", "Succeeded", ""),
+                       ("MigratingInstance", "False", "Succeeded", "Migration of instance i-3 finished"),
+                       outstandingInstances=["i-1"])
+    assert rollout.eviction_holds(running) == "instances still on it: i-1"
