@@ -11,6 +11,7 @@ a Shoot (the management cluster) gets its STATIC_NODES Nodes here, as its own ma
 """
 
 import copy
+import re
 from pathlib import Path
 
 import yaml
@@ -33,6 +34,8 @@ STAGES = (
 # A pod whose container a stand-in plays (key_rotation.py) and the exit code it wrote.
 PLAYED_BY = "lab.c5c3.io/played-by"
 EXIT_CODE = "lab.c5c3.io/exit-code"
+# KWOK's chaos label: its Stage pod-container-running-failed fails the pod's container.
+KWOK_FAILED = "pod-container-running-failed.stage.kwok.x-k8s.io"
 # kubelet's default Lease duration; KWOK renews a quarter of it (every 10 s), as kubelet does.
 NODE_LEASE_SECONDS = 40
 # The scheduler's and KWOK's heaps are small; most of their resident memory is the binary.
@@ -57,6 +60,17 @@ def _lab_stages(documents):
             {"key": '.metadata.annotations["%s"]' % EXIT_CODE, "operator": "In", "values": ["0"]}]
         out.append(exited)
     return out
+
+
+def exit_patch(exit_code, message):
+    """The merge patch of a played pod whose container exited: exit code 0 completes it (the lab's Stage pod-exit),
+    any other fails it (KWOK's Stage pod-container-running-failed, with the code and message)."""
+    if exit_code == 0:
+        return {"metadata": {"annotations": {EXIT_CODE: "0"}}}
+    return {"metadata": {"labels": {KWOK_FAILED: "true"}, "annotations": {
+        KWOK_FAILED + "/exit-code": str(exit_code), KWOK_FAILED + "/reason": "Error",
+        # KWOK's Stage puts the message into YAML unquoted: only words survive
+        KWOK_FAILED + "/message": re.sub(r"[^A-Za-z0-9 ._/()=-]+", " ", message)[:300].strip()}}}
 
 
 def stages_file():

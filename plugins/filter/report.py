@@ -10,7 +10,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report import data, drift, render_html, render_markdown
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import mariadb
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import mariadb, ovn_backup
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import run_lock
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import region_from_inventory
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
@@ -28,7 +28,7 @@ def region_report_filter(gathered, region, claims=None, drift_report=None):
 
 
 # What a run makes that no inventory declares: the region's run lock, on-demand Backups and Restores.
-RUN_RECORDS = (run_lock.is_lock, mariadb.run_record)
+RUN_RECORDS = (run_lock.is_lock, mariadb.run_record, ovn_backup.run_record)
 
 
 @fails_on_input_error("cannot read drift.yml's task records")

@@ -6,10 +6,14 @@ KWOK's kubelets the pods.
 """
 
 import json
+import shutil
+import subprocess
 import time
 
 from conftest import REGION_HOST, REPO, _play, failures, get_object, lab_kubectl, objects, standins_restored, \
     task_result, update_standins
+from regionlab import ovn as data_plane
+from regionlab.standins import shell_pods
 
 BACKUP = REPO / "playbooks" / "backup.yml"
 RESTORE = REPO / "playbooks" / "restore.yml"
@@ -112,3 +116,58 @@ def region_settings():
     spec = backups()[("openstack", "mariadb-scheduled")]["spec"]
     return {"storage": spec["storage"], "schedule": spec["schedule"]["cron"], "max_retention": spec["maxRetention"],
             "compression": spec["compression"]}
+
+
+# ---------------------------------------------------------------------------
+# The OVN databases: ovsdb-client in a Job of ovn-system, its container played by the lab (standins/shell_pods.py)
+# with the real ovsdb-client against the lab's real OVN.
+
+OVN_ID = "ovn-probe-1"
+
+
+def nbctl(*args):
+    return subprocess.run(["ovn-nbctl", "--db=" + data_plane.remotes("nb"), "--timeout=10"] + list(args),
+                          capture_output=True, text=True, check=True, timeout=30).stdout
+
+
+def switches():
+    return set(nbctl("--bare", "--columns=name", "list", "Logical_Switch").split())
+
+
+def test_an_ovn_backup_is_real_and_its_restore_brings_the_northbound_contents_back(region):
+    nbctl("--may-exist", "ls-add", "probe-before-backup")
+    backup_dir = shell_pods.volume_dir("ovn-system", {"nfs": {"server": "backups.lab.invalid", "path": "/ovn"}})
+    try:
+        rc, out, unused = _play(BACKUP, "-e", json.dumps({"backup_id": OVN_ID, "backup_namespaces": []}))
+        assert rc == 0, failures(out)
+        taken = task_result(out, "Back up the OVN databases now")
+        assert taken["changed"] and taken["job"] == {"namespace": "ovn-system", "name": "ovn-backup-" + OVN_ID,
+                                                      "result": "created"}, taken
+        # Real ovsdb-client files: the switch is in the Northbound backup, and each is a database ovsdb-tool reads.
+        for short, schema in (("nb", "OVN_Northbound"), ("sb", "OVN_Southbound")):
+            path = backup_dir / OVN_ID / ("%s.db" % short)
+            assert subprocess.run(["ovsdb-tool", "db-name", str(path)], capture_output=True, text=True,
+                                  check=True).stdout.strip() == schema
+        assert "probe-before-backup" in (backup_dir / OVN_ID / "nb.db").read_text()
+        rc, out, unused = _play(BACKUP, "-e", json.dumps({"backup_id": OVN_ID, "backup_namespaces": []}))
+        assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+        # After the backup: the switch goes, another comes.
+        nbctl("ls-del", "probe-before-backup")
+        nbctl("ls-add", "probe-after-backup")
+        args = {"cluster": "ovn-system", "backup": OVN_ID, "confirm": "ovn-system"}
+        rc, out, unused = _play(RESTORE, "-e", json.dumps(dict(args, confirm="openstack")))
+        assert rc != 0 and "confirm: must be ovn-system" in failures(out)[0][2], failures(out)
+        rc, out, unused = _play(RESTORE, "-e", json.dumps(dict(args, backup="ovn-no-such")))
+        assert rc != 0 and "no OVN backup ovn-no-such" in failures(out)[0][2], failures(out)
+        rc, out, unused = _play(RESTORE, "-e", json.dumps(args), "--check")
+        assert rc == 0 and "probe-after-backup" in switches(), failures(out)
+        assert "ovn-restore-" + OVN_ID not in [j["metadata"]["name"] for j in objects(REGION_HOST, "jobs", "ovn-system")]
+        rc, out, unused = _play(RESTORE, "-e", json.dumps(args))
+        assert rc == 0, failures(out)
+        found = switches()
+        assert "probe-before-backup" in found and "probe-after-backup" not in found, found
+    finally:
+        nbctl("--if-exists", "ls-del", "probe-before-backup")
+        nbctl("--if-exists", "ls-del", "probe-after-backup")
+        forget("jobs", "ovn-system", "ovn-backup-" + OVN_ID, "ovn-restore-" + OVN_ID)
+        shutil.rmtree(backup_dir / OVN_ID, ignore_errors=True)

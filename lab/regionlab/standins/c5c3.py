@@ -19,8 +19,8 @@ For each ControlPlane (c5c3.io/v1alpha1) on the control-plane cluster, in the or
   naming the unready children), one per child (<Kind>Ready), Ready (AllReady / NotAllReady);
   phase Provisioning|Ready|Degraded|Failed; services {<component>: Pending|Provisioning|Ready|Failed};
   endpoints {<service>: <its status.endpoint>}.
-The children's operators are played in the same process (operators.py), and mariadb-operator's Backups and
-Restores (mariadb_batch.py).
+The children's operators are played in the same process (operators.py), mariadb-operator's Backups and
+Restores (mariadb_batch.py), and the containers of the collection's OVN database Jobs in ovn-system (shell_pods.py).
 
 Left alone: ControlPlanes whose status another field manager writes, and every new ControlPlane
 until the `control_plane` delay has passed since it was first seen (so a test playing the
@@ -33,7 +33,7 @@ import json
 import re
 
 from .. import config
-from . import deployments, loop, mariadb_batch, operators, ovn
+from . import deployments, loop, mariadb_batch, operators, ovn, shell_pods
 from .client import ApiError, Kube, Waker, object_path, path
 
 GV = "c5c3.io/v1alpha1"
@@ -441,10 +441,13 @@ class C5C3Operator(loop.Controller):
         self.operators = operators.Operators(self, cluster)
         self.mariadb_batch = mariadb_batch.MariaDBBatch(self, Kube(cluster, mariadb_batch.MANAGER))
         self.ovn = ovn.OVNOperator(self, cluster)
+        self.shell_pods = shell_pods.ShellPods(self, Kube(cluster, "lab-" + shell_pods.PLAYER),
+                                               [path("v1", "pods", ovn.NAMESPACE)])
         # This operator, the children's and the ovn-operator act while their Deployments are Available.
         self.running = deployments.Operators(self.kube, self.log)
         Waker(cluster, [path(GV, "controlplanes"), path(ovn.GV, "ovnclusters"), deployments.DEPLOYMENTS]
-              + [path(c.api_version, c.plural) for c in CHILD_KINDS] + mariadb_batch.urls(), self.wake, loop.log)
+              + [path(c.api_version, c.plural) for c in CHILD_KINDS] + mariadb_batch.urls() + self.shell_pods.urls,
+              self.wake, loop.log)
 
     @staticmethod
     def controller_of(obj):
@@ -484,6 +487,7 @@ class C5C3Operator(loop.Controller):
         batch_uids = self.mariadb_batch.reconcile()
         if self.running.runs(ovn.OPERATOR):
             self.ovn.reconcile(self.ovn_cluster)
+        self.shell_pods.reconcile()
         ovn_uids = {self.ovn_cluster["metadata"]["uid"]} if self.ovn_cluster else set()
         self.prune(uids | ovn_uids | batch_uids | {o["metadata"]["uid"] for o in self.children.values()})
 

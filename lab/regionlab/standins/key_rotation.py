@@ -46,8 +46,7 @@ from .. import kubelets, pki
 
 COMPLETED_AT = "cobaltcore.c5c3.io/rotation-completed-at"
 TARGET_LABEL = "cobaltcore.c5c3.io/rotation-target"
-PLAYED_BY, EXIT_CODE = kubelets.PLAYED_BY, kubelets.EXIT_CODE
-KWOK_FAILED = "pod-container-running-failed.stage.kwok.x-k8s.io"
+PLAYED_BY, EXIT_CODE, KWOK_FAILED = kubelets.PLAYED_BY, kubelets.EXIT_CODE, kubelets.KWOK_FAILED
 KINDS = ("fernet", "credential")
 SPEC_SECTION = {"fernet": "fernet", "credential": "credentialKeys"}
 TITLE = {"fernet": "Fernet", "credential": "Credential"}

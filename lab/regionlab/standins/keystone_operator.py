@@ -48,11 +48,10 @@ first status write comes first. The finalizer is still removed on deletion.
 import base64
 import copy
 import hashlib
-import re
 import threading
 import time
 
-from .. import config, processes
+from .. import config, kubelets, processes
 from . import deployments, key_rotation, keystones, loop, operators
 from .client import ApiError, Kube, Waker, object_path, path
 
@@ -611,14 +610,7 @@ class KeystoneOperator(loop.Controller):
     def exit_container(self, pod, container):
         """The container's exit, for KWOK to play: exit code 0 completes the pod, else KWOK fails it."""
         pmeta = pod["metadata"]
-        if container.exit_code == 0:
-            body = {"metadata": {"annotations": {key_rotation.EXIT_CODE: "0"}}}
-        else:
-            stage = key_rotation.KWOK_FAILED
-            body = {"metadata": {"labels": {stage: "true"}, "annotations": {
-                stage + "/exit-code": str(container.exit_code), stage + "/reason": "Error",
-                # KWOK's Stage puts the message into YAML unquoted: only words survive
-                stage + "/message": re.sub(r"[^A-Za-z0-9 ._/()=-]+", " ", container.message)[:300].strip()}}}
+        body = kubelets.exit_patch(container.exit_code, container.message)
         self.kube.request("PATCH", object_path("v1", "pods", pod), body, params={"fieldManager": MANAGER},
                           content_type="application/merge-patch+json")
         self.log("pod %s/%s: container exited %s: %s"

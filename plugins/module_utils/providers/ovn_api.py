@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) CobaltCore contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the ovn_verify module reads: the OVNCluster, its OVNChassis and Neutron on the control-plane
+"""What the ovn_verify and ovn_database modules read: the OVNCluster, its OVNChassis and Neutron on the control-plane
 cluster, and each hypervisor pool's selected Nodes from that pool's own cluster (one LIST each)."""
 
 from __future__ import (absolute_import, division, print_function)
@@ -38,8 +38,13 @@ def _list(client, api_version, kind, namespace=None, label_selector=None):
     return client.list(rtype, namespace, label_selector=label_selector)
 
 
+def ovn_cluster(client, name, namespace):
+    """The OVNCluster, None when there is none (or the ovn-operator's CRD is not served)."""
+    return _get(client, OVN_API_VERSION, "OVNCluster", name, namespace)
+
+
 def read(client, pool_clients, params):
-    cluster = _get(client, OVN_API_VERSION, "OVNCluster", params["name"], params["namespace"])
+    cluster = ovn_cluster(client, params["name"], params["namespace"])
     chassis = _list(client, OVN_API_VERSION, "OVNChassis", params["namespace"])
     selector = ",".join("%s=%s" % (k, v) if v else k for k, v in sorted(ovn.node_selector(cluster).items()))
     nodes = dict((pool, _list(pool_client, "v1", "Node", label_selector=selector))

@@ -50,6 +50,8 @@ KUBE_ARGS = {
     "hypervisor_maintenance": {"node": "n", "state": "on"},
     "database_backup": {"settings": {}},
     "database_restore": {"namespace": "n", "backup": "b", "confirm": "n"},
+    "ovn_database": {"action": "backup", "backup_id": "b",
+                     "settings": {"image": "ovn", "storage": {"volume": {"emptyDir": {}}}}},
     "ironcore_bmc": {},
     "ironcore_bmc_credentials": {"secrets": [{"name": "bmc-x", "username": "u", "password": "bmc-password"}],
                                  "bmcs": []},
@@ -175,10 +177,11 @@ def test_a_kubeconfig_text_is_read_and_its_credentials_never_shown(name, resolvi
     result, text = run(name, module_args(name, keystone, kubeconfig_text()))
     # keystone_verify reports what this empty Keystone lacks (its catalog, K-ORC's Secret) as failed: it ran;
     # openstack_release and the rotation modules find no ControlPlane, gardener_kubernetes_version no Project,
-    # hypervisor_rollout no Hypervisor kind, database_restore no Backup, in the empty API server.
+    # hypervisor_rollout no Hypervisor kind, database_restore no Backup, ovn_database no OVNCluster, in the empty API
+    # server.
     assert not result.get("failed") or name == "keystone_verify" and result["checked"]["services"] \
         or name in ("openstack_release", "keystone_key_rotation", "keystone_admin_password",
-                    "gardener_kubernetes_version") \
+                    "gardener_kubernetes_version", "ovn_database") \
         and "does not exist" in result["msg"] or name == "hypervisor_rollout" and "does not serve" in result["msg"] \
         or name == "database_restore" and "no Backup b in namespace n" in result["msg"], result
     assert resolving_kube.endpoints and all(e.token == TOKEN and e.host == "https://127.0.0.1:6443"
