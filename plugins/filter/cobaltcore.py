@@ -12,6 +12,7 @@ __metaclass__ = type
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import claim_status
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import decommission
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import endpoints
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
@@ -189,6 +190,25 @@ def changed_objects_filter(registered):
     return changed_objects(registered)
 
 
+def _read_items(reads):
+    """The objects of cluster_info results (registered; skipped hosts' results have none)."""
+    return [item for read in reads or [] if isinstance(read, dict)
+            for entry in read.get("objects") or [] for item in entry.get("items") or []]
+
+
+def decommission_problems_filter(pool, confirm, groups):
+    return decommission.input_problems(pool, confirm, groups)
+
+
+def decommission_users_filter(reads, pool, claims=None):
+    return decommission.users(pool, _read_items(reads) + list(claims or []))
+
+
+def decommission_release_filter(read, inventory_bmcs):
+    claims, servers, bmcs = [(entry.get("items") or []) for entry in read["objects"]]
+    return decommission.release_plan(claims, servers, bmcs, [b["name"] for b in inventory_bmcs or []])
+
+
 class FilterModule(object):
     """c5c3.cobaltcore filters."""
 
@@ -210,6 +230,9 @@ class FilterModule(object):
             "valid_claims": valid_claims_filter,
             "tenant_plan": tenant_plan_filter,
             "tenant_removal": tenant_removal_filter,
+            "decommission_problems": decommission_problems_filter,
+            "decommission_users": decommission_users_filter,
+            "decommission_release": decommission_release_filter,
             "region_control_plane": region_control_plane_filter,
             "gardener_shoots": gardener_shoots_filter,
             "gardener_kubeconfig_paths": gardener_kubeconfig_paths_filter,

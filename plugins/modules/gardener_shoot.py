@@ -46,7 +46,7 @@ options:
     description: The Shoots.
     type: list
     elements: dict
-    required: true
+    default: []
     suboptions:
       name:
         description: Name of the Shoot (with the project name at most 21 characters).
@@ -64,6 +64,14 @@ options:
       annotations:
         description: Annotations of the Shoot.
         type: dict
+  clusters:
+    description:
+      - With O(state=absent), also delete the Shoots of the project labelled C(c5c3.io/cluster) with one of these
+        inventory hosts, whatever their names (a decommissioned pool's Shoot, whose name setting left the inventory
+        with the pool).
+    type: list
+    elements: str
+    default: []
   state:
     description: C(present) creates or updates the Shoots, C(absent) deletes them.
     type: str
@@ -159,6 +167,7 @@ waited_seconds:
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import (
     PROJECT_KWARGS, PROJECT_OPTIONS, namespace_of)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
@@ -174,13 +183,14 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.readiness impo
 class GardenerShootModule(KubeModule):
     argument_spec = dict(
         PROJECT_OPTIONS,
-        shoots=dict(type="list", elements="dict", required=True, options=dict(
+        shoots=dict(type="list", elements="dict", default=[], options=dict(
             name=dict(type="str", required=True),
             spec=dict(type="dict"),
             cluster=dict(type="str"),
             labels=dict(type="dict"),
             annotations=dict(type="dict"),
         )),
+        clusters=dict(type="list", elements="str", default=[]),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         hold_kubernetes_version=dict(type="bool", default=False),
         wait=dict(type="bool", default=True),
@@ -257,7 +267,10 @@ class GardenerShootModule(KubeModule):
 
     def delete(self, namespace, live):
         shoots, gone = [], []
-        for shoot in self.params["shoots"]:
+        names = [s["name"] for s in self.params["shoots"]]
+        names += sorted(n for n, s in live.items() if n not in names and
+                        (s["metadata"].get("labels") or {}).get(naming.CLUSTER_LABEL) in self.params["clusters"])
+        for shoot in [{"name": n} for n in names]:
             current = live.get(shoot["name"])
             shoots.append({"name": shoot["name"], "result": "absent" if current is None else "deleted"})
             if current is None:

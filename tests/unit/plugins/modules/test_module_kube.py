@@ -359,6 +359,19 @@ def test_gardener_shoot_delete_annotates_deletes_and_waits(kube):
     assert kube.find(GARDENER, "Shoot", "x", "garden-p") is None
 
 
+def test_gardener_shoot_deletes_the_shoots_labelled_with_a_cluster_whatever_their_names(kube):
+    kube.add(shoot("old-name", labels={"c5c3.io/cluster": "hv-pool-c"},
+                   annotations={"confirmation.gardener.cloud/deletion": "true"}))
+    kube.add(shoot("hv-pool-a", labels={"c5c3.io/cluster": "hv-pool-a"}))
+    args = {"namespace": "garden-p", "state": "absent", "wait_timeout": 5, "clusters": ["hv-pool-c"]}
+    result, _text = run_module(gardener_shoot.main, args)
+    assert result["changed"] and result["shoots"] == [{"name": "old-name", "result": "deleted"}], result
+    assert kube.find(GARDENER, "Shoot", "old-name", "garden-p") is None
+    assert kube.find(GARDENER, "Shoot", "hv-pool-a", "garden-p") is not None
+    result, _text = run_module(gardener_shoot.main, args)
+    assert not result["changed"] and result["shoots"] == []
+
+
 # -- gardener_kubeconfig -------------------------------------------------------------
 
 def admin_kubeconfig(days=1):

@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""region/decommission.py: a pool decommission's input, its users and what its release deletes."""
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import decommission
+from ansible_collections.c5c3.cobaltcore.plugins.filter.cobaltcore import FilterModule
+
+GROUPS = {"hypervisor_pools": ["hv-pool-a"], "storage_pools": ["st-pool-a"]}
+
+
+def test_the_input_names_every_problem():
+    assert decommission.input_problems("hv-pool-c", "hv-pool-c", GROUPS) == []
+    assert decommission.input_problems(None, None, GROUPS) == [
+        "pool: must name the pool to decommission (a DNS-1123 label), got None"]
+    problems = decommission.input_problems("st-pool-a", "st-pool-b", GROUPS)
+    assert problems[0].startswith("pool: st-pool-a is still in the inventory (storage_pools): remove it there")
+    assert problems[1] == "confirm: must be st-pool-a (the pool whose Shoot and servers go), got 'st-pool-b'"
+
+
+def test_tenants_and_control_planes_that_name_the_pool():
+    objects = [
+        {"kind": "OpenStackCluster", "metadata": {"name": "t-1", "namespace": "tenants"},
+         "spec": {"hypervisorClusters": ["hv-pool-a"], "storageClusters": ["st-pool-c"]}},
+        {"kind": "OpenStackCluster", "metadata": {"name": "t-2", "namespace": "tenants"},
+         "spec": {"hypervisorClusters": ["hv-pool-c"]}},
+        {"kind": "ControlPlane", "metadata": {"name": "cp", "namespace": "openstack",
+                                              "labels": {"c5c3.io/openstack-cluster-name": "eu-de-1"}},
+         "spec": {"compute": {"hypervisorClusters": ["hv-pool-c"]}, "storage": {"storageClusters": []}}},
+        {"kind": "ControlPlane", "metadata": {"name": "cp", "namespace": "openstack-t-3"}, "spec": {}}]
+    assert decommission.users("hv-pool-c", objects) == [
+        "ControlPlane openstack/cp of OpenStack cluster eu-de-1", "tenant t-2 (OpenStackCluster claim tenants/t-2)"]
+    assert decommission.users("st-pool-c", objects) == ["tenant t-1 (OpenStackCluster claim tenants/t-1)"]
+    assert decommission.users("hv-pool-z", objects) == []
+    # The filter takes registered cluster_info results; a skipped host's has no objects.
+    reads = [{"skipped": True}, {"objects": [{"items": objects[1:]}]}]
+    assert FilterModule().filters()["decommission_users"](reads, "st-pool-c", objects[:1]) == [
+        "tenant t-1 (OpenStackCluster claim tenants/t-1)"]
+
+
+def server(name, bmc, claim=None):
+    spec = {"bmcRef": {"name": bmc}}
+    if claim:
+        spec["serverClaimRef"] = {"name": claim, "namespace": "cobaltcore-servers"}
+    return {"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "Server", "metadata": {"name": name}, "spec": spec}
+
+
+def test_the_release_deletes_the_claims_and_only_the_bmcs_the_inventory_dropped_and_nothing_else_needs():
+    claims = [{"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "ServerClaim",
+               "metadata": {"name": "hv-pool-c-%d" % i, "namespace": "cobaltcore-servers", "uid": "u"},
+               "spec": {"serverRef": {"name": "srv-%d" % i}}} for i in (1, 2, 3)]
+    servers = [server("srv-1", "bmc-1", "hv-pool-c-1"), server("srv-2", "bmc-2", "hv-pool-c-2"),
+               server("srv-3", "bmc-3", "hv-pool-c-3"), server("srv-4", "bmc-3", "hv-pool-a-1")]
+    bmcs = [{"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "BMC", "metadata": {"name": "bmc-%d" % i}}
+            for i in (1, 2, 3)]
+    plan = decommission.release_plan(claims, servers, bmcs, ["bmc-1"])
+    assert [c["metadata"] for c in plan["claims"]] == [
+        {"name": "hv-pool-c-%d" % i, "namespace": "cobaltcore-servers"} for i in (1, 2, 3)]
+    assert plan["servers"] == ["srv-1", "srv-2", "srv-3"]
+    # bmc-1: the inventory keeps it; bmc-3: another pool's server is behind it.
+    assert plan["bmcs"] == [{"apiVersion": "metal.ironcore.dev/v1alpha1", "kind": "BMC", "metadata": {"name": "bmc-2"}}]
+    assert decommission.release_plan([], servers, bmcs, []) == {"claims": [], "servers": [], "bmcs": []}
