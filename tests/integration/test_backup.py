@@ -141,8 +141,8 @@ def test_an_ovn_backup_is_real_and_its_restore_brings_the_northbound_contents_ba
         rc, out, unused = _play(BACKUP, "-e", json.dumps({"backup_id": OVN_ID, "backup_namespaces": []}))
         assert rc == 0, failures(out)
         taken = task_result(out, "Back up the OVN databases now")
-        assert taken["changed"] and taken["job"] == {"namespace": "ovn-system", "name": "ovn-backup-" + OVN_ID,
-                                                      "result": "created"}, taken
+        job = {"namespace": "ovn-system", "name": "ovn-backup-" + OVN_ID, "result": "created"}
+        assert taken["changed"] and taken["job"] == job, taken
         # Real ovsdb-client files: the switch is in the Northbound backup, and each is a database ovsdb-tool reads.
         for short, schema in (("nb", "OVN_Northbound"), ("sb", "OVN_Southbound")):
             path = backup_dir / OVN_ID / ("%s.db" % short)
