@@ -21,26 +21,26 @@ def pool_nodes(client, worker_pool):
                          worker_pool)
 
 
-def hypervisors(client):
-    """Every Hypervisor of the cluster; None while the operator's CRD is not served."""
+def _served(client, kind):
+    """The operator's kind, None while its CRD is not served."""
     try:
-        rtype = client.resource(hv.HYPERVISOR_API_VERSION, hv.HYPERVISOR_KIND)
+        return client.resource(hv.HYPERVISOR_API_VERSION, kind)
     except KubeError as exc:
         if exc.status != 404:
             raise
         return None
-    return client.list(rtype)
+
+
+def hypervisors(client):
+    """Every Hypervisor of the cluster; None while the operator's CRD is not served."""
+    rtype = _served(client, hv.HYPERVISOR_KIND)
+    return None if rtype is None else client.list(rtype)
 
 
 def eviction(client, name):
     """The Eviction of the Hypervisor `name`; None when it has none or the operator's CRD is not served."""
-    try:
-        rtype = client.resource(hv.HYPERVISOR_API_VERSION, hv.EVICTION_KIND)
-    except KubeError as exc:
-        if exc.status != 404:
-            raise
-        return None
-    return client.get(rtype, name)
+    rtype = _served(client, hv.EVICTION_KIND)
+    return None if rtype is None else client.get(rtype, name)
 
 
 def readiness(obj):

@@ -36,7 +36,8 @@ def test_filter_names():
         "ceph_caps", "ceph_cluster", "quota_bytes", "tenant_names", "gardener_shoots", "gardener_kubeconfig_paths",
         "gardener_upgrade_order", "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
         "operator_releases", "network_plan", "cross_cluster_endpoints", "ovn_southbound_service", "tenant_claims",
-        "tenant_plan", "tenant_removal", "claim_statuses", "valid_claims", "changed_objects"])
+        "tenant_plan", "tenant_removal", "claim_statuses", "valid_claims", "changed_objects", "decommission_problems",
+        "decommission_users", "decommission_release"])
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
