@@ -161,6 +161,10 @@ def test_a_failed_step_stops_the_move_and_the_next_run_resumes_it_in_order(regio
             complete = backup_completed(namespace, "mariadb-pre-2026-1")
             assert complete["reason"] == "JobComplete", complete
             assert complete["lastTransitionTime"] <= release_written(namespace, name), (namespace, complete)
+        # And the OVN databases, once for the region (Neutron's networks are in the Northbound one).
+        ovn = get_object(REGION_HOST, "-n", "ovn-system", "job", "ovn-backup-pre-2026-1", missing_ok=False)
+        assert ovn["status"].get("succeeded") == 1 and \
+            ovn["status"]["completionTime"] <= release_written(REGION_NAMESPACE, "lab"), ovn["status"]
     # The cause is gone: the phase's Job runs again, and the next run resumes at the identity step.
     recorder = Recorder()
     recorder.start()
