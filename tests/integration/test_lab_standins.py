@@ -414,8 +414,7 @@ def test_server_without_probe_starts_discovery_over_and_the_collection_sees_it(e
         restarted.extend(ironcore.discovery_restarts(seen, servers))
         return restarted
     timeout = int(metal.DISCOVERY_TIMEOUT.rstrip("s"))
-    # Several discovery timeouts: under load a pass may see the Server only between two of its status writes.
-    wait_for(look, "the discovery of %s to start over" % name, timeout=timeout * 5 + 20)
+    wait_for(look, "the discovery of %s to start over" % name, timeout=timeout * 3 + 20)
 
     def order():
         states = [s for s, unused in env["recorders"]["servers"].seen[name]]
