@@ -19,6 +19,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import g
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ovn
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import scale_in
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
     claim_name_problems, claims_named, load_claim_files, validate_claims)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
@@ -209,6 +210,18 @@ def decommission_release_filter(read, inventory_bmcs):
     return decommission.release_plan(claims, servers, bmcs, [b["name"] for b in inventory_bmcs or []])
 
 
+def scale_in_problems_filter(pool, groups, settings, claim_reads=None, claims=None):
+    return scale_in.problems(pool, groups, settings, _read_items(claim_reads) + list(claims or []))
+
+
+def scale_in_surplus_filter(read, pool, workers):
+    return scale_in.surplus(pool, workers, _read_items([read]))
+
+
+def scale_in_nodes_filter(read, surplus):
+    return scale_in.nodes(surplus, _read_items([read]))
+
+
 class FilterModule(object):
     """c5c3.cobaltcore filters."""
 
@@ -233,6 +246,9 @@ class FilterModule(object):
             "decommission_problems": decommission_problems_filter,
             "decommission_users": decommission_users_filter,
             "decommission_release": decommission_release_filter,
+            "scale_in_problems": scale_in_problems_filter,
+            "scale_in_surplus": scale_in_surplus_filter,
+            "scale_in_nodes": scale_in_nodes_filter,
             "region_control_plane": region_control_plane_filter,
             "gardener_shoots": gardener_shoots_filter,
             "gardener_kubeconfig_paths": gardener_kubeconfig_paths_filter,

@@ -4,7 +4,8 @@ Run from the gardenlet stand-in's loop (no process of its own). A real Shoot of 
 provider gets one Node per machine of its worker pool, each on a claimed bare-metal Server; the
 lab registers one Node per bound ServerClaim of the pool (on the IronCore cluster, label
 c5c3.io/pool = the Shoot's inventory host), named after the claimed Server (spec.serverRef.name),
-up to the worker's `maximum`:
+up to the worker's `maximum`, its spec.providerID naming the claim as cloud-provider-metal sets it
+(metal://<claim namespace>/<claim name>):
 
 - labels: kubelet's (kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch), the machine
   type (node.kubernetes.io/instance-type), Gardener's worker pool labels (worker.gardener.cloud/pool
@@ -92,6 +93,19 @@ def assign_addresses(cidr, names, existing):
         else:
             raise ValueError("no free address left in %s for Node %s" % (cidr, name))
     return result
+
+
+def claim_of_server(claims):
+    """{Server name: (claim namespace, claim name)} of the bound claims."""
+    return dict((((c.get("spec") or {}).get("serverRef") or {}).get("name"),
+                 (c["metadata"].get("namespace"), c["metadata"]["name"]))
+                for c in claims if (c.get("status") or {}).get("phase") == "Bound")
+
+
+def provider_id(namespace, claim):
+    """cloud-provider-metal's buildProviderID: metal://<ServerClaim namespace>/<ServerClaim name>; its
+    InstanceExists and InstanceMetadata find a Node's claim by it."""
+    return "metal://%s/%s" % (namespace, claim)
 
 
 def wanted_servers(claims, pool, maximum, existing):
@@ -183,6 +197,7 @@ class ShootNodes:
         nodes = {n["metadata"]["name"]: n for n in kubelet.list(NODES)
                  if (n["metadata"].get("labels") or {}).get(WORKER_POOL) == worker["name"]}
         names = wanted_servers(claims, cluster.name, int(worker.get("maximum") or 0), nodes)
+        claim_of = claim_of_server(claims)
         addresses = assign_addresses(node_cidr(shoot, cluster.index), names,
                                      {n: internal_ip(o) for n, o in nodes.items() if internal_ip(o)})
         now = now_rfc3339()
@@ -192,7 +207,7 @@ class ShootNodes:
             node = nodes.get(name)
             if node is None:
                 node = mcm.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-                                          "spec": {"providerID": "metal://%s/%s" % (cluster.name, name)}})
+                                          "spec": {"providerID": provider_id(*claim_of[name])}})
                 if node is None:
                     continue
                 self.ctl.log("Node %s/%s registered" % (cluster.name, name))

@@ -127,24 +127,30 @@ def _replicated_pools(spec, placement):
     return pools
 
 
+def replicas_on(claim, cluster):
+    """[(claim field, replicas)] of every pool the claim puts on the storage pool `cluster`."""
+    spec = claim_spec_with_defaults(claim["spec"])
+    return [item for placement in storage_placements(claim["metadata"]["name"], spec) if placement.cluster == cluster
+            for item in _replicated_pools(spec, placement)]
+
+
 def _refuse_unplaceable_replicas(refs, region):
     """A pool whose replicas outnumber its storage pool's hosts, with the replicas spread over hosts: Ceph could
     place only as many as there are hosts, so its placement groups would stay undersized and, below min_size,
     refuse writes. Raises InputError naming every such field."""
     problems = []
     for claim, ref in refs:
-        spec = claim_spec_with_defaults(claim["spec"])
-        for placement in storage_placements(claim["metadata"]["name"], spec):
-            if _failure_domain(region, placement.cluster) != "host":
+        for cluster in claim_spec_with_defaults(claim["spec"])["storageClusters"]:
+            if _failure_domain(region, cluster) != "host":
                 continue
-            hosts = region.pool(placement.cluster).data.get("workers") or 0
-            for field, replicas in _replicated_pools(spec, placement):
+            hosts = region.pool(cluster).data.get("workers") or 0
+            for field, replicas in replicas_on(claim, cluster):
                 if hosts and replicas > hosts:
                     problems.append(problem(
                         field,
                         "%d replicas need %d hosts, but storage pool %s has %d (workers; its ceph.failure_domain is "
                         "host): lower the replication or spread the pool's replicas over OSDs"
-                        % (replicas, replicas, placement.cluster, hosts), ref))
+                        % (replicas, replicas, cluster, hosts), ref))
     if problems:
         raise InputError(problems)
 

@@ -37,7 +37,7 @@ def test_filter_names():
         "gardener_upgrade_order", "ironcore_claim_pools", "ironcore_bmcs", "ironcore_bmc_secrets", "region_control_plane",
         "operator_releases", "network_plan", "cross_cluster_endpoints", "ovn_southbound_service", "tenant_claims",
         "tenant_plan", "tenant_removal", "claim_statuses", "valid_claims", "changed_objects", "decommission_problems",
-        "decommission_users", "decommission_release"])
+        "decommission_users", "decommission_release", "scale_in_problems", "scale_in_surplus", "scale_in_nodes"])
 
 
 @pytest.mark.parametrize("name", sorted(FILTERS))
