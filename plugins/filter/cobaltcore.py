@@ -215,11 +215,11 @@ def scale_in_problems_filter(pool, groups, settings, claim_reads=None, claims=No
 
 
 def scale_in_surplus_filter(read, pool, workers):
-    return scale_in.surplus(pool, workers, _read_items([read]))
+    return ironcore.surplus_claims(pool, workers, _read_items([read]))
 
 
 def scale_in_nodes_filter(read, surplus):
-    return scale_in.nodes(surplus, _read_items([read]))
+    return ironcore.claim_nodes(surplus, _read_items([read]))
 
 
 class FilterModule(object):

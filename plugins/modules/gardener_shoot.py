@@ -86,6 +86,15 @@ options:
       - New Shoots are created at the spec's version.
     type: bool
     default: false
+  hold_workers:
+    description:
+      - Leave an existing Shoot's worker C(minimum) and C(maximum) where they are when O(shoots[].spec) asks for
+        lower ones - Gardener's machine controller would delete Nodes of its own choosing, with their instances or
+        OSDs. C(playbooks/scale_in.yml) evacuates the Nodes on the surplus ServerClaims and releases them, then lowers
+        the worker. Each held Shoot is named in a warning and in RV(workers_held).
+      - New Shoots and raised counts are applied as given.
+    type: bool
+    default: false
   wait:
     description: Wait until every Shoot is ready (or gone, with O(state=absent)).
     type: bool
@@ -145,6 +154,11 @@ kubernetes_held:
   returned: with O(hold_kubernetes_version)
   type: list
   elements: dict
+workers_held:
+  description: Shoots whose worker counts were held (O(hold_workers)) - C(name), C(worker), C(runs), C(asked) (maximums).
+  returned: with O(hold_workers)
+  type: list
+  elements: dict
 results:
   description: One entry per object applied or removed, as M(c5c3.cobaltcore.apply) returns them.
   returned: always
@@ -193,6 +207,7 @@ class GardenerShootModule(KubeModule):
         clusters=dict(type="list", elements="str", default=[]),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         hold_kubernetes_version=dict(type="bool", default=False),
+        hold_workers=dict(type="bool", default=False),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=3600),
         wait_sleep=dict(type="int", default=5),
@@ -213,6 +228,8 @@ class GardenerShootModule(KubeModule):
         problems, shoots = [], list(self.params["shoots"])
         if self.params["hold_kubernetes_version"]:
             self.results["kubernetes_held"] = []
+        if self.params["hold_workers"]:
+            self.results["workers_held"] = []
         for index, shoot in enumerate(shoots):
             if not shoot["spec"]:
                 problems.append(problem("shoots[%d].spec" % index, "is required to create or update Shoot %s" % shoot["name"]))
@@ -224,6 +241,8 @@ class GardenerShootModule(KubeModule):
                                         "before creating it again" % shoot["name"]))
             if self.params["hold_kubernetes_version"]:
                 shoot = self.hold_kubernetes_version(shoot, current)
+            if self.params["hold_workers"]:
+                shoot = self.hold_workers(shoot, current)
             problems.extend(gardener.update_problems(shoot["name"], current.get("spec") or {}, shoot["spec"]))
             shoots[index] = shoot
         if problems:
@@ -259,6 +278,15 @@ class GardenerShootModule(KubeModule):
             self.ansible.warn("Shoot %s runs Kubernetes %s, the inventory asks for %s: left as it is, "
                               "playbooks/upgrade.yml moves it in the seed's order" % (shoot["name"], runs, asked))
         return dict(shoot, spec=spec)
+
+    def hold_workers(self, shoot, current):
+        spec, held = gardener.held_workers(current.get("spec"), shoot["spec"])
+        for entry in held:
+            self.results["workers_held"].append(dict(entry, name=shoot["name"]))
+            self.ansible.warn("Shoot %s keeps worker %s at %s machines, the inventory asks for %s: "
+                              "playbooks/scale_in.yml evacuates and releases the surplus Nodes, then lowers it"
+                              % (shoot["name"], entry["worker"], entry["runs"], entry["asked"]))
+        return dict(shoot, spec=spec) if held else shoot
 
     def report_operations(self, namespace):
         live = dict((s["metadata"]["name"], s) for s in self.client.list(self.rtype, namespace))

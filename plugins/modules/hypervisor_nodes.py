@@ -112,7 +112,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ready:
-  description: The worker pool has O(workers) Nodes, each with a Ready Hypervisor, and no Hypervisor lacks its Node.
+  description:
+    - The worker pool has at least O(workers) Nodes, each with a Ready Hypervisor, and no Hypervisor lacks its Node.
+    - More Nodes than O(workers) (a scale-in that C(playbooks/scale_in.yml) has yet to do) are named in a warning.
   returned: always
   type: bool
 nodes:
@@ -135,6 +137,10 @@ high_availability_changed:
   elements: str
 missing_nodes:
   description: How many Nodes the worker pool lacks to have O(workers).
+  returned: always
+  type: int
+extra_nodes:
+  description: How many Nodes the worker pool has beyond O(workers).
   returned: always
   type: int
 missing_hypervisors:
@@ -196,7 +202,7 @@ class HypervisorNodesModule(KubeModule):
         hv.validate(params)
         self.wanted = hv.wanted_labels(params["labels"], params["virt_driver"], params["lifecycle"])
         self.changes = {}
-        self.results.update(nodes=[], hypervisors=[], missing_nodes=0, missing_hypervisors=[],
+        self.results.update(nodes=[], hypervisors=[], missing_nodes=0, extra_nodes=0, missing_hypervisors=[],
                             extra_hypervisors=[], not_ready=[], problems=[], ready=False, high_availability_changed=[])
         if params["wait"] and not self.check_mode:
             def attempt():
@@ -212,7 +218,11 @@ class HypervisorNodesModule(KubeModule):
             if not done:
                 self.fail("hypervisor pool not ready after %ss: %s" % (params["timeout"], "; ".join(verdict["problems"])))
         else:
-            self.label_and_judge()
+            verdict = self.label_and_judge()
+        if verdict["extra_nodes"]:
+            self.ansible.warn("hypervisor pool %s has %d Nodes more than its %d workers: playbooks/scale_in.yml "
+                              "evacuates and releases them" % (params["worker_pool"], verdict["extra_nodes"],
+                                                               params["workers"]))
 
     def label_and_judge(self):
         """One round: label what lacks a label, then judge the pool (the results are updated)."""
@@ -241,7 +251,7 @@ class HypervisorNodesModule(KubeModule):
             nodes=[{"name": n["metadata"]["name"], "address": hv.internal_ip(n),
                     "labels_changed": self.changes.get(n["metadata"]["name"], {})} for n in nodes],
             hypervisors=verdict["hypervisors"], missing_nodes=verdict["missing_nodes"],
-            missing_hypervisors=verdict["missing"], extra_hypervisors=verdict["extra"],
+            missing_hypervisors=verdict["missing"], extra_hypervisors=verdict["extra"], extra_nodes=verdict["extra_nodes"],
             not_ready=[{"name": e["name"], "reason": e["reason"], "message": e["message"]} for e in verdict["not_ready"]],
             problems=verdict["problems"], ready=verdict["ready"])
         return verdict

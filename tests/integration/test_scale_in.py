@@ -1,7 +1,7 @@
 """playbooks/scale_in.yml on the lab region: hv-pool-b grown by one worker (site.yml on a copy of the inventory), then
 scaled in to its inventory's one - the surplus claim's Node evacuated (the hypervisor operator's stand-in), an
-eviction held by an instance in ERROR keeping the claim, the claim released, the Shoot's worker lowered - and the
-refusals below what the tenants need."""
+eviction held by an instance in ERROR keeping the claim, the claim released, the Shoot's worker lowered; site.yml
+with the lower count shrinks nothing - and the refusals below what the tenants need."""
 
 import json
 import shutil
@@ -18,6 +18,7 @@ POOL = "hv-pool-b"
 CLAIMS = "cobaltcore-servers"
 MAINTENANCE = "Take each Node into maintenance and wait until its instances are evacuated"
 RELEASE = "Release the surplus claims and wait until metal-operator freed their servers"
+SHOOTS = "Create or update every Shoot and wait for all of them together"
 
 
 def inventory(path, **pools):
@@ -84,6 +85,14 @@ def test_scale_in_evacuates_the_surplus_node_before_its_claim_is_released(region
         (new,) = sorted(set(nodes) - set(nodes_before))
         (surplus,) = sorted(set(claims) - set(claims_before))
         assert claims[surplus] == new and new in hypervisors and shoot_maximum() == 2
+        # site.yml with the lower count shrinks nothing: the claim is kept (phase 1) and the Shoot's worker held
+        # (phase 2), so Gardener deletes no Node of its own choosing.
+        rc, out = run_playbook(SITE, "--limit", "ironcore,gardener,%s" % POOL, inventory=shrunk,
+                               COBALTCORE_LAB_DIR=str(config.STATE))
+        assert rc == 0, failures(out)
+        assert task_results(out, SHOOTS)["garden"]["workers_held"] == [
+            {"name": POOL, "worker": "worker", "runs": 2, "asked": 1}]
+        assert state() == (nodes, hypervisors, claims) and shoot_maximum() == 2
         # --check plans the maintenance and the release, and writes nothing.
         rc, out = scale_in(POOL, shrunk, "--check")
         assert rc == 0, failures(out)

@@ -287,6 +287,27 @@ def held_kubernetes_version(live_spec, desired_spec):
     return desired, False
 
 
+def held_workers(live_spec, desired_spec):
+    """Phase 2 never shrinks an existing Shoot's worker pool: a Node stands on each machine, and Gardener's machine
+    controller would delete whichever it picks, its instances or OSDs with it (playbooks/scale_in.yml evacuates the
+    Nodes on the surplus ServerClaims and releases them first). Returns (the spec to send, [{worker, runs, asked}]):
+    each worker the live Shoot has keeps its minimum and maximum where the desired ones are lower."""
+    live = dict((w.get("name"), w) for w in ((live_spec or {}).get("provider") or {}).get("workers") or [])
+    workers, held = [], []
+    for worker in ((desired_spec or {}).get("provider") or {}).get("workers") or []:
+        runs = live.get(worker.get("name")) or {}
+        kept = dict(worker)
+        for key in ("minimum", "maximum"):
+            if isinstance(runs.get(key), int) and isinstance(worker.get(key), int) and worker[key] < runs[key]:
+                kept[key] = runs[key]
+        if kept != worker:
+            held.append({"worker": worker.get("name"), "runs": runs.get("maximum"), "asked": worker.get("maximum")})
+        workers.append(kept)
+    if not held:
+        return desired_spec, []
+    return dict(desired_spec, provider=dict(desired_spec["provider"], workers=workers)), held
+
+
 # Gardener's version classifications (pkg/api/core/v1beta1/helper/cloudprofile.go, CurrentLifecycleClassification):
 # none is supported, an expirationDate in the past is expired.
 PREVIEW, SUPPORTED, DEPRECATED, EXPIRED = "preview", "supported", "deprecated", "expired"

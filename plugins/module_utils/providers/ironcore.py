@@ -550,6 +550,35 @@ def plan_claims(pools, servers, claims, release_surplus=False, maintenances=()):
     return plan, problems
 
 
+# cloud-provider-metal's Node: its spec.providerID names the ServerClaim of its server (buildProviderID).
+PROVIDER_ID = "metal://%s/%s"
+
+
+def surplus_claims(pool, workers, claims):
+    """The pool's ServerClaims beyond `workers`, in plan_claims' release order (unbound first, then the highest
+    index), each as {name, namespace, server, bound, provider_id, ref}: provider_id, the spec.providerID of the Node
+    on its server; ref, the claim's reference for the apply module. claims: the ServerClaims labelled with the pool."""
+    plan, unused = plan_claims([{"name": pool, "count": workers, "selector": {}}], [], claims, release_surplus=True)
+    by_name = dict((c["metadata"]["name"], c) for c in claims)
+    result = []
+    for name in plan[0]["release"]:
+        claim = by_name[name]
+        namespace = claim["metadata"].get("namespace")
+        result.append({"name": name, "namespace": namespace,
+                       "server": ((claim.get("spec") or {}).get("serverRef") or {}).get("name"),
+                       "bound": _bound(claim), "provider_id": PROVIDER_ID % (namespace, name),
+                       "ref": {"apiVersion": API_VERSION, "kind": "ServerClaim",
+                               "metadata": {"name": name, "namespace": namespace}}})
+    return result
+
+
+def claim_nodes(claims, nodes):
+    """The names of the Nodes on the claims' servers (surplus_claims' entries), in the claims' order; a claim whose
+    Node is gone has none."""
+    by_provider = dict(((n.get("spec") or {}).get("providerID"), n["metadata"]["name"]) for n in nodes or [])
+    return [by_provider[c["provider_id"]] for c in claims or [] if c["provider_id"] in by_provider]
+
+
 # ---------------------------------------------------------------------------
 # From the inventory
 

@@ -166,12 +166,14 @@ def internal_ip(node):
 
 
 def judge(nodes, hypervisors, workers, readiness, zone=None):
-    """The verdict on a pool: Nodes = workers, each in the pool's zone, one Ready Hypervisor per Node and no other.
+    """The verdict on a pool: at least `workers` Nodes, each in the pool's zone, one Ready Hypervisor per Node and no
+    other. More Nodes than workers are no problem (extra_nodes): phase 2 holds the Shoot's worker until
+    playbooks/scale_in.yml evacuated and released the surplus ones.
 
     nodes: the pool's Nodes; hypervisors: every Hypervisor of the cluster (one cluster per pool, so
     one without a pool Node is extra); readiness(obj) ->
     {ready, terminal, missing} (the engine's readiness table); zone: the pool's (None: not checked).
-    Returns {ready, terminal, missing_nodes, missing, extra, not_ready, hypervisors, problems}.
+    Returns {ready, terminal, missing_nodes, extra_nodes, missing, extra, not_ready, hypervisors, problems}.
     """
     names = [n["metadata"]["name"] for n in nodes]
     by_name = dict((h["metadata"]["name"], h) for h in hypervisors)
@@ -196,8 +198,6 @@ def judge(nodes, hypervisors, workers, readiness, zone=None):
     problems = []
     if report["missing_nodes"]:
         problems.append("%d of %d Nodes missing (worker pool has %d)" % (report["missing_nodes"], workers, len(names)))
-    if report["extra_nodes"]:
-        problems.append("%d Nodes more than the %d workers" % (report["extra_nodes"], workers))
     if report["missing"]:
         problems.append("no Hypervisor for Node %s" % ", ".join(report["missing"]))
     if report["extra"]:

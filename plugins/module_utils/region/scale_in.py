@@ -1,13 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) CobaltCore contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The scale-in of a hypervisor or storage pool (pure Python).
+"""What a pool's scale-in may not go below (pure Python).
 
 The operator lowers the pool's `workers` in the inventory; playbooks/scale_in.yml then refuses a count below what
-the pool's tenants need, finds the ServerClaims beyond the count (in the order phase 1 releases surplus claims:
-unbound ones first, then the highest index), evacuates the Nodes on their servers, releases the claims and lowers
-the Shoot's worker. A Node is found by its spec.providerID, which cloud-provider-metal sets to
-metal://<ServerClaim namespace>/<ServerClaim name>.
+the pool's tenants need (this), evacuates the Nodes on the surplus ServerClaims and releases them
+(providers/ironcore.py: surplus_claims, claim_nodes).
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -15,16 +13,9 @@ __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import problem
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster, composition, naming
 
 POOL_GROUPS = {"hypervisor_pools": "hypervisorClusters", "storage_pools": "storageClusters"}
-PROVIDER = "metal"
-
-
-def provider_id(namespace, claim):
-    """The spec.providerID of the Node on a claim's server (cloud-provider-metal's buildProviderID)."""
-    return "%s://%s/%s" % (PROVIDER, namespace, claim)
 
 
 def _group(pool, groups):
@@ -86,31 +77,4 @@ def problems(pool, groups, settings, claims):
         return [problem("%s.workers" % pool, "%d is below what the pool's tenants need: %s"
                         % (workers, "; ".join(sorted(found))))]
     return []
-
-
-def surplus(pool, workers, claims):
-    """The pool's ServerClaims beyond `workers`, in phase 1's release order (unbound first, then the highest index),
-    each as {name, namespace, server, bound, provider_id, ref}: ref, the claim's reference for the apply module.
-    claims: the ServerClaims labelled with the pool."""
-    plan, unused = ironcore.plan_claims([{"name": pool, "count": workers, "selector": {}}], [], claims,
-                                        release_surplus=True)
-    by_name = dict((c["metadata"]["name"], c) for c in claims)
-    result = []
-    for name in plan[0]["release"]:
-        claim = by_name[name]
-        namespace = claim["metadata"].get("namespace")
-        server = ((claim.get("spec") or {}).get("serverRef") or {}).get("name")
-        result.append({"name": name, "namespace": namespace, "server": server,
-                       "bound": (claim.get("status") or {}).get("phase") == "Bound",
-                       "provider_id": provider_id(namespace, name),
-                       "ref": {"apiVersion": ironcore.API_VERSION, "kind": "ServerClaim",
-                               "metadata": {"name": name, "namespace": namespace}}})
-    return result
-
-
-def nodes(released, live_nodes):
-    """The names of the Nodes on the released claims' servers, in the claims' order (a claim whose Node is gone has
-    none)."""
-    by_provider = dict(((n.get("spec") or {}).get("providerID"), n["metadata"]["name"]) for n in live_nodes or [])
-    return [by_provider[c["provider_id"]] for c in released or [] if c["provider_id"] in by_provider]
 

@@ -92,9 +92,9 @@ def test_missing_extra_and_not_ready_are_all_reported():
         "Hypervisor a not ready: Onboarding Onboarding in progress: Initial onboarding"]
 
 
-def test_more_nodes_than_workers():
+def test_more_nodes_than_workers_wait_for_the_scale_in_and_are_no_problem():
     report = hv.judge([node("a"), node("b")], [hypervisor("a"), hypervisor("b")], 1, verdict)
-    assert not report["ready"] and report["problems"] == ["1 Nodes more than the 1 workers"]
+    assert report["ready"] and report["problems"] == [] and report["extra_nodes"] == 1
 
 
 def test_a_deleted_hypervisor_is_terminal():

@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""region/scale_in.py: a pool's scale-in - its input, its tenants' needs, the surplus claims and their Nodes."""
+"""A pool's scale-in: its input and its tenants' needs (region/scale_in.py), the surplus claims and their Nodes
+(providers/ironcore.py)."""
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import scale_in
 from ansible_collections.c5c3.cobaltcore.plugins.filter.cobaltcore import FilterModule
 
@@ -65,8 +67,8 @@ def test_a_count_below_the_tenants_needs_is_refused_naming_every_tenant():
 def test_the_surplus_claims_go_in_phase_1s_order_and_find_their_nodes_by_provider_id():
     claims = [claim("hv-pool-a", 1, "srv-1"), claim("hv-pool-a", 2, "srv-2"), claim("hv-pool-a", 3, "srv-3"),
               claim("hv-pool-a", 4)]
-    assert scale_in.surplus("hv-pool-a", 4, claims) == []
-    surplus = scale_in.surplus("hv-pool-a", 2, claims)
+    assert ironcore.surplus_claims("hv-pool-a", 4, claims) == []
+    surplus = ironcore.surplus_claims("hv-pool-a", 2, claims)
     # The unbound claim first (it holds no server), then the highest index.
     assert [(c["name"], c["server"], c["bound"]) for c in surplus] == [
         ("hv-pool-a-4", None, False), ("hv-pool-a-3", "srv-3", True)]
@@ -75,8 +77,8 @@ def test_the_surplus_claims_go_in_phase_1s_order_and_find_their_nodes_by_provide
                                  "metadata": {"name": "hv-pool-a-3", "namespace": "cobaltcore-servers"}}
     nodes = [{"metadata": {"name": "node-%d" % i}, "spec": {"providerID": "metal://cobaltcore-servers/hv-pool-a-%d" % i}}
              for i in (1, 2, 3)] + [{"metadata": {"name": "own"}, "spec": {}}]
-    assert scale_in.nodes(surplus, nodes) == ["node-3"]
-    assert FILTERS["scale_in_nodes"]({"objects": [{"items": nodes}]}, scale_in.surplus("hv-pool-a", 0, claims)) == [
+    assert ironcore.claim_nodes(surplus, nodes) == ["node-3"]
+    assert FILTERS["scale_in_nodes"]({"objects": [{"items": nodes}]}, ironcore.surplus_claims("hv-pool-a", 0, claims)) == [
         "node-3", "node-2", "node-1"]
     assert [c["name"] for c in FILTERS["scale_in_surplus"]({"objects": [{"items": claims}]}, "hv-pool-a", 3)] == [
         "hv-pool-a-4"]

@@ -307,6 +307,34 @@ def test_gardener_shoot_holds_an_existing_shoots_kubernetes_and_creates_new_ones
     assert result["failed"] and "kubernetes version downgrade is not supported" in result["problems"][0]
 
 
+def test_gardener_shoot_holds_a_lower_worker_count_of_an_existing_shoot_and_applies_a_higher_one(kube):
+    live = shoot()
+    live["spec"]["provider"] = {"type": "metal", "workers": [{"name": "worker", "minimum": 2, "maximum": 2}]}
+    kube.add(live)
+
+    def spec(count):
+        return {"region": "r", "kubernetes": {"version": "1.33.0"},
+                "provider": {"type": "metal", "workers": [{"name": "worker", "minimum": count, "maximum": count}]}}
+
+    args = {"namespace": "garden-p", "wait": False, "hold_workers": True, "shoots": [{"name": "x", "spec": spec(1)}]}
+    result, _text = run_module(gardener_shoot.main, args)
+    assert result["workers_held"] == [{"name": "x", "worker": "worker", "runs": 2, "asked": 1}]
+    assert "Shoot x keeps worker worker at 2 machines, the inventory asks for 1: playbooks/scale_in.yml" in str(
+        result["warnings"][0])
+    assert result["shoots"][0]["result"] == "unchanged"
+    assert kube.find(GARDENER, "Shoot", "x", "garden-p")["spec"]["provider"]["workers"][0]["maximum"] == 2
+    args["shoots"] = [{"name": "x", "spec": spec(3)}]
+    result, _text = run_module(gardener_shoot.main, args)
+    assert result["workers_held"] == [] and result["shoots"][0]["result"] == "configured"
+    assert kube.find(GARDENER, "Shoot", "x", "garden-p")["spec"]["provider"]["workers"][0]["maximum"] == 3
+    # Without the hold (scale_in.yml, once the surplus Nodes are gone) the lower count is applied.
+    args.update(hold_workers=False, shoots=[{"name": "x", "spec": spec(1)}])
+    result, _text = run_module(gardener_shoot.main, args)
+    assert "workers_held" not in result and result["shoots"][0]["result"] == "configured"
+    assert kube.find(GARDENER, "Shoot", "x", "garden-p")["spec"]["provider"]["workers"][0] == {
+        "name": "worker", "minimum": 1, "maximum": 1}
+
+
 def test_gardener_shoot_needs_an_existing_project(kube):
     result, _text = run_module(gardener_shoot.main, {"project": "nope", "shoots": [{"name": "x"}]})
     assert result["failed"] and result["msg"] == "Gardener project nope does not exist"
