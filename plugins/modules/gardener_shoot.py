@@ -298,26 +298,26 @@ class GardenerShootModule(KubeModule):
         names = [s["name"] for s in self.params["shoots"]]
         names += sorted(n for n, s in live.items() if n not in names and
                         (s["metadata"].get("labels") or {}).get(naming.CLUSTER_LABEL) in self.params["clusters"])
-        for shoot in [{"name": n} for n in names]:
-            current = live.get(shoot["name"])
-            shoots.append({"name": shoot["name"], "result": "absent" if current is None else "deleted"})
+        for name in names:
+            current = live.get(name)
+            shoots.append({"name": name, "result": "absent" if current is None else "deleted"})
             if current is None:
                 continue
             self.results["changed"] = True
             if self.diff:
-                self.results.setdefault("diff", []).append({"before": {"metadata": {"name": shoot["name"]}}, "after": {},
-                                                            "before_header": "Shoot %s/%s" % (namespace, shoot["name"]),
-                                                            "after_header": "Shoot %s/%s" % (namespace, shoot["name"])})
+                self.results.setdefault("diff", []).append({"before": {"metadata": {"name": name}}, "after": {},
+                                                            "before_header": "Shoot %s/%s" % (namespace, name),
+                                                            "after_header": "Shoot %s/%s" % (namespace, name)})
             annotations = current["metadata"].get("annotations") or {}
             confirmed = annotations.get(gardener.DELETION_CONFIRMATION) == "true"
             dry_run = {"dryRun": "All"} if self.check_mode else None
             if not confirmed:
-                self.client.request("PATCH", self.rtype.path(namespace, shoot["name"]), content_type="application/merge-patch+json",
+                self.client.request("PATCH", self.rtype.path(namespace, name), content_type="application/merge-patch+json",
                                     body={"metadata": {"annotations": {gardener.DELETION_CONFIRMATION: "true"}}},
                                     query=dry_run)
             if not current["metadata"].get("deletionTimestamp"):
                 try:
-                    self.client.delete(self.rtype, shoot["name"], namespace, propagation="Background",
+                    self.client.delete(self.rtype, name, namespace, propagation="Background",
                                        dry_run=self.check_mode)
                 except KubeError as error:
                     # The dry-run annotation is not stored, so Gardener refuses the dry-run deletion for its absence.
@@ -325,7 +325,7 @@ class GardenerShootModule(KubeModule):
                             and gardener.DELETION_CONFIRMATION in str(error)):
                         raise
             if not self.check_mode:
-                gone.append(shoot["name"])
+                gone.append(name)
         self.results["shoots"] = shoots
         if gone and self.params["wait"]:
             self.wait_gone(namespace, gone)

@@ -262,9 +262,7 @@ def desired_eviction(hv):
     meta = hv["metadata"]
     labels = dict((k, v) for k, v in (meta.get("labels") or {}).items() if k in TRANSFER_LABELS)
     return {"apiVersion": GV, "kind": "Eviction",
-            "metadata": {"name": meta["name"], "labels": labels, "ownerReferences": [{
-                "apiVersion": GV, "kind": "Hypervisor", "name": meta["name"], "uid": meta["uid"],
-                "controller": True, "blockOwnerDeletion": True}]},
+            "metadata": {"name": meta["name"], "labels": labels, "ownerReferences": [loop.owner_reference(hv)]},
             "spec": {"hypervisor": meta["name"], "reason": EVICTION_REASON}}
 
 

@@ -43,6 +43,7 @@ import threading
 from pathlib import Path
 
 from .. import kubelets, pki
+from . import loop
 
 COMPLETED_AT = "cobaltcore.c5c3.io/rotation-completed-at"
 TARGET_LABEL = "cobaltcore.c5c3.io/rotation-target"
@@ -84,11 +85,6 @@ def labels(keystone, component_name=None):
     if component_name:
         found["app.kubernetes.io/component"] = component_name
     return found
-
-
-def owner_reference(cr):
-    return {"apiVersion": cr["apiVersion"], "kind": cr["kind"], "name": cr["metadata"]["name"],
-            "uid": cr["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
 
 
 def new_key():
@@ -156,7 +152,7 @@ def keys_secret_manifest(cr, kind, data):
     name = cr["metadata"]["name"]
     return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
             "metadata": {"name": keys_secret(name, kind), "namespace": cr["metadata"]["namespace"],
-                         "labels": labels(name), "ownerReferences": [owner_reference(cr)]},
+                         "labels": labels(name), "ownerReferences": [loop.owner_reference(cr)]},
             "data": data}
 
 
@@ -165,14 +161,14 @@ def staging_manifest(cr, kind):
     return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
             "metadata": {"name": staging_secret(name, kind), "namespace": cr["metadata"]["namespace"],
                          "labels": dict(labels(name), **{TARGET_LABEL: "%s-keys" % kind}),
-                         "ownerReferences": [owner_reference(cr)]}}
+                         "ownerReferences": [loop.owner_reference(cr)]}}
 
 
 def rbac_manifests(cr, kind):
     """EnsureRBAC: the rotation Job's ServiceAccount, Role and RoleBinding."""
     name, namespace = cr["metadata"]["name"], cr["metadata"]["namespace"]
     account = cronjob_name(name, kind)
-    meta = {"name": account, "namespace": namespace, "ownerReferences": [owner_reference(cr)]}
+    meta = {"name": account, "namespace": namespace, "ownerReferences": [loop.owner_reference(cr)]}
     rules = [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": [keys_secret(name, kind)]},
              {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "patch"],
               "resourceNames": [staging_secret(name, kind)]}]
@@ -219,7 +215,7 @@ def cronjob_manifest(cr, kind, played_by):
     }
     return {"apiVersion": "batch/v1", "kind": "CronJob",
             "metadata": {"name": cronjob_name(name, kind), "namespace": namespace, "labels": labels(name),
-                         "ownerReferences": [owner_reference(cr)]},
+                         "ownerReferences": [loop.owner_reference(cr)]},
             "spec": {"schedule": section.get("rotationSchedule") or DEFAULT_SCHEDULE,
                      "suspend": bool(section.get("suspend")),
                      "jobTemplate": {"spec": {"template": {

@@ -42,6 +42,14 @@ def event(kube, obj, reason, message, event_type="Normal", component=None, name=
         "source": {"component": component or kube.manager}, "firstTimestamp": now, "lastTimestamp": now})
 
 
+def owner_reference(obj, controller=True):
+    """An owner reference to obj, a custom resource as read (it carries apiVersion and kind), as a controller sets it
+    on what it makes (controllerutil.SetControllerReference: controller and blockOwnerDeletion)."""
+    meta = obj["metadata"]
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": meta["name"], "uid": meta["uid"],
+            "controller": controller, "blockOwnerDeletion": True}
+
+
 def ready_file(name):
     return processes.RUN / ("%s.ready" % name)
 

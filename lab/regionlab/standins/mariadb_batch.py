@@ -41,12 +41,6 @@ def urls():
     return [path(GV, plural) for plural in KINDS.values()] + [path("batch/v1", "jobs"), path("batch/v1", "cronjobs")]
 
 
-def _owner(obj):
-    meta = obj["metadata"]
-    return {"apiVersion": GV, "kind": obj["kind"], "name": meta["name"], "uid": meta["uid"], "controller": True,
-            "blockOwnerDeletion": True}
-
-
 def _condition(obj, ctype):
     return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == ctype), {})
 
@@ -179,7 +173,7 @@ class MariaDBBatch:
         if self.kube.get(path("v1", "serviceaccounts", meta["namespace"], name)) is None:
             self.kube.create(url, {"apiVersion": "v1", "kind": "ServiceAccount",
                                    "metadata": {"name": name, "namespace": meta["namespace"],
-                                                "ownerReferences": [_owner(obj)]}})
+                                                "ownerReferences": [loop.owner_reference(obj)]}})
 
     def create_job(self, obj, mariadb, fail):
         meta = obj["metadata"]
@@ -187,7 +181,7 @@ class MariaDBBatch:
             self.ensure_claim(obj)
         job = self.kube.create(path("batch/v1", "jobs", meta["namespace"]), {
             "apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [_owner(obj)]},
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [loop.owner_reference(obj)]},
             "spec": job_spec(obj, mariadb, fail)})
         self.ctl.log("%s %s/%s: Job created%s" % (obj["kind"], meta["namespace"], meta["name"],
                                                   " (its pod fails: standins.yaml)" if fail else ""))
@@ -203,7 +197,7 @@ class MariaDBBatch:
                 cronjob[field] = spec[field]
         created = self.kube.create(path("batch/v1", "cronjobs", meta["namespace"]), {
             "apiVersion": "batch/v1", "kind": "CronJob",
-            "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [_owner(obj)]},
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [loop.owner_reference(obj)]},
             "spec": cronjob})
         self.ctl.log("Backup %s/%s: CronJob created (%s)" % (meta["namespace"], meta["name"], schedule.get("cron")))
         return created
@@ -213,7 +207,7 @@ class MariaDBBatch:
         if self.kube.get(path("v1", "persistentvolumeclaims", meta["namespace"], meta["name"])) is None:
             self.kube.create(path("v1", "persistentvolumeclaims", meta["namespace"]), {
                 "apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [_owner(obj)]},
+                "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [loop.owner_reference(obj)]},
                 "spec": obj["spec"]["storage"]["persistentVolumeClaim"]})
 
     def complete(self, obj, condition):

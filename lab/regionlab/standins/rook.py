@@ -264,12 +264,6 @@ def mon_secret(namespace, owner, fsid):
             "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
 
 
-def owner_reference(obj, controller=True):
-    meta = obj["metadata"]
-    return {"apiVersion": GV, "kind": obj["kind"], "name": meta["name"], "uid": meta["uid"],
-            "controller": controller, "blockOwnerDeletion": True}
-
-
 def client_secret_name(client):
     return (client.get("spec") or {}).get("secretName") or "rook-ceph-client-%s" % client["metadata"]["name"]
 
@@ -279,7 +273,7 @@ def client_secret(client, key):
     data = {name: key, "userID": name, "userKey": key, "adminID": name, "adminKey": key}
     return {"apiVersion": "v1", "kind": "Secret", "type": ROOK_TYPE,
             "metadata": {"name": client_secret_name(client), "namespace": client["metadata"]["namespace"],
-                         "ownerReferences": [owner_reference(client)]},
+                         "ownerReferences": [loop.owner_reference(client)]},
             "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
 
 
@@ -412,7 +406,7 @@ def user_secret(user, store, keys):
             "metadata": {"name": user_secret_name(user), "namespace": user["metadata"]["namespace"],
                          "labels": {"app": "rook-ceph-rgw", "rook_cluster": user["metadata"]["namespace"],
                                     "rook_object_store": store["metadata"]["name"], "user": user["metadata"]["name"]},
-                         "ownerReferences": [owner_reference(user)]},
+                         "ownerReferences": [loop.owner_reference(user)]},
             "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
 
 
@@ -883,7 +877,7 @@ class RookOperator:
     def ensure_mons(self, cluster_name, kube, cluster, nodes):
         """The mon Secret (fsid and keys made once) and the endpoints ConfigMap."""
         meta = cluster["metadata"]
-        ns, owner = meta["namespace"], owner_reference(cluster)
+        ns, owner = meta["namespace"], loop.owner_reference(cluster)
         if kube.get(path("v1", "secrets", ns, MON_SECRET)) is None:
             if kube.create(path("v1", "secrets", ns), mon_secret(ns, owner, str(uuid.uuid4()))) is not None:
                 self.ctl.log("Secret %s/%s/%s created (fsid and keys not logged)" % (cluster_name, ns, MON_SECRET))
