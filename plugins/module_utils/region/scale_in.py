@@ -77,4 +77,3 @@ def problems(pool, groups, settings, claims):
         return [problem("%s.workers" % pool, "%d is below what the pool's tenants need: %s"
                         % (workers, "; ".join(sorted(found))))]
     return []
-
