@@ -147,20 +147,3 @@ def test_the_garden_is_checked_for_what_phase_2_needs(lab):
         "1.34.3, 1.33.4, 1.32.8)",
         "gardener.region: no Seed can host the Shoots: none of the 1 Seeds is usable (not deleting, visible, "
         "gardenlet ready) for provider ironcore-metal in region eu-de-1"]
-
-
-def test_a_storage_pool_below_what_its_placed_tenants_need_is_refused(lab, region, tmp_path, kubeconfigs):
-    """st-pool-b with its replicas over hosts: lab-tenant-b, placed on it, needs more than its one Node. Phase 7 would
-    hold the tenant's claim back; the preflight names it before phase 1."""
-    inventory = tmp_path / "lab"
-    shutil.copytree(REPO / "inventories" / "lab", inventory)
-    path = inventory / "host_vars" / "st-pool-b" / "pool.yml"
-    text = path.read_text()
-    assert "failure_domain: osd" in text
-    path.write_text(text.replace("failure_domain: osd", "failure_domain: host", 1))
-    rc, out = run_playbook(PREFLIGHT, "--limit", "management-cluster", "-e",
-                           "cobaltcore_kubeconfig=%s" % kubeconfigs["management-cluster"], inventory=inventory)
-    assert rc != 0
-    (problem,) = _problems(out, "management-cluster")
-    assert problem.startswith("st-pool-b.workers: 1 is below what the pool's tenants need: tenant lab-tenant-b "
-                              "(OpenStackCluster claim tenant-lab-b/lab-tenant-b) needs "), problem

@@ -1,12 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) CobaltCore contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the preflight reads on the garden, the IronCore cluster and the management cluster, and what it finds
-missing there.
+"""What the preflight reads on the garden and the IronCore cluster, and what it finds missing there.
 
 region.preflight judges every cluster; this adds the vendors' part (providers.gardener,
-providers.ironcore), which region/ may not import, and the placed tenants' needs of the storage pools
-(region.scale_in). Pure Python.
+providers.ironcore), which region/ may not import. Pure Python.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -14,11 +12,7 @@ __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener, ironcore
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming, scale_in
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
-
-# The tenants placed in the region: their OpenStackCluster claims on the management cluster.
-TENANT_READS = ({"api_version": naming.CLAIM_API_VERSION, "kind": naming.CLAIM_KIND},)
 
 
 def reads(group_names, gardener_settings=None):
@@ -28,8 +22,6 @@ def reads(group_names, gardener_settings=None):
         found += [dict(read) for read in ironcore.PREFLIGHT_READS]
     if "gardener" in (group_names or []) and gardener_settings:
         found += gardener.preflight_reads(gardener_settings)
-    if "management" in (group_names or []):
-        found += [dict(read) for read in TENANT_READS]
     return found
 
 
@@ -48,26 +40,10 @@ def problems(values, cluster):
     if values["gardener"]:
         found += gardener.garden_problems(region, values["gardener"], cluster.get("objects") or [],
                                           values["seed_strategy"])
-    if "management" in (values["group_names"] or []):
-        found += placed_tenant_problems(values["region"], _reads_of(cluster, (naming.CLAIM_KIND,)))
     if values["bmcs"] is not None:
         machines = dict((read["kind"], read) for read in _reads_of(cluster, ("BMC", "Server")))
         # A kind not served is the API group's problem, reported above.
         if len(machines) == 2 and not any(read.get("error") for read in machines.values()):
             found += ironcore.uncarried_pool_problems(region, values["bmcs"], machines["BMC"]["items"],
                                                       machines["Server"]["items"])
-    return found
-
-
-def placed_tenant_problems(inventory, claim_reads):
-    """Storage pools whose workers fall below what a placed tenant needs there (region.scale_in), before phase 1:
-    phase 7 would hold the tenant's claim back. claim_reads: the OpenStackCluster reads (an unserved kind - no c5c3
-    operator yet - has no tenant)."""
-    claims = [item for read in claim_reads if not read.get("error") for item in read.get("items") or []]
-    if not claims:
-        return []
-    groups, hostvars = inventory.get("groups") or {}, inventory.get("hostvars") or {}
-    found = []
-    for pool in groups.get("storage_pools") or []:
-        found += scale_in.problems(pool, groups, (hostvars.get(pool) or {}).get("cobaltcore_pool") or {}, claims)
     return found

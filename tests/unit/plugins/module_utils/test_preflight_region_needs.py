@@ -250,7 +250,7 @@ def test_a_bad_strategy_is_bad_input():
 
 
 def test_what_the_preflight_reads_by_inventory_group():
-    assert region_needs.reads(["management"], SETTINGS) == [{"api_version": "c5c3.io/v1alpha1", "kind": "OpenStackCluster"}]
+    assert region_needs.reads(["management"], SETTINGS) == []
     assert [r["kind"] for r in region_needs.reads(["ironcore"], SETTINGS)] == ["BMC", "Server"]
     assert region_needs.reads(["gardener"], SETTINGS) == [
         {"api_version": GV, "kind": "Project", "name": "cc"},
@@ -260,32 +260,3 @@ def test_what_the_preflight_reads_by_inventory_group():
     # The constant is never handed out to be changed.
     region_needs.reads(["ironcore"])[0]["name"] = "x"
     assert "name" not in ironcore.PREFLIGHT_READS[0]
-
-
-# --- The management cluster: the placed tenants' needs of the storage pools ---------------------------------------
-
-def tenant(name, replication):
-    return {"apiVersion": "c5c3.io/v1alpha1", "kind": "OpenStackCluster",
-            "metadata": {"name": name, "namespace": "tenant-" + name},
-            "spec": {"region": "eu-de-1", "hypervisorClusters": ["hv-a"], "storageClusters": ["st-a"],
-                     "storage": {"ceph": {"volumePool": {"replication": replication},
-                                          "imagePool": {"replication": replication},
-                                          "ephemeralPool": {"replication": replication}}}}}
-
-
-def test_a_storage_pool_below_its_placed_tenants_needs_is_a_problem_of_the_management_cluster():
-    claims = read("OpenStackCluster", [tenant("t-1", 3), tenant("t-2", 1)], api_version="c5c3.io/v1alpha1")
-    region = inventory()
-    region["hostvars"]["st-a"]["cobaltcore_pool"]["workers"] = 2
-    assert judged(checks([claims], region=region, group_names=["management"])) == [
-        "st-a.workers: 2 is below what the pool's tenants need: tenant t-1 (OpenStackCluster claim tenant-t-1/t-1) "
-        "needs 3: spec.storage.ceph.volumePool.replication 3"]
-    region["hostvars"]["st-a"]["cobaltcore_pool"]["workers"] = 3
-    assert judged(checks([claims], region=region, group_names=["management"])) == []
-    # Replicas over OSDs need one Node; on another cluster, and with the kind not served yet, nothing is judged.
-    region["hostvars"]["st-a"]["cobaltcore_pool"].update(workers=1, ceph={"failure_domain": "osd"})
-    assert judged(checks([claims], region=region, group_names=["management"])) == []
-    region["hostvars"]["st-a"]["cobaltcore_pool"]["ceph"] = {}
-    assert judged(checks([claims], region=region, group_names=["control_plane"])) == []
-    unserved = read("OpenStackCluster", [], error="the server could not find the requested resource")
-    assert judged(checks([unserved], region=region, group_names=["management"])) == []
