@@ -127,11 +127,11 @@ def _replicated_pools(spec, placement):
     return pools
 
 
-def replicas_on(claim, cluster):
-    """[(claim field, replicas)] of every pool the claim puts on the storage pool `cluster`."""
+def replicas_by_storage_pool(claim):
+    """{storage pool: [(claim field, replicas)]} of every pool the claim puts on each of its storage pools."""
     spec = claim_spec_with_defaults(claim["spec"])
-    return [item for placement in storage_placements(claim["metadata"]["name"], spec) if placement.cluster == cluster
-            for item in _replicated_pools(spec, placement)]
+    return dict((placement.cluster, _replicated_pools(spec, placement))
+                for placement in storage_placements(claim["metadata"]["name"], spec))
 
 
 def _refuse_unplaceable_replicas(refs, region):
@@ -140,11 +140,11 @@ def _refuse_unplaceable_replicas(refs, region):
     refuse writes. Raises InputError naming every such field."""
     problems = []
     for claim, ref in refs:
-        for cluster in claim_spec_with_defaults(claim["spec"])["storageClusters"]:
+        for cluster, pools in replicas_by_storage_pool(claim).items():
             if _failure_domain(region, cluster) != "host":
                 continue
             hosts = region.pool(cluster).data.get("workers") or 0
-            for field, replicas in replicas_on(claim, cluster):
+            for field, replicas in pools:
                 if hosts and replicas > hosts:
                     problems.append(problem(
                         field,

@@ -36,7 +36,7 @@ def _tenant_needs(pool, field, claim):
     if field != "storageClusters":
         return 1, "its hypervisorClusters name the pool"
     try:
-        replicas = composition.replicas_on(claim, pool)
+        replicas = composition.replicas_by_storage_pool(claim).get(pool)
     except (KeyError, TypeError, ValueError, AttributeError):
         return 1, "its storageClusters name the pool"
     if not replicas:
