@@ -21,7 +21,7 @@ from conftest import REPO, ansible_env, kill_run, lab_kubectl, objects, run_play
     wait_truthy
 from regionlab import config
 
-pytestmark = [pytest.mark.lab_only, pytest.mark.beside_default]  # conftest.LAB_ONLY, BESIDE_DEFAULT_MARK
+pytestmark = pytest.mark.lab_only  # conftest.LAB_ONLY
 
 UPGRADE = REPO / "playbooks" / "upgrade.yml"
 PROJECT = "ku%s" % uuid.uuid4().hex[:4]

@@ -147,12 +147,14 @@ def test_runs_started_at_the_same_instant_never_hold_the_lock_together(lab):
         assert run_lock_holder() is None
 
 
-def test_a_run_with_the_same_host_name_in_another_pid_namespace_waits_and_never_takes_over(lab):
+def test_a_run_with_the_same_host_name_in_another_pid_namespace_waits_and_never_takes_over(lab, tmp_path):
     """Two runs on this host, each in a PID namespace of its own (as two containers with the host's network, or AWX
     execution environments on one node): each ansible-playbook is pid 1 there, so the first's pid names another
     process in the second's /proc. The second waits for the first, fails naming it when its wait ends, and the lock
     stays the first's until the first releases it."""
-    first = _start("-e", "hold_seconds=60", playbook=HOLD, pid_namespace=True)  # far longer than the second runs
+    release = tmp_path / "release"
+    first = _start("-e", json.dumps({"hold_seconds": 120, "release_file": str(release)}), playbook=HOLD,
+                   pid_namespace=True)
     try:
         holder = wait_truthy(run_lock_holder, "the first run to take the lock", timeout=60, interval=0.2)
         held = run_lock()
@@ -177,6 +179,7 @@ def test_a_run_with_the_same_host_name_in_another_pid_namespace_waits_and_never_
         assert now["spec"]["acquireTime"] == held["spec"]["acquireTime"]
         assert now["spec"]["leaseTransitions"] == held["spec"]["leaseTransitions"]
     finally:
+        release.touch()
         rc, out = _finish(first)  # also after a failed check: the next test finds the lock free
     assert rc == 0, failures(out)
     assert next(iter(task_results(out, WAIT_INCLUDE).values())).get("skipped")
