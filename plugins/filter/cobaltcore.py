@@ -197,12 +197,15 @@ def _read_items(reads):
             for entry in read.get("objects") or [] for item in entry.get("items") or []]
 
 
-def decommission_problems_filter(pool, confirm, groups):
-    return decommission.input_problems(pool, confirm, groups)
+def decommission_problems_filter(pool, confirm, groups, region=None):
+    return decommission.input_problems(pool, confirm, groups, region)
 
 
-def decommission_users_filter(reads, pool, claims=None):
-    return decommission.users(pool, _read_items(reads) + list(claims or []))
+def decommission_users_filter(reads, pool, claims=None, region=None):
+    """reads: cluster_info's results and gardener_cluster_info's (the pool's own cluster, in their clusters)."""
+    cluster_reads = [entry for read in reads or [] if isinstance(read, dict) for entry in read.get("clusters") or []]
+    return decommission.users(pool, _read_items(reads) + list(claims or []),
+                              naming.control_plane_cluster(region) if region else None, cluster_reads)
 
 
 def decommission_release_filter(read, inventory_bmcs):

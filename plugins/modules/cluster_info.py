@@ -131,38 +131,20 @@ requests:
   sample: {"GET": 3}
 """
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.read import INFO_READ_SPEC, info_read, info_read_problems
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
-
-READ_SPEC = dict(
-    api_version=dict(type="str", required=True),
-    kind=dict(type="str", required=True),
-    name=dict(type="str"),
-    namespace=dict(type="str"),
-    label_selector=dict(type="str"),
-    field_selector=dict(type="str"),
-    metadata_only=dict(type="bool", default=False),
-)
-
-
-def _without_managed_fields(obj):
-    (obj.get("metadata") or {}).pop("managedFields", None)
-    return obj
-
-
-def _only_metadata(obj, rtype):
-    """The object's kind (the server names each item of a metadata list PartialObjectMetadata) and metadata."""
-    return {"apiVersion": rtype.api_version, "kind": rtype.kind, "metadata": obj.get("metadata")}
 
 
 class ClusterInfoModule(KubeModule):
-    argument_spec = dict(objects=dict(type="list", elements="dict", default=[], options=READ_SPEC))
+    argument_spec = dict(objects=dict(type="list", elements="dict", default=[], options=INFO_READ_SPEC))
     # It answers "is the server reachable": a dead server is reported, not waited for.
     client_options = dict(retries=2, retry_budget=10)
 
     def run(self):
-        self.validate()
+        problems = info_read_problems(self.params["objects"], "cluster_info")
+        if problems:
+            raise InputError(problems)
         dummy, version = self.client.request("GET", "/version")
         dummy, core = self.client.request("GET", "/api")
         dummy, groups = self.client.request("GET", "/apis")
@@ -172,39 +154,7 @@ class ClusterInfoModule(KubeModule):
             api_groups.add(group["name"])
             api_versions.update(item["groupVersion"] for item in group.get("versions") or [])
         self.results.update(version=version, api_groups=sorted(api_groups), api_versions=sorted(api_versions),
-                            objects=[self.read(item) for item in self.params["objects"]])
-
-    def validate(self):
-        problems = [problem("objects[%d].kind" % index, "cluster_info reads Secrets only as a list with metadata_only")
-                    for index, item in enumerate(self.params["objects"])
-                    if item["kind"] == "Secret" and item["api_version"] == "v1"
-                    and (item["name"] or not item["metadata_only"])]
-        problems += [problem("objects[%d]" % index, "a read by name takes no label_selector or field_selector")
-                     for index, item in enumerate(self.params["objects"])
-                     if item["name"] and (item["label_selector"] or item["field_selector"])]
-        if problems:
-            raise InputError(problems)
-
-    def read(self, item):
-        found = {"api_version": item["api_version"], "kind": item["kind"], "name": item["name"],
-                 "items": [], "error": None, "status": None}
-        try:
-            rtype = self.client.resource(item["api_version"], item["kind"])
-            namespace = item["namespace"] if rtype.namespaced else None
-            if item["name"]:
-                found["items"] = [obj for obj in [self.client.get(rtype, item["name"], namespace)] if obj]
-            else:
-                found["items"] = self.client.list(rtype, namespace, label_selector=item["label_selector"],
-                                                  field_selector=item["field_selector"],
-                                                  metadata_only=item["metadata_only"])
-            found["items"] = [_without_managed_fields(_only_metadata(obj, rtype) if item["metadata_only"] else obj)
-                              for obj in found["items"]]
-        except KubeError as exc:
-            # A kind not served and a forbidden read are answers; a server that fails is a failure.
-            if exc.status not in (403, 404):
-                raise
-            found.update(error=str(exc), status=exc.status)
-        return found
+                            objects=[info_read(self.client, item) for item in self.params["objects"]])
 
 
 def main():

@@ -1,14 +1,15 @@
 """playbooks/decommission.yml on the lab region: the refusals (a pool still in the inventory, a pool a tenant and the
-region's ControlPlane still use, a wrong confirmation), and the decommission of a pool the inventory no longer has:
-its Shoot deleted through the lab's gardenlet with Gardener's deletion confirmation, its ServerClaim released by the
-real metal-operator, its BMC kept as the inventory lists it; check mode first, changed=0 again."""
+region's ControlPlane still use, a wrong confirmation, a control-plane cluster with ControlPlanes on it), and the
+decommission of a pool the inventory no longer has: its Shoot deleted through the lab's gardenlet with Gardener's
+deletion confirmation, its ServerClaim released by the real metal-operator, its BMC kept as the inventory lists it;
+check mode first, changed=0 again."""
 
 import json
 import shutil
 import time
 
 from conftest import CLAIMS_NAMESPACE, PROJECT_NAMESPACE, REPO, _play, failures, get_object, lab_kubectl, objects, \
-    run_playbook
+    run_playbook, writes
 from regionlab import config
 
 DECOMMISSION = REPO / "playbooks" / "decommission.yml"
@@ -43,6 +44,37 @@ def test_a_pool_in_the_inventory_or_in_use_and_a_wrong_confirmation_are_refused(
                                       "OpenStack cluster lab-tenant-b, ControlPlane openstack/lab of OpenStack cluster "
                                       "lab, tenant lab-tenant-b (OpenStackCluster claim tenant-lab-b/lab-tenant-b)"), msg
     assert get_object("garden", "-n", PROJECT_NAMESPACE, "shoot", "hv-pool-b") is not None
+
+
+def test_a_control_plane_cluster_with_control_planes_on_it_is_refused_naming_them(region, tmp_path):
+    """lab-control-plane gone from an inventory that lists another control-plane cluster: its ControlPlanes, read
+    through its Shoot, and the tenants placed there (their claims name no control-plane cluster: the region's
+    default) refuse its decommission, in check mode and without, and nothing is written."""
+    inventory = tmp_path / "lab"
+    shutil.copytree(REPO / "inventories" / "lab", inventory)
+    hosts = inventory / "hosts.yml"
+    hosts.write_text(hosts.read_text().replace("lab-control-plane: {}", "lab-cp-2: {}"))
+    # The other control-plane cluster: lab-control-plane's API server stands in for it (its ControlPlanes are read).
+    (inventory / "host_vars" / "lab-control-plane").rename(inventory / "host_vars" / "lab-cp-2")
+    (inventory / "host_vars" / "lab-cp-2" / "kubeconfig.yml").write_text(
+        'cobaltcore_kubeconfig: "{{ cobaltcore_private_dir }}/kubeconfig/lab-control-plane.yaml"\n')
+    running = sorted("ControlPlane %s/%s of OpenStack cluster %s, which runs on lab-control-plane" % (
+        c["metadata"]["namespace"], c["metadata"]["name"], c["metadata"]["labels"]["c5c3.io/openstack-cluster-name"])
+        for c in get_object("lab-control-plane", "controlplanes.c5c3.io", "-A", missing_ok=False)["items"])
+    assert "ControlPlane openstack/lab of OpenStack cluster lab, which runs on lab-control-plane" in running
+    # The inventory copy's tenants directory: the lab's claims.
+    placed = ["tenant lab-tenant-a (OpenStackCluster claim tenant-lab-a/lab-tenant-a)",
+              "tenant lab-tenant-b (OpenStackCluster claim tenant-lab-b/lab-tenant-b)"]
+    before = writes()
+    for args in (("--check",), ()):
+        rc, out = decommission("lab-control-plane", *args, inventory=inventory)
+        ((unused_task, unused_host, msg),) = failures(out)
+        assert rc != 0 and msg == "lab-control-plane is still used by %s: move them off it first" % ", ".join(
+            sorted(running + placed)), msg
+    assert writes() == before
+    (shoot,) = get_object("garden", "-n", PROJECT_NAMESPACE, "shoots", "-l", "c5c3.io/cluster=lab-control-plane",
+                          missing_ok=False)["items"]
+    assert shoot["metadata"]["name"] == "lab-cp" and not shoot["metadata"].get("deletionTimestamp")
 
 
 def spare_server():

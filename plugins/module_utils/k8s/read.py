@@ -21,6 +21,7 @@ __metaclass__ = type
 
 from concurrent.futures import ThreadPoolExecutor
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 
 # From this many objects of one kind, one LIST is cheaper than a GET each.
@@ -126,3 +127,59 @@ class Reader:
             with ThreadPoolExecutor(max_workers=min(self.workers, len(gets))) as pool:
                 return dict(pool.map(get, gets))
         return dict(get(entry) for entry in gets)
+
+
+# One read of an info module (cluster_info, gardener_cluster_info): an object by name, or a list.
+INFO_READ_SPEC = dict(
+    api_version=dict(type="str", required=True),
+    kind=dict(type="str", required=True),
+    name=dict(type="str"),
+    namespace=dict(type="str"),
+    label_selector=dict(type="str"),
+    field_selector=dict(type="str"),
+    metadata_only=dict(type="bool", default=False),
+)
+
+
+def info_read_problems(objects, module):
+    """The problems of an info module's reads (INFO_READ_SPEC): it never reads a Secret's data."""
+    problems = [problem("objects[%d].kind" % index, "%s reads Secrets only as a list with metadata_only" % module)
+                for index, item in enumerate(objects)
+                if item["kind"] == "Secret" and item["api_version"] == "v1" and (item["name"] or not item["metadata_only"])]
+    problems += [problem("objects[%d]" % index, "a read by name takes no label_selector or field_selector")
+                 for index, item in enumerate(objects)
+                 if item["name"] and (item["label_selector"] or item["field_selector"])]
+    return problems
+
+
+def _without_managed_fields(obj):
+    (obj.get("metadata") or {}).pop("managedFields", None)
+    return obj
+
+
+def _only_metadata(obj, rtype):
+    """The object's kind (the server names each item of a metadata list PartialObjectMetadata) and metadata."""
+    return {"apiVersion": rtype.api_version, "kind": rtype.kind, "metadata": obj.get("metadata")}
+
+
+def info_read(client, item):
+    """An info module's read (INFO_READ_SPEC): {api_version, kind, name, items, error, status}. A kind the server does
+    not serve (404) and a read it refuses (403) are answers, in error and status; a server that fails raises."""
+    found = {"api_version": item["api_version"], "kind": item["kind"], "name": item.get("name"),
+             "items": [], "error": None, "status": None}
+    try:
+        rtype = client.resource(item["api_version"], item["kind"])
+        namespace = item.get("namespace") if rtype.namespaced else None
+        if item.get("name"):
+            found["items"] = [obj for obj in [client.get(rtype, item["name"], namespace)] if obj]
+        else:
+            found["items"] = client.list(rtype, namespace, label_selector=item.get("label_selector"),
+                                         field_selector=item.get("field_selector"),
+                                         metadata_only=item.get("metadata_only"))
+        found["items"] = [_without_managed_fields(_only_metadata(obj, rtype) if item.get("metadata_only") else obj)
+                          for obj in found["items"]]
+    except KubeError as exc:
+        if exc.status not in (403, 404):
+            raise
+        found.update(error=str(exc), status=exc.status)
+    return found

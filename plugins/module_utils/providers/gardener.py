@@ -489,6 +489,18 @@ def advertised_servers(shoot):
     return [a.get("url") for a in (_get(shoot, ("status", "advertisedAddresses")) or []) if a.get("url")]
 
 
+# The advertised addresses of a Shoot's kube-apiserver, by name (v1beta1constants.AdvertisedAddress*; the list also
+# holds others, such as service-account-issuer). shoots/adminkubeconfig refuses a Shoot that advertises none of them.
+KUBE_APISERVER_ADDRESSES = ("external", "internal", "wildcard-tls-seed-bound", "unmanaged")
+
+
+def advertises_api_server(shoot):
+    """Whether the Shoot advertises a kube-apiserver address: gardenlet sets one once the Shoot's API server was
+    deployed, so a Shoot without one never had an API server that anything could be created through."""
+    return any(a.get("name") in KUBE_APISERVER_ADDRESSES
+               for a in _get(shoot, ("status", "advertisedAddresses")) or [])
+
+
 def renewal_reason(facts, shoot, renew_before, at=None):
     """Why a kubeconfig must be fetched again, or None while it is good."""
     at = at or now()

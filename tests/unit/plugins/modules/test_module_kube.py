@@ -20,12 +20,13 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import api_error
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
-    apply, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
+    apply, gardener_cluster_info, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
     ironcore_server_info, wait)
 
-from module_harness import GARDENER, IRONCORE, run_module
+from module_harness import GARDENER, IRONCORE, assert_hidden, run_module
 from module_harness import kube  # noqa: F401  # pylint: disable=unused-import
 
 
@@ -429,6 +430,41 @@ def garden(kube):
         "kubeconfig": base64.b64encode(fetched.encode()).decode(), "expirationTimestamp": "2999-01-01T00:00:00Z"}})
     kube.fetched = fetched
     return kube
+
+
+# -- gardener_cluster_info -----------------------------------------------------------
+
+def test_gardener_cluster_info_reads_through_a_shoot_that_advertises_an_api_server(garden):
+    """The fake is the garden and, through the fetched kubeconfig, the Shoot's cluster too."""
+    live = garden.find(GARDENER, "Shoot", "x", "garden-p")
+    live["metadata"]["labels"] = {"c5c3.io/cluster": "cp-b"}
+    live["status"] = {"advertisedAddresses": [{"name": "service-account-issuer", "url": "https://issuer"},
+                                              {"name": "external", "url": "https://api.x.example"}]}
+    garden.add(shoot("y", labels={"c5c3.io/cluster": "hv-pool-c"}))  # no kube-apiserver advertised
+    garden.add({"apiVersion": "c5c3.io/v1alpha1", "kind": "ControlPlane",
+                "metadata": {"name": "t-1", "namespace": "openstack-t-1"}})
+    read = {"api_version": "c5c3.io/v1alpha1", "kind": "ControlPlane"}
+    result, text = run_module(gardener_cluster_info.main, {"namespace": "garden-p", "objects": [read],
+                                                           "clusters": ["cp-b", "hv-pool-c", "gone"]}, check_mode=True)
+    assert not result.get("failed") and not result["changed"], result
+    (cp, pool, gone) = result["clusters"]
+    assert (cp["shoot"], cp["api_server"]) == ("x", True)
+    assert [o["metadata"]["name"] for o in cp["objects"][0]["items"]] == ["t-1"]
+    assert (pool["shoot"], pool["api_server"], pool["objects"]) == ("y", False, [])
+    assert gone == {"cluster": "gone", "shoot": None, "api_server": False, "objects": []}
+    # One admin kubeconfig request (for x; Gardener stores nothing for it), and its credentials nowhere in the output.
+    assert [c[:2] for c in writes(garden)] == [
+        ("POST", "/apis/core.gardener.cloud/v1beta1/namespaces/garden-p/shoots/x/adminkubeconfig")]
+    assert garden.clients[-1]["kubeconfig"] == garden.fetched
+    assert_hidden(text, *masking.kubeconfig_credentials(garden.fetched))
+
+
+def test_gardener_cluster_info_never_reads_a_secrets_data(garden):
+    result, _text = run_module(gardener_cluster_info.main, {"namespace": "garden-p", "clusters": ["x"], "objects": [
+        {"api_version": "v1", "kind": "Secret", "namespace": "n"}]})
+    assert result["failed"] and "objects[0].kind: gardener_cluster_info reads Secrets only as a list with " \
+        "metadata_only" in result["msg"]
+    assert garden.calls == []
 
 
 def test_gardener_kubeconfig_return_content_gives_a_usable_kubeconfig_to_a_no_log_task(garden):

@@ -44,6 +44,7 @@ KUBE_ARGS = {
     "control_plane_health": {"name": "lab"},
     "flux_releases": {"cluster": "c", "groups": [], "operators": [], "repositories": {}},
     "gardener_kubeconfig": {"namespace": "garden-p", "shoots": []},
+    "gardener_cluster_info": {"namespace": "garden-p", "clusters": ["x"]},
     "gardener_shoot": {"namespace": "garden-p", "shoots": [], "wait": False},
     "generated_secret": {"namespace": "n", "secrets": [{"name": "s", "generate": ["password"]}]},
     "hypervisor_nodes": {"workers": 0, "zone": "a", "wait": False},
