@@ -230,6 +230,7 @@ class GardenerShootModule(KubeModule):
             self.results["kubernetes_held"] = []
         if self.params["hold_workers"]:
             self.results["workers_held"] = []
+        self.held_drift = {}
         for index, shoot in enumerate(shoots):
             if not shoot["spec"]:
                 problems.append(problem("shoots[%d].spec" % index, "is required to create or update Shoot %s" % shoot["name"]))
@@ -248,7 +249,13 @@ class GardenerShootModule(KubeModule):
         if problems:
             raise InputError(problems)
         objects = [gardener.shoot_manifest(s, namespace) for s in shoots]
-        results = self.record(self.applier().apply(objects))
+        applied = self.applier().apply(objects)
+        if self.drift:
+            for result in applied:  # what the hold kept differs from the inventory all the same
+                held = self.held_drift.get(result["name"])
+                if held:
+                    result.setdefault("drift", {}).setdefault("fields", []).extend(held)
+        results = self.record(applied)
         self.results["results"] = results
         self.results["shoots"] = [{"name": r["name"], "result": r["result"]} for r in results]
         if self.params["wait"] and not self.check_mode:
@@ -286,6 +293,8 @@ class GardenerShootModule(KubeModule):
             self.ansible.warn("Shoot %s keeps worker %s at %s machines, the inventory asks for %s: "
                               "playbooks/scale_in.yml evacuates and releases the surplus Nodes, then lowers it"
                               % (shoot["name"], entry["worker"], entry["runs"], entry["asked"]))
+        if held:
+            self.held_drift[shoot["name"]] = gardener.held_workers_drift(shoot["spec"], spec)
         return dict(shoot, spec=spec) if held else shoot
 
     def report_operations(self, namespace):

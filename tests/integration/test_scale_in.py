@@ -1,7 +1,8 @@
 """playbooks/scale_in.yml on the lab region: hv-pool-b grown by one worker (site.yml on a copy of the inventory), then
 scaled in to its inventory's one - the surplus claim's Node evacuated (the hypervisor operator's stand-in), an
 eviction held by an instance in ERROR keeping the claim, the claim released, the Shoot's worker lowered; site.yml
-with the lower count shrinks nothing - and the refusals below what the tenants need."""
+with the lower count shrinks nothing, and drift.yml names the held count - and the refusals below what the tenants
+need."""
 
 import json
 import shutil
@@ -14,6 +15,7 @@ from regionlab import config
 
 SCALE_IN = REPO / "playbooks" / "scale_in.yml"
 SITE = REPO / "playbooks" / "site.yml"
+DRIFT = REPO / "playbooks" / "drift.yml"
 POOL = "hv-pool-b"
 CLAIMS = "cobaltcore-servers"
 MAINTENANCE = "Take each Node into maintenance and wait until its instances are evacuated"
@@ -93,6 +95,16 @@ def test_scale_in_evacuates_the_surplus_node_before_its_claim_is_released(region
         assert task_results(out, SHOOTS)["garden"]["workers_held"] == [
             {"name": POOL, "worker": "worker", "runs": 2, "asked": 1}]
         assert state() == (nodes, hypervisors, claims) and shoot_maximum() == 2
+        # drift.yml names the held counts: the inventory's and the Shoot's.
+        rc, out = run_playbook(DRIFT, "--check", "--limit", "gardener,ironcore,%s" % POOL,
+                               "-e", "cobaltcore_report_dir=%s" % tmp_path, inventory=shrunk,
+                               COBALTCORE_LAB_DIR=str(config.STATE))
+        assert rc == 0, failures(out)
+        report = json.loads((tmp_path / "lab-drift.json").read_text())
+        found = dict(((c["name"], o["object"]), o["fields"]) for c in report["clusters"] for o in c["objects"])
+        assert found == {("garden", "Shoot %s/%s" % (PROJECT_NAMESPACE, POOL)): [
+            {"field": "spec.provider.workers[name=worker].%s" % key, "declared": 1, "live": 2}
+            for key in ("minimum", "maximum")]}, found
         # --check plans the maintenance and the release, and writes nothing.
         rc, out = scale_in(POOL, shrunk, "--check")
         assert rc == 0, failures(out)

@@ -308,6 +308,17 @@ def held_workers(live_spec, desired_spec):
     return dict(desired_spec, provider=dict(desired_spec["provider"], workers=workers)), held
 
 
+def held_workers_drift(desired_spec, sent_spec):
+    """The worker counts held_workers kept, as drift findings ({field, declared, live}, k8s/drift.py's form): the
+    inventory declares them, the Shoot keeps the live ones until scale_in.yml lowers them."""
+    sent = dict((w.get("name"), w) for w in ((sent_spec or {}).get("provider") or {}).get("workers") or [])
+    return [{"field": "spec.provider.workers[name=%s].%s" % (worker.get("name"), key), "declared": worker[key],
+             "live": sent[worker.get("name")][key]}
+            for worker in ((desired_spec or {}).get("provider") or {}).get("workers") or []
+            for key in ("minimum", "maximum")
+            if worker.get("name") in sent and key in worker and sent[worker.get("name")].get(key) != worker[key]]
+
+
 # Gardener's version classifications (pkg/api/core/v1beta1/helper/cloudprofile.go, CurrentLifecycleClassification):
 # none is supported, an expirationDate in the past is expired.
 PREVIEW, SUPPORTED, DEPRECATED, EXPIRED = "preview", "supported", "deprecated", "expired"

@@ -9,6 +9,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import base64
+import json
 import datetime
 import os
 import stat
@@ -22,6 +23,7 @@ from cryptography.x509.oid import NameOID
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import api_error
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.drift import DRIFT_ENV
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
     apply, gardener_cluster_info, gardener_kubeconfig, gardener_shoot, generated_secret, ironcore_bmc, ironcore_server_claim,
     ironcore_server_info, wait)
@@ -308,7 +310,8 @@ def test_gardener_shoot_holds_an_existing_shoots_kubernetes_and_creates_new_ones
     assert result["failed"] and "kubernetes version downgrade is not supported" in result["problems"][0]
 
 
-def test_gardener_shoot_holds_a_lower_worker_count_of_an_existing_shoot_and_applies_a_higher_one(kube):
+def test_gardener_shoot_holds_a_lower_worker_count_of_an_existing_shoot_and_applies_a_higher_one(kube, tmp_path,
+                                                                                                  monkeypatch):
     live = shoot()
     live["spec"]["provider"] = {"type": "metal", "workers": [{"name": "worker", "minimum": 2, "maximum": 2}]}
     kube.add(live)
@@ -324,6 +327,15 @@ def test_gardener_shoot_holds_a_lower_worker_count_of_an_existing_shoot_and_appl
         result["warnings"][0])
     assert result["shoots"][0]["result"] == "unchanged"
     assert kube.find(GARDENER, "Shoot", "x", "garden-p")["spec"]["provider"]["workers"][0]["maximum"] == 2
+    # drift.yml's check-mode run reports the held counts as the inventory's and the live ones.
+    found = tmp_path / "drift.json"
+    monkeypatch.setenv(DRIFT_ENV, str(found))
+    result, _text = run_module(gardener_shoot.main, args, check_mode=True)
+    monkeypatch.delenv(DRIFT_ENV)
+    (drift,) = json.loads(found.read_text())["drift"]
+    assert (drift["name"], drift["fields"]) == ("x", [
+        {"field": "spec.provider.workers[name=worker].minimum", "declared": 1, "live": 2},
+        {"field": "spec.provider.workers[name=worker].maximum", "declared": 1, "live": 2}])
     args["shoots"] = [{"name": "x", "spec": spec(3)}]
     result, _text = run_module(gardener_shoot.main, args)
     assert result["workers_held"] == [] and result["shoots"][0]["result"] == "configured"
