@@ -7,7 +7,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 module: ovn_database
-short_description: Back up the region's OVN databases, or restore the Northbound one, with ovsdb-client in a Job
+short_description: Back up the region's OVN databases now or on a schedule, or restore the Northbound one, with ovsdb-client in a Job
 version_added: 0.6.0
 description:
   - The OVN databases are reachable only inside the control-plane cluster, at the endpoints the OVNCluster publishes
@@ -16,6 +16,11 @@ description:
   - O(action=backup) - the Job C(ovn-backup-<backup_id>) writes C(ovsdb-client backup) of C(OVN_Northbound) and
     C(OVN_Southbound) to C(<backup_id>/nb.db) and C(<backup_id>/sb.db) on the volume. With the C(persistentVolumeClaim)
     storage the module also applies the claim C(ovn-database-backups).
+  - O(action=schedule) - with C(schedule) in O(settings), applies the CronJob C(ovn-backup-scheduled), which makes
+    the backup Job on that schedule. Its Jobs are named C(ovn-backup-scheduled-<n>), so their backup ids are
+    C(scheduled-<n>), restored like any other. Each keeps the newest C(keep) (default 7) scheduled backups on the
+    volume and removes the older ones; backups taken on demand stay. Without C(schedule) the CronJob is deleted
+    if it exists. Takes no O(backup_id).
   - O(action=restore) - refused unless the backup's Job completed; the Job C(ovn-restore-<backup_id>) replaces the
     Northbound database's contents with C(<backup_id>/nb.db) (C(ovsdb-client restore), one transaction). The
     Southbound database is not restored - ovn-northd computes it from the Northbound one. O(confirm) must name the
@@ -39,19 +44,21 @@ attributes:
     support: none
 options:
   action:
-    description: Take a backup, or restore the Northbound database from one.
+    description: Take a backup, keep the scheduled backups as O(settings) says, or restore the Northbound database from one.
     type: str
-    choices: [backup, restore]
+    choices: [backup, schedule, restore]
     required: true
   backup_id:
-    description: The backup's id - a DNS-1123 label of at most 51 characters (e.g. a change ticket).
+    description:
+      - The backup's id - a DNS-1123 label of at most 51 characters (e.g. a change ticket). Required with
+        O(action=backup) and O(action=restore).
     type: str
-    required: true
   settings:
     description:
       - The inventory's C(cobaltcore_ovn_backup) - C(image) (an image with C(ovsdb-client), e.g. the OVN image the
         region runs), C(storage) (exactly one of C(persistentVolumeClaim), the claim's spec, or C(volume), a volume
-        source such as C(nfs)), C(pod_annotations), C(backoff_limit) (default 2).
+        source such as C(nfs)), C(pod_annotations), C(backoff_limit) (default 2), C(schedule) (a cron schedule of
+        the scheduled backups) and C(keep) (how many scheduled backups stay, default 7).
     type: dict
     required: true
   confirm:
@@ -79,6 +86,12 @@ EXAMPLES = r"""
     backup_id: chg-4711
     settings: "{{ cobaltcore_ovn_backup }}"
 
+- name: Keep the scheduled backups as the inventory says (cobaltcore_ovn_backup.schedule, keep)
+  c5c3.cobaltcore.ovn_database:
+    kubeconfig: "{{ cobaltcore_kubeconfig }}"
+    action: schedule
+    settings: "{{ cobaltcore_ovn_backup }}"
+
 - name: Restore the Northbound database from that backup
   c5c3.cobaltcore.ovn_database:
     kubeconfig: "{{ cobaltcore_kubeconfig }}"
@@ -91,11 +104,15 @@ EXAMPLES = r"""
 RETURN = r"""
 job:
   description: The Job, C({namespace, name, result}); C(result) is the apply's, or C(exists) for one made before.
-  returned: always
+  returned: with O(action=backup) and O(action=restore)
+  type: dict
+cron_job:
+  description: The CronJob, C({namespace, name, result}); C(result) is the apply's, or C(absent) without a schedule.
+  returned: with O(action=schedule)
   type: dict
 files:
   description: The backup's files on the volume (relative to it).
-  returned: always
+  returned: with O(action=backup) and O(action=restore)
   type: list
   elements: str
 """
@@ -110,8 +127,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import o
 
 class OvnDatabaseModule(KubeModule):
     argument_spec = dict(
-        action=dict(type="str", required=True, choices=[ovn_backup.BACKUP, ovn_backup.RESTORE]),
-        backup_id=dict(type="str", required=True),
+        action=dict(type="str", required=True, choices=[ovn_backup.BACKUP, ovn_backup.SCHEDULE, ovn_backup.RESTORE]),
+        backup_id=dict(type="str"),
         settings=dict(type="dict", required=True),
         confirm=dict(type="str"),
         namespace=dict(type="str", default="ovn-system"),
@@ -120,9 +137,14 @@ class OvnDatabaseModule(KubeModule):
         **OPERATOR_WAIT_SPEC
     )
 
+    module_kwargs = dict(required_if=[("action", ovn_backup.BACKUP, ("backup_id",)),
+                                      ("action", ovn_backup.RESTORE, ("backup_id",))])
+
     def run(self):
         action, backup_id, settings = self.params["action"], self.params["backup_id"], self.params["settings"]
         namespace = self.params["namespace"]
+        if action == ovn_backup.SCHEDULE:
+            return self.schedule(namespace, settings)
         ovn_backup.check(settings, backup_id)
         if action == ovn_backup.RESTORE and self.params["confirm"] != namespace:
             raise InputError([problem("confirm", "must be %s (the namespace whose Northbound database the restore "
@@ -150,6 +172,25 @@ class OvnDatabaseModule(KubeModule):
         if self.params["wait"] and not self.check_mode:
             Waiter(self.client, sleep=self.params["wait_sleep"], progress=self.progress).wait(
                 [ref_of(job)], self.params["wait_timeout"])
+
+    def schedule(self, namespace, settings):
+        ovn_backup.check(settings)
+        cron_jobs = self.client.resource("batch/v1", "CronJob")
+        ref = {"namespace": namespace, "name": ovn_backup.CRON_JOB}
+        if not settings.get("schedule"):
+            existing = self.client.get(cron_jobs, ovn_backup.CRON_JOB, namespace)
+            if existing is None or not ovn_backup.ours(existing):
+                self.results["cron_job"] = dict(ref, result="absent")
+                return
+            results = self.record(self.applier().remove([existing]))
+            self.results["cron_job"] = dict(ref, result=results[0]["result"])
+            return
+        where = "OVNCluster %s/%s" % (namespace, self.params["name"])
+        endpoints = ovn_backup.remotes(ovn_api.ovn_cluster(self.client, self.params["name"], namespace), where)
+        claim = ovn_backup.claim_manifest(namespace, settings)
+        results = self.record(self.applier(force_conflicts=True).apply(
+            [m for m in (claim, ovn_backup.cron_job_manifest(namespace, settings, endpoints)) if m is not None]))
+        self.results["cron_job"] = dict(ref, result=results[-1]["result"])
 
     def require_backup(self, jobs, namespace, backup_id):
         name = ovn_backup.job_name(ovn_backup.BACKUP, backup_id)

@@ -171,3 +171,47 @@ def test_an_ovn_backup_is_real_and_its_restore_brings_the_northbound_contents_ba
         nbctl("--if-exists", "ls-del", "probe-after-backup")
         forget("jobs", "ovn-system", "ovn-backup-" + OVN_ID, "ovn-restore-" + OVN_ID)
         shutil.rmtree(backup_dir / OVN_ID, ignore_errors=True)
+
+
+def wait_complete(name, timeout=60):
+    deadline = time.monotonic() + timeout
+    while True:
+        job = get_object(REGION_HOST, "-n", "ovn-system", "job", name, missing_ok=False)
+        conditions = dict((c["type"], c) for c in (job.get("status") or {}).get("conditions") or [])
+        if conditions.get("Complete", {}).get("status") == "True":
+            return job
+        assert conditions.get("Failed", {}).get("status") != "True", conditions["Failed"]
+        assert time.monotonic() < deadline, "Job %s did not complete: %s" % (name, job.get("status"))
+        time.sleep(1)
+
+
+def test_the_scheduled_ovn_backups_keep_the_newest_and_restore_like_any_other(region):
+    """site.yml's phase 8 keeps the CronJob ovn-backup-scheduled as the lab inventory says (daily, keep 2); each of
+    its Jobs (here made from it by hand, as `kubectl create job --from` does) takes a real backup under its own id and
+    removes the scheduled ones beyond the newest two, never one taken on demand."""
+    cron = get_object(REGION_HOST, "-n", "ovn-system", "cronjob", "ovn-backup-scheduled", missing_ok=False)
+    assert (cron["spec"]["schedule"], cron["spec"]["successfulJobsHistoryLimit"]) == ("0 3 * * *", 2)
+    backup_dir = shell_pods.volume_dir("ovn-system", {"nfs": {"server": "backups.lab.invalid", "path": "/ovn"}})
+    on_demand = backup_dir / "chg-on-demand"
+    on_demand.mkdir(parents=True, exist_ok=True)
+    runs = ["ovn-backup-scheduled-t%d" % n for n in (1, 2, 3)]
+    try:
+        for name in runs:
+            lab_kubectl(REGION_HOST, "-n", "ovn-system", "create", "job", "--from=cronjob/ovn-backup-scheduled", name)
+            wait_complete(name)
+            time.sleep(1.1)  # each backup a newer modification time than the one before
+        kept = sorted(p.name for p in backup_dir.iterdir())
+        assert "scheduled-t1" not in kept and {"scheduled-t2", "scheduled-t3", "chg-on-demand"} <= set(kept), kept
+        assert subprocess.run(["ovsdb-tool", "db-name", str(backup_dir / "scheduled-t3" / "nb.db")],
+                              capture_output=True, text=True, check=True).stdout.strip() == "OVN_Northbound"
+        # Its id is the Job's name without ovn-backup-: restore.yml takes it (planned only, in check mode).
+        rc, out, unused = _play(RESTORE, "--check", "-e", json.dumps(
+            {"cluster": "ovn-system", "backup": "scheduled-t3", "confirm": "ovn-system"}))
+        assert rc == 0, failures(out)
+        # site.yml's phase 8 again: the CronJob as declared.
+        rc, out, unused = _play(BACKUP)
+        assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+    finally:
+        forget("jobs", "ovn-system", *runs)
+        for name in ("scheduled-t1", "scheduled-t2", "scheduled-t3", "chg-on-demand"):
+            shutil.rmtree(backup_dir / name, ignore_errors=True)

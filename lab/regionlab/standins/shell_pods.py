@@ -6,7 +6,9 @@ Running, this module runs its container here, as the container would run it:
 
 - the command must be a shell with its script (["/bin/sh", "-ec", <script>]); the script runs with the real tools
   of this machine (ovsdb-client of Debian's Open vSwitch);
-- the container's env, with what a pod sees resolved to the lab: an OVSDB remote of an OVN database Service
+- the container's env: literal values and the downward API's metadata fields (valueFrom.fieldRef: metadata.name,
+  .namespace, .uid, .labels['<key>'], .annotations['<key>'], spec.nodeName), as the kubelet resolves them; with what a
+  pod sees resolved to the lab: an OVSDB remote of an OVN database Service
   (tcp:ovn-nb.ovn-system.svc[.cluster.local]:6641) becomes the lab's members of that database (ovn.py), and a value
   under a volume mount's path the lab directory of that volume (STATE/volumes/: nfs/<server>/<path>,
   pvc/<namespace>/<claim>, host/<path>); any other volume cannot be mounted here and fails the container;
@@ -17,6 +19,7 @@ The scripts are short (a backup of the lab's databases takes milliseconds), so t
 SCRIPT_TIMEOUT seconds each.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -29,6 +32,7 @@ PLAYER = "shell-pods"
 SHELLS = ("/bin/sh", "sh", "/bin/bash", "bash")
 SCRIPT_TIMEOUT = 60
 VOLUMES = config.STATE / "volumes"
+_FIELD_KEY = re.compile(r"^metadata\.(labels|annotations)\['([^']+)'\]$")
 _SERVICE_REMOTE = re.compile(r"\b(tcp|ssl):([a-z0-9-]+)\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?:([0-9]+)\b")
 
 
@@ -52,6 +56,20 @@ def resolve_remotes(value, services):
     return _SERVICE_REMOTE.sub(member_remotes, value)
 
 
+def field_value(pod, path):
+    """The value the downward API gives an env var for fieldRef.fieldPath (an absent label or annotation is empty, as
+    the kubelet makes it), or None for a path the lab does not play."""
+    meta = pod["metadata"]
+    found = _FIELD_KEY.match(path)
+    if found:
+        return (meta.get(found.group(1)) or {}).get(found.group(2), "")
+    if path in ("metadata.name", "metadata.namespace", "metadata.uid"):
+        return meta.get(path.split(".", 1)[1], "")
+    if path == "spec.nodeName":
+        return pod["spec"].get("nodeName", "")
+    return None
+
+
 def container_env(pod, services):
     """(env, problem): the container's environment as the lab runs it, or the reason it cannot."""
     spec = pod["spec"]
@@ -65,9 +83,15 @@ def container_env(pod, services):
         mounts.append((mount["mountPath"].rstrip("/"), found))
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(VOLUMES)}
     for item in container.get("env") or []:
-        if "value" not in item:
-            return None, "the lab plays only literal env values (%s has valueFrom)" % item["name"]
-        value = resolve_remotes(item["value"], services)
+        if "value" in item:
+            value = item["value"]
+        else:
+            path = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+            value = field_value(pod, path) if path else None
+            if value is None:
+                return None, "the lab plays only literal env values and metadata fieldRefs (%s has %s)" % (
+                    item["name"], json.dumps(item.get("valueFrom")))
+        value = resolve_remotes(value, services)
         for path, found in mounts:
             if value == path or value.startswith(path + "/"):
                 found.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,11 @@ So each backup and each restore is a Job there, in the OVNCluster's namespace, w
 The backups live on a volume: a PersistentVolumeClaim the collection creates (storage.persistentVolumeClaim, its
 spec), or a volume source of the operator's (storage.volume, e.g. NFS). The Jobs are the record of each backup:
 restore.yml restores only from a backup whose Job completed.
+
+Scheduled backups (settings.schedule, a cron schedule): the CronJob ovn-backup-scheduled makes the same Job on
+schedule. Its Jobs are named ovn-backup-scheduled-<n> by the CronJob controller, so each one's backup id is
+scheduled-<n> (read from the pod's job-name label), and restore.yml takes it like any other. After its backup a
+scheduled Job removes the oldest scheduled backups beyond settings.keep; backups taken on demand are never removed.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -36,6 +41,13 @@ DATABASES = (("nb", "northbound", "OVN_Northbound"), ("sb", "southbound", "OVN_S
 # A Job's name goes into its pods' job-name label: at most 63 characters.
 MAX_ID = 63 - len("ovn-restore-")
 DEFAULT_BACKOFF_LIMIT = 2
+SCHEDULE = "schedule"
+SCHEDULED = "scheduled"
+CRON_JOB = "ovn-backup-" + SCHEDULED
+DEFAULT_KEEP = 7
+# The label the Job controller puts on a Job's pods (Kubernetes 1.27 and later).
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+_MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 
 SCRIPTS = {
     BACKUP: "\n".join([
@@ -46,6 +58,18 @@ SCRIPTS = {
         'mv "$dir/nb.db.part" "$dir/nb.db"',
         'mv "$dir/sb.db.part" "$dir/sb.db"',
         'ls -l "$dir"',
+    ]),
+    SCHEDULED: "\n".join([
+        'BACKUP_ID="${JOB_NAME#ovn-backup-}"',
+        'dir="$BACKUP_DIR/$BACKUP_ID"',
+        'mkdir -p "$dir"',
+        'ovsdb-client backup "$OVN_NB_REMOTE" OVN_Northbound > "$dir/nb.db.part"',
+        'ovsdb-client backup "$OVN_SB_REMOTE" OVN_Southbound > "$dir/sb.db.part"',
+        'mv "$dir/nb.db.part" "$dir/nb.db"',
+        'mv "$dir/sb.db.part" "$dir/sb.db"',
+        # the newest KEEP scheduled backups stay (by modification time; an on-demand backup is never named so)
+        'ls -1dt "$BACKUP_DIR"/%s-*/ | tail -n +$((KEEP + 1)) | while read -r old; do rm -rf "$old"; done' % SCHEDULED,
+        'ls -1 "$BACKUP_DIR"',
     ]),
     RESTORE: "\n".join([
         'file="$BACKUP_DIR/$BACKUP_ID/nb.db"',
@@ -77,7 +101,16 @@ def settings_problems(settings, field=FIELD):
     limit = settings.get("backoff_limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         problems.append(problem(field + ".backoff_limit", "must be a whole number >= 0, got %r" % (limit,)))
-    unknown = sorted(set(settings) - {"image", "storage", "pod_annotations", "backoff_limit"})
+    schedule = settings.get("schedule")
+    if schedule is not None and not (isinstance(schedule, str) and (
+            len(schedule.split()) == 5 or schedule.strip() in _MACROS)):
+        problems.append(problem(field + ".schedule", "must be a cron schedule (five fields, or %s), got %r"
+                                % (", ".join(_MACROS), schedule)))
+    keep = settings.get("keep")
+    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
+        problems.append(problem(field + ".keep", "must be a whole number >= 1 (the scheduled backups kept), got %r"
+                                % (keep,)))
+    unknown = sorted(set(settings) - {"image", "storage", "pod_annotations", "backoff_limit", "schedule", "keep"})
     if unknown:
         problems.append(problem(field, "unknown keys %s" % ", ".join(unknown)))
     return problems
@@ -90,9 +123,9 @@ def id_problems(backup_id, field="backup_id"):
     return []
 
 
-def check(settings, backup_id):
-    """Raises InputError naming every problem of the settings and the backup id."""
-    problems = settings_problems(settings) + id_problems(backup_id)
+def check(settings, backup_id=None):
+    """Raises InputError naming every problem of the settings and the backup id (when there is one)."""
+    problems = settings_problems(settings) + (id_problems(backup_id) if backup_id is not None else [])
     if problems:
         raise InputError(problems)
 
@@ -151,8 +184,33 @@ def job_manifest(action, namespace, backup_id, settings, endpoints):
                          "restartPolicy": "Never", "containers": [container], "volumes": [volume(settings)]}}}}
 
 
+def cron_job_manifest(namespace, settings, endpoints):
+    """The CronJob of the scheduled backups: the backup Job on settings.schedule, each keeping the newest
+    settings.keep scheduled backups on the volume (and as many of its Jobs, the backups' records)."""
+    job = job_manifest(BACKUP, namespace, SCHEDULED, settings, endpoints)
+    labels = dict(job["metadata"]["labels"], **{"app.kubernetes.io/name": "ovn-database-" + SCHEDULED})
+    keep = settings.get("keep", DEFAULT_KEEP)
+    template = job["spec"]["template"]
+    container = template["spec"]["containers"][0]
+    container["command"] = ["/bin/sh", "-ec", SCRIPTS[SCHEDULED]]
+    container["env"] = [{"name": "JOB_NAME", "valueFrom": {"fieldRef": {
+        "fieldPath": "metadata.labels['%s']" % JOB_NAME_LABEL}}}, {"name": "KEEP", "value": str(keep)}] + [
+        e for e in container["env"] if e["name"] != "BACKUP_ID"]
+    template["metadata"]["labels"] = dict(labels)
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": CRON_JOB, "namespace": namespace, "labels": labels},
+            "spec": {"schedule": settings["schedule"], "concurrencyPolicy": "Forbid",
+                     "successfulJobsHistoryLimit": keep, "failedJobsHistoryLimit": 1,
+                     "jobTemplate": {"metadata": {"labels": dict(labels)}, "spec": job["spec"]}}}
+
+
 def files(backup_id):
     return ["%s/%s.db" % (backup_id, short) for short, unused, unused_db in DATABASES]
+
+
+def ours(obj):
+    """Whether a live object is the collection's (its managed-by label)."""
+    return ((obj.get("metadata") or {}).get("labels") or {}).get(naming.MANAGED_BY_LABEL) == naming.MANAGED_BY
 
 
 def run_record(obj):

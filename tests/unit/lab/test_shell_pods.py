@@ -34,6 +34,20 @@ def test_the_script_runs_with_service_remotes_and_mounts_resolved(monkeypatch, t
     assert shell_pods.resolve_remotes("tcp:other.ns.svc:1", services) == "tcp:other.ns.svc:1"
 
 
+def test_the_downward_apis_metadata_fields_are_resolved_as_the_kubelet_does(monkeypatch, tmp_path):
+    monkeypatch.setattr(shell_pods, "VOLUMES", tmp_path)
+    played = pod('echo "$JOB $NS $NONE."')
+    played["metadata"]["labels"] = {"batch.kubernetes.io/job-name": "ovn-backup-scheduled-42"}
+    played["spec"]["containers"][0]["env"] = [
+        {"name": "JOB", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['batch.kubernetes.io/job-name']"}}},
+        {"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+        {"name": "NONE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['x']"}}}]
+    assert shell_pods.run(played, {}) == (0, "ovn-backup-scheduled-42 ovn-system .")
+    played["spec"]["containers"][0]["env"] = [{"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
+    code, message = shell_pods.run(played, {})
+    assert code == 1 and message.startswith("the lab plays only literal env values and metadata fieldRefs (IP has ")
+
+
 def test_a_failing_script_an_unmountable_volume_and_a_non_shell_command(monkeypatch, tmp_path):
     monkeypatch.setattr(shell_pods, "VOLUMES", tmp_path)
     assert shell_pods.run(pod('echo "no such backup" >&2; exit 3'), {}) == (3, "no such backup")

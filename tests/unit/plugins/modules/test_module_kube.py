@@ -310,8 +310,8 @@ def test_gardener_shoot_holds_an_existing_shoots_kubernetes_and_creates_new_ones
     assert result["failed"] and "kubernetes version downgrade is not supported" in result["problems"][0]
 
 
-def test_gardener_shoot_holds_a_lower_worker_count_of_an_existing_shoot_and_applies_a_higher_one(kube, tmp_path,
-                                                                                                  monkeypatch):
+def test_gardener_shoot_holds_a_lower_worker_count_of_an_existing_shoot_and_applies_a_higher_one(
+        kube, tmp_path, monkeypatch):
     live = shoot()
     live["spec"]["provider"] = {"type": "metal", "workers": [{"name": "worker", "minimum": 2, "maximum": 2}]}
     kube.add(live)

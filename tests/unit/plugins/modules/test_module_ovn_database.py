@@ -30,8 +30,11 @@ def cluster(kube):
 
 
 def run(check_mode=False, **args):
-    return run_module(ovn_database.main, dict(dict(backup_id="chg-1", settings=SETTINGS, wait_timeout=1, wait_sleep=1),
-                                              kubeconfig=kubeconfig(), **args), check_mode=check_mode)
+    """One module run; backup_id=None leaves the option out."""
+    args = dict(dict(backup_id="chg-1", settings=SETTINGS, wait_timeout=1, wait_sleep=1), kubeconfig=kubeconfig(), **args)
+    if args["backup_id"] is None:
+        del args["backup_id"]
+    return run_module(ovn_database.main, args, check_mode=check_mode)
 
 
 def finish(kube, name, condition="Complete"):
@@ -94,6 +97,45 @@ def test_every_bad_setting_is_named_before_anything_is_written(cluster):
                   "cobaltcore_ovn_backup: unknown keys extra"):
         assert field in result["msg"], (field, result["msg"])
     assert cluster.find("batch/v1", "Job", "ovn-backup-Not_A_Label", "ovn-system") is None
+
+
+def test_a_schedule_is_a_cron_job_of_the_backup_and_none_deletes_it(cluster):
+    cluster.kinds[("batch/v1", "CronJob")] = ("cronjobs", True)
+    settings = dict(SETTINGS, schedule="0 3 * * *", keep=2)
+    result, unused = run(action="schedule", settings=settings, backup_id=None, check_mode=True)
+    assert result["changed"] and cluster.find("batch/v1", "CronJob", ovn_backup.CRON_JOB, "ovn-system") is None
+    result, unused = run(action="schedule", settings=settings, backup_id=None)
+    assert result["changed"] and result["cron_job"] == {"namespace": "ovn-system", "name": "ovn-backup-scheduled",
+                                                        "result": "created"}
+    cron = cluster.find("batch/v1", "CronJob", ovn_backup.CRON_JOB, "ovn-system")
+    spec = cron["spec"]
+    assert (spec["schedule"], spec["concurrencyPolicy"], spec["successfulJobsHistoryLimit"]) == ("0 3 * * *", "Forbid", 2)
+    template = spec["jobTemplate"]["spec"]["template"]
+    container = template["spec"]["containers"][0]
+    env = dict((e["name"], e.get("value", e.get("valueFrom"))) for e in container["env"])
+    # Each Job's backup id comes from its own name (ovn-backup-scheduled-<n>: scheduled-<n>).
+    assert env["JOB_NAME"] == {"fieldRef": {"fieldPath": "metadata.labels['batch.kubernetes.io/job-name']"}}
+    assert env["KEEP"] == "2" and "BACKUP_ID" not in env and (env["OVN_NB_REMOTE"], env["OVN_SB_REMOTE"]) == (NB, SB)
+    script = container["command"][2]
+    assert script.startswith('BACKUP_ID="${JOB_NAME#ovn-backup-}"') and 'tail -n +$((KEEP + 1))' in script
+    assert ovn_backup.run_record({"kind": "Job", "metadata": {"labels": spec["jobTemplate"]["metadata"]["labels"]}})
+    assert cluster.find("v1", "PersistentVolumeClaim", ovn_backup.CLAIM, "ovn-system") is not None
+    result, unused = run(action="schedule", settings=settings, backup_id=None)
+    assert not result["changed"], result
+    result, unused = run(action="schedule", settings=SETTINGS, backup_id=None)
+    assert result["changed"] and result["cron_job"]["result"] == "deleted"
+    assert cluster.find("batch/v1", "CronJob", ovn_backup.CRON_JOB, "ovn-system") is None
+    result, unused = run(action="schedule", settings=SETTINGS, backup_id=None)
+    assert not result["changed"] and result["cron_job"]["result"] == "absent"
+    # A backup or a restore needs its id.
+    result, unused = run(action="backup", backup_id=None)
+    assert result["failed"] and "backup_id" in result["msg"]
+
+
+def test_a_schedule_and_keep_that_are_not_one_are_named():
+    problems = ovn_backup.settings_problems(dict(SETTINGS, schedule="daily", keep=0))
+    assert [p.split(":")[0] for p in problems] == ["cobaltcore_ovn_backup.schedule", "cobaltcore_ovn_backup.keep"]
+    assert ovn_backup.settings_problems(dict(SETTINGS, schedule="@daily", keep=1)) == []
 
 
 def test_the_ovn_cluster_must_publish_both_endpoints():
