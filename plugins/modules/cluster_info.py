@@ -26,40 +26,7 @@ author:
 extends_documentation_fragment:
   - c5c3.cobaltcore.read_only
   - c5c3.cobaltcore.kube_connection
-options:
-  objects:
-    description:
-      - Objects to read, each by name or as a list (optionally by namespace and selectors).
-    type: list
-    elements: dict
-    default: []
-    suboptions:
-      api_version:
-        description: The object's C(apiVersion).
-        type: str
-        required: true
-      kind:
-        description: The object's kind; C(Secret) only as a list with O(objects[].metadata_only).
-        type: str
-        required: true
-      name:
-        description: Read this one object; without it, list them.
-        type: str
-      namespace:
-        description: The namespace to read in; without it, a list covers every namespace.
-        type: str
-      label_selector:
-        description: Only objects with these labels (a list only).
-        type: str
-      field_selector:
-        description: Only objects with these fields (a list only).
-        type: str
-      metadata_only:
-        description:
-          - Only each object's C(apiVersion), C(kind) and C(metadata) (the API server's PartialObjectMetadata),
-            which is what a read of Secrets may return.
-        type: bool
-        default: false
+  - c5c3.cobaltcore.object_reads
 """
 
 EXAMPLES = r"""

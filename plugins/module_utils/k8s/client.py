@@ -34,9 +34,10 @@ except ImportError:  # pragma: no cover - Python 2 is not supported
     quote = urlencode = urlsplit = None
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import collection
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import kubeconfig
 
-FIELD_MANAGER = "c5c3.cobaltcore"
+FIELD_MANAGER = collection.NAME
 RETRY_STATUSES = (409, 429, 500, 502, 503, 504)
 MAX_BACKOFF = 8.0
 # apply runs 8 workers; a smaller pool would drop and reopen their connections.

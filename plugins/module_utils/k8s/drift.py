@@ -23,6 +23,7 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import collection
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.masking import SECRET_KINDS
 
 # Set by the collection's action plugins for drift.yml's check-mode run: the file a module writes its objects' drift to.
@@ -32,9 +33,9 @@ ABSENT = "<absent>"
 VALUE_KEYS = ("declared", "live")
 REDACTED = "<redacted>"
 # The collection's name: the value of its managed-by label, and how each of its field managers begins.
-COLLECTION = "c5c3.cobaltcore"
+COLLECTION = collection.NAME
 # The label of the objects the collection creates (and so owns); Nodes it only labels do not carry it.
-OWNER_LABEL = ("app.kubernetes.io/managed-by", COLLECTION)
+OWNER_LABEL = (collection.MANAGED_BY_LABEL, COLLECTION)
 # Fields the API server and the controllers keep on every object: never another manager's drift.
 CONTROLLER_FIELDS = (("metadata", "finalizers"), ("metadata", "ownerReferences"), ("status",))
 SECRET_FIELDS = ("data", "stringData")

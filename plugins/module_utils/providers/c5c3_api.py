@@ -13,6 +13,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import collection
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
@@ -238,7 +239,7 @@ def rotate_keys(client, rotations, rotation_id, timeout, sleep, progress=None):
         if rotation["state"] == key_rotation.ABSENT:
             job = key_rotation.job_from_cronjob(rotation["cronjob"], rotation["job"], rotation_id)
             client.request("POST", jobs_type.path(rotation["namespace"]), body=job,
-                           query={"fieldManager": "c5c3.cobaltcore"}, allow=(409,))
+                           query={"fieldManager": collection.NAME}, allow=(409,))
 
     def attempt():
         states = rotation_states(client, rotations)

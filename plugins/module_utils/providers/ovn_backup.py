@@ -49,25 +49,19 @@ DEFAULT_KEEP = 7
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 _MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 
+_BACKUP_LINES = [
+    'dir="$BACKUP_DIR/$BACKUP_ID"',
+    'mkdir -p "$dir"',
+    'ovsdb-client backup "$OVN_NB_REMOTE" OVN_Northbound > "$dir/nb.db.part"',
+    'ovsdb-client backup "$OVN_SB_REMOTE" OVN_Southbound > "$dir/sb.db.part"',
+    'mv "$dir/nb.db.part" "$dir/nb.db"',
+    'mv "$dir/sb.db.part" "$dir/sb.db"',
+]
 SCRIPTS = {
-    BACKUP: "\n".join([
-        'dir="$BACKUP_DIR/$BACKUP_ID"',
-        'mkdir -p "$dir"',
-        'ovsdb-client backup "$OVN_NB_REMOTE" OVN_Northbound > "$dir/nb.db.part"',
-        'ovsdb-client backup "$OVN_SB_REMOTE" OVN_Southbound > "$dir/sb.db.part"',
-        'mv "$dir/nb.db.part" "$dir/nb.db"',
-        'mv "$dir/sb.db.part" "$dir/sb.db"',
-        'ls -l "$dir"',
-    ]),
-    SCHEDULED: "\n".join([
-        'BACKUP_ID="${JOB_NAME#ovn-backup-}"',
-        'dir="$BACKUP_DIR/$BACKUP_ID"',
-        'mkdir -p "$dir"',
-        'ovsdb-client backup "$OVN_NB_REMOTE" OVN_Northbound > "$dir/nb.db.part"',
-        'ovsdb-client backup "$OVN_SB_REMOTE" OVN_Southbound > "$dir/sb.db.part"',
-        'mv "$dir/nb.db.part" "$dir/nb.db"',
-        'mv "$dir/sb.db.part" "$dir/sb.db"',
-        # the newest KEEP scheduled backups stay (by modification time; an on-demand backup is never named so)
+    BACKUP: "\n".join(_BACKUP_LINES + ['ls -l "$dir"']),
+    # A scheduled Job's id is its name's (ovn-backup-scheduled-<n>); the newest KEEP scheduled backups stay (by
+    # modification time; an on-demand backup is never named so).
+    SCHEDULED: "\n".join(['BACKUP_ID="${JOB_NAME#ovn-backup-}"'] + _BACKUP_LINES + [
         'ls -1dt "$BACKUP_DIR"/%s-*/ | tail -n +$((KEEP + 1)) | while read -r old; do rm -rf "$old"; done' % SCHEDULED,
         'ls -1 "$BACKUP_DIR"',
     ]),

@@ -146,7 +146,7 @@ def cluster_manifest(pool_name, section, media=None, encrypted=False, public_net
         "apiVersion": naming.ROOK_API_VERSION,
         "kind": "CephCluster",
         "metadata": {"name": CLUSTER_NAME, "namespace": naming.ROOK_NAMESPACE,
-                     "labels": {"app.kubernetes.io/managed-by": "c5c3.cobaltcore", "c5c3.io/storage-pool": pool_name}},
+                     "labels": {naming.MANAGED_BY_LABEL: naming.MANAGED_BY, "c5c3.io/storage-pool": pool_name}},
         "spec": {
             "cephVersion": {"image": ceph["image"]},
             "dataDirHostPath": ceph["data_dir_host_path"],

@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import collection
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.kube_names import DNS1123_LABEL_MAX
 
 # API groups and kinds.
@@ -27,8 +28,8 @@ ROOK_NAMESPACE = "rook-ceph"
 OPENSTACK_CLUSTER_LABEL = "c5c3.io/openstack-cluster"
 OPENSTACK_CLUSTER_LABEL_VALUE = "true"
 OPENSTACK_CLUSTER_NAME_LABEL = "c5c3.io/openstack-cluster-name"
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY = "c5c3.cobaltcore"
+MANAGED_BY_LABEL = collection.MANAGED_BY_LABEL
+MANAGED_BY = collection.NAME
 # Phases 1-2: which inventory host (cluster) a Shoot plays, which pool a ServerClaim
 # serves, and the IronCore machine pool and class of a Server (from its BMC's entry).
 CLUSTER_LABEL = "c5c3.io/cluster"

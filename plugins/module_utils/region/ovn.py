@@ -20,7 +20,7 @@ __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.conditions import condition
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import endpoints, network_plan
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import endpoints, naming, network_plan
 
 DATABASES = (("northbound", "NorthboundReady", "nbConnection", "ovn-nb", "Northbound"),
              ("southbound", "SouthboundReady", "sbConnection", "ovn-sb", "Southbound"))
@@ -46,7 +46,7 @@ def southbound_service(remote, namespace="ovn-system"):
         spec["loadBalancerIP"] = host
     return {"apiVersion": "v1", "kind": "Service",
             "metadata": {"name": SOUTHBOUND_SERVICE, "namespace": namespace,
-                         "labels": {"app.kubernetes.io/managed-by": "c5c3.cobaltcore"}},
+                         "labels": {naming.MANAGED_BY_LABEL: naming.MANAGED_BY}},
             "spec": spec}
 
 

@@ -19,6 +19,7 @@ import datetime
 import os
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import collection
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.kube_names import (
     is_dns1123_label, is_dns1123_subdomain)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
@@ -29,8 +30,8 @@ DEFAULT_NAMESPACE = "kube-system"
 NAME_PREFIX = "cobaltcore-run-"
 ANNOTATION_PREFIX = "cobaltcore.c5c3.io/lock-"
 FIELDS = ("host", "pid", "started", "user", "job", "boot_id", "pid_namespace")
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY = "c5c3.cobaltcore"
+MANAGED_BY_LABEL = collection.MANAGED_BY_LABEL
+MANAGED_BY = collection.NAME
 MIN_DURATION = 15
 
 # What a run does with the Lease it read.
