@@ -81,7 +81,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.read import INFO_READ_SPEC, info_read, info_read_problems
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import (
-    PROJECT_KWARGS, PROJECT_OPTIONS, namespace_of)
+    PROJECT_KWARGS, PROJECT_OPTIONS, fetch_admin_kubeconfig, namespace_of)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 
 # Gardener's shortest admin kubeconfig: the reads take seconds.
@@ -110,20 +110,14 @@ class GardenerClusterInfoModule(KubeModule):
             if not found:
                 self.results["clusters"].append({"cluster": cluster, "shoot": None, "api_server": False, "objects": []})
             for shoot in found:
-                self.results["clusters"].append(self.read(namespace, rtype, cluster, shoot))
+                self.results["clusters"].append(self.read(namespace, cluster, shoot))
 
-    def read(self, namespace, rtype, cluster, shoot):
+    def read(self, namespace, cluster, shoot):
         name = shoot["metadata"]["name"]
         entry = {"cluster": cluster, "shoot": name, "api_server": gardener.advertises_api_server(shoot), "objects": []}
         if not entry["api_server"]:
             return entry
-        dummy, answer = self.client.request("POST", rtype.path(namespace, name, "adminkubeconfig"),
-                                            body=gardener.admin_kubeconfig_request(EXPIRATION_SECONDS))
-        try:
-            text, dummy = gardener.admin_kubeconfig_from(answer)
-        except InputError as error:
-            raise KubeError("Shoot %s/%s: the adminkubeconfig answer is unusable: %s"
-                            % (namespace, name, "; ".join(error.problems)))
+        text, dummy = fetch_admin_kubeconfig(self.client, namespace, name, EXPIRATION_SECONDS)
         self.hide(*masking.kubeconfig_credentials(text))
         shoot_client = connection.KubeClient({"kubeconfig": text}, retries=2, retry_budget=20)
         try:

@@ -135,7 +135,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors impo
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener_api import (
-    PROJECT_KWARGS, PROJECT_OPTIONS, namespace_of)
+    PROJECT_KWARGS, PROJECT_OPTIONS, fetch_admin_kubeconfig, namespace_of)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 
@@ -231,15 +231,12 @@ class GardenerKubeconfigModule(KubeModule):
             raise KubeError("Shoot %s/%s does not exist: no kubeconfig can be fetched for it" % (namespace, shoot["name"]))
         if self.check_mode:
             return entry
-        status, answer = self.client.request(
-            "POST", self.rtype.path(namespace, shoot["name"], "adminkubeconfig"),
-            body=gardener.admin_kubeconfig_request(self.params["expiration_seconds"]))
+        # An unusable answer is the server's fault (KubeError); earlier Shoots' files may be written already.
+        text, expires = fetch_admin_kubeconfig(self.client, namespace, shoot["name"], self.params["expiration_seconds"])
+        self.protect(text)
         try:
-            text, expires = gardener.admin_kubeconfig_from(answer)
-            self.protect(text)
             after = gardener.kubeconfig_facts(text)
         except InputError as error:
-            # The server's answer, not the task's input, is bad; earlier Shoots' files may be written already.
             raise KubeError("Shoot %s/%s: the adminkubeconfig answer is unusable: %s"
                             % (namespace, shoot["name"], "; ".join(error.problems)))
         entry.update(server=after["server"], expires=after["expires"].isoformat() if after["expires"] else expires)

@@ -118,7 +118,7 @@ files:
 """
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import readiness
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import drift, readiness
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import ref_of
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import OPERATOR_WAIT_SPEC, KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError, Waiter
@@ -179,7 +179,7 @@ class OvnDatabaseModule(KubeModule):
         ref = {"namespace": namespace, "name": ovn_backup.CRON_JOB}
         if not settings.get("schedule"):
             existing = self.client.get(cron_jobs, ovn_backup.CRON_JOB, namespace)
-            if existing is None or not ovn_backup.ours(existing):
+            if existing is None or not drift.owned(existing):
                 self.results["cron_job"] = dict(ref, result="absent")
                 return
             results = self.record(self.applier().remove([existing]))

@@ -6,8 +6,10 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener import API_VERSION
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers.gardener import (
+    API_VERSION, admin_kubeconfig_from, admin_kubeconfig_request)
 
 
 def project_namespace(client, project):
@@ -27,3 +29,16 @@ PROJECT_KWARGS = dict(required_one_of=[("project", "namespace")], mutually_exclu
 def namespace_of(client, params):
     """The Shoots' namespace: the namespace option, else the project's."""
     return params["namespace"] or project_namespace(client, params["project"])
+
+
+def fetch_admin_kubeconfig(client, namespace, name, expiration_seconds):
+    """(kubeconfig text, expirationTimestamp) of a Shoot, from shoots/adminkubeconfig. An answer without a kubeconfig
+    is the server's fault, not the task's input: a KubeError."""
+    rtype = client.resource(API_VERSION, "Shoot")
+    dummy, answer = client.request("POST", rtype.path(namespace, name, "adminkubeconfig"),
+                                   body=admin_kubeconfig_request(expiration_seconds))
+    try:
+        return admin_kubeconfig_from(answer)
+    except InputError as error:
+        raise KubeError("Shoot %s/%s: the adminkubeconfig answer is unusable: %s"
+                        % (namespace, name, "; ".join(error.problems)))

@@ -202,11 +202,6 @@ def files(backup_id):
     return ["%s/%s.db" % (backup_id, short) for short, unused, unused_db in DATABASES]
 
 
-def ours(obj):
-    """Whether a live object is the collection's (its managed-by label)."""
-    return ((obj.get("metadata") or {}).get("labels") or {}).get(naming.MANAGED_BY_LABEL) == naming.MANAGED_BY
-
-
 def run_record(obj):
     """Whether a live object is one a run made and no inventory declares: a backup or restore Job."""
     labels = (obj.get("metadata") or {}).get("labels") or {}
