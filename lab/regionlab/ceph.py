@@ -234,6 +234,41 @@ class Cluster:
         self._save(state)
         return state
 
+    def hosts(self):
+        """The Nodes the cluster has OSD daemons on."""
+        return sorted({osd["host"] for osd in (self.state() or {}).get("osds") or []})
+
+    def add_host(self, host, address, osds_per_host, device_class=None):
+        """OSDs on a Node that joined after the bootstrap (Rook's OSD prepare on a new valid Node), started; returns
+        their ids once they are up."""
+        admin = self.admin()
+        made = []
+        for dummy in range(osds_per_host):
+            osd = self._make_osd(admin, host, address, device_class)
+            state = self.state()
+            state["osds"].append(osd)
+            self._save(state)
+            made.append(osd["id"])
+        deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
+        while True:
+            up = {o["osd"] for o in self.command("osd dump")["osds"] if o["up"]}
+            if set(made) <= up:
+                return made
+            if time.monotonic() > deadline:
+                raise RuntimeError("Ceph %s: the OSDs of %s not up after %ds" % (self.pool, host, BOOTSTRAP_TIMEOUT))
+            time.sleep(0.5)
+
+    def remove_host(self, host):
+        """A Node's OSD daemons stopped and forgotten: its server was released and wiped. What Ceph still records of
+        them (an OSD not purged first) stays, down, as in a region."""
+        for osd in [o for o in self.state()["osds"] if o["host"] == host]:
+            processes.stop(self.process("osd", str(osd["id"])))
+            shutil.rmtree(self.dir / ("osd-%d" % osd["id"]), ignore_errors=True)
+            (self.dir / ("osd.%d.keyring" % osd["id"])).unlink(missing_ok=True)
+        state = self.state()
+        state["osds"] = [o for o in state["osds"] if o["host"] != host]
+        self._save(state)
+
     def wait_for_volumes_module(self, timeout=BOOTSTRAP_TIMEOUT):
         """Until the new mgr has loaded its always-on volumes module. In a region Rook's mgr runs for minutes
         while the OSDs are prepared; the lab's OSDs are up seconds after it, and a filesystem's `fs subvolumegroup

@@ -70,7 +70,7 @@ def exit_patch(exit_code, message):
     return {"metadata": {"labels": {KWOK_FAILED: "true"}, "annotations": {
         KWOK_FAILED + "/exit-code": str(exit_code), KWOK_FAILED + "/reason": "Error",
         # KWOK's Stage puts the message into YAML unquoted: only words survive
-        KWOK_FAILED + "/message": re.sub(r"[^A-Za-z0-9 ._/()=-]+", " ", message)[:300].strip()}}}
+        KWOK_FAILED + "/message": re.sub(r"[^A-Za-z0-9 ._/()=-]+", " ", message)[-2048:].strip()}}}
 
 
 def stages_file():

@@ -80,5 +80,6 @@ def test_an_instance_in_error_holds_the_eviction_and_the_run_names_it(region):
 def test_an_unknown_node_is_refused_naming_the_pools(region):
     rc, out = maintenance("no-such-node", "on")
     assert rc != 0
-    message = task_result(out, "Require a hypervisor pool that has the Node")["msg"]
-    assert message.startswith("no hypervisor pool has a Hypervisor no-such-node (pools: hv-pool-a, hv-pool-b"), message
+    message = task_result(out, "Require a pool that has the Node")["msg"]
+    assert message == "no hypervisor or storage pool has a Node no-such-node (pools: hv-pool-a, hv-pool-b, " \
+        "st-pool-a, st-pool-b)", message

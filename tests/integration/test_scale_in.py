@@ -49,8 +49,8 @@ def state():
     return nodes, hypervisors, claims
 
 
-def shoot_maximum():
-    shoot = get_object("garden", "-n", PROJECT_NAMESPACE, "shoot", POOL, missing_ok=False)
+def shoot_maximum(pool=POOL):
+    shoot = get_object("garden", "-n", PROJECT_NAMESPACE, "shoot", pool, missing_ok=False)
     return shoot["spec"]["provider"]["workers"][0]["maximum"]
 
 

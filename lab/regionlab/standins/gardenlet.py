@@ -29,7 +29,7 @@ import traceback
 import requests
 
 from .. import config, flux, korc, processes, shoot_cluster
-from . import deployments, hypervisor_operator, loop, nodes, rook, settings
+from . import deployments, hypervisor_operator, loop, nodes, rook, settings, shell_pods
 from .client import ApiError, Kube, Waker, object_path, path
 
 GV = "core.gardener.cloud/v1beta1"
@@ -258,9 +258,12 @@ class Gardenlet(loop.Controller):
         # Rook on the storage pools (rook.py), once phase 3 installed the rook-ceph chart's CRDs.
         storage = [c for c in clusters if STORAGE_GROUP in c.groups]
         self.rook = rook.RookOperator(self, {c.name: Kube(c, rook.MANAGER) for c in storage})
+        # The collection's Ceph Jobs in rook-ceph (storage_maintenance), their container run here (shell_pods.py).
+        self.ceph_jobs = [shell_pods.ShellPods(self, Kube(c, "lab-" + shell_pods.PLAYER), [rook.PODS])
+                          for c in storage]
         for pool in storage:
-            Waker(pool, [rook.url(kind) for kind in rook.KINDS] + [rook.SECRETS, rook.CONFIG_MAPS, rook.NODES],
-                  self.wake, loop.log)
+            Waker(pool, [rook.url(kind) for kind in rook.KINDS] + [rook.SECRETS, rook.CONFIG_MAPS, rook.NODES,
+                                                                   rook.PODS], self.wake, loop.log)
         # Rook and the hypervisor operator act while their Deployments are Available (deployments.py).
         self.operators = {c.name: deployments.Operators(Kube(c, SHOOT_MANAGER), self.log) for c in pools + storage}
         for cluster in pools + storage:
@@ -296,6 +299,8 @@ class Gardenlet(loop.Controller):
             operators.refresh()
         live |= self.hypervisors.reconcile()
         live |= self.rook.reconcile()
+        for pods in self.ceph_jobs:
+            pods.reconcile()
         self.prune(live)
 
     # What runs in the Shoots for real ---------------------------------------------

@@ -13,6 +13,8 @@ on github.com/rook/rook v1.17.9, pkg/operator/ceph:
   as message (Rook wraps it: "failed to perform validation before cluster creation: ...",
   "failed to create cluster: ...") and a Warning event ReconcileFailed; Rook retries.
   preClusterStartValidation: mon.count > Nodes without mon.allowMultiplePerNode is refused.
+- cluster/osd/create.go, k8sutil/node.go: after the bootstrap, a valid Node (not cordoned) without OSDs gets its
+  devices' OSDs; a Node that is gone takes its OSD daemons with it (what Ceph records of them stays, down).
 - cluster/cephstatus.go: status.ceph {health, fsid, lastChecked, details, previousHealth,
   lastChanged}; an unreachable cluster gives HEALTH_ERR with details.error (severity Urgent).
 - cluster/mon/mon.go, controller/cluster_info.go: Secret rook-ceph-mon (type kubernetes.io/rook,
@@ -170,6 +172,7 @@ def url(kind, namespace=None, name=None, subresource=None):
 SECRETS = path("v1", "secrets")
 CONFIG_MAPS = path("v1", "configmaps")
 NODES = path("v1", "nodes")
+PODS = path("v1", "pods", "rook-ceph")
 
 
 def cephx_key():
@@ -670,6 +673,7 @@ class RookOperator:
         # The storage pools' Ceph (lab/regionlab/ceph.py), its bootstraps running beside the passes.
         self.cephs = {name: ceph.Cluster(name) for name in kubes}
         self.bootstraps = {}
+        self.preparing = {}
         self.brought_back = set()
         self.checked = {}
         self.refreshed = {}
@@ -778,6 +782,7 @@ class RookOperator:
             self.patch_status(kube, target, cluster, wanted, "CephCluster %s/%s: Ready, %s" % (
                 cluster_name, meta["name"], wanted["ceph"]["health"]))
             return
+        self.follow_nodes(cluster_name, cluster, nodes)
         # Created: the health checker reports Ceph's status every ceph_status seconds (Rook: every 60 s).
         left = self.checked.get(uid, 0) + self.ctl.delay("ceph_status") - time.monotonic()
         if left > 0:
@@ -840,6 +845,42 @@ class RookOperator:
             self.ctl.log("Ceph %s: %s" % (cluster_name, running["error"]))
             return None, running["error"]
         return pool_ceph.status(), None
+
+    def follow_nodes(self, cluster_name, cluster, nodes):
+        """After the bootstrap, Rook's OSD orchestration on each reconcile (useAllNodes): OSDs are prepared on a valid
+        Node without any - one that is schedulable (k8sutil GetValidNodes leaves a cordoned Node out) - one Node at a
+        time beside the passes; the OSD daemons of a Node that is gone (its server released) stop with it."""
+        pool_ceph = self.cephs[cluster_name]
+        if cluster_name in self.bootstraps or not pool_ceph.complete():
+            return
+        present = dict((n["metadata"]["name"], n) for n in nodes)
+        for host in pool_ceph.hosts():
+            if host not in present:
+                pool_ceph.remove_host(host)
+                self.ctl.log("Ceph %s: the OSD daemons of Node %s stopped (the Node is gone)" % (cluster_name, host))
+        running = self.preparing.get(cluster_name)
+        if running is not None and running.is_alive():
+            self.ctl.next_due = min(self.ctl.next_due, 1.0)
+            return
+        have = set(pool_ceph.hosts())
+        joined = sorted(name for name, n in present.items() if name not in have and node_address(n)
+                        and not (n.get("spec") or {}).get("unschedulable"))
+        if not joined:
+            return
+        host, address = joined[0], node_address(present[joined[0]])
+        per_node, device_class = osd_count(cluster)
+
+        def prepare():
+            try:
+                made = pool_ceph.add_host(host, address, per_node, device_class)
+                self.ctl.log("Ceph %s: OSDs %s up on Node %s" % (cluster_name, made, host))
+            except Exception as exc:  # noqa: BLE001 -- a thread's end: logged, tried again on a later pass
+                self.ctl.log("Ceph %s: OSDs on Node %s: %s" % (cluster_name, host, exc))
+            self.ctl.wake.set()
+
+        self.preparing[cluster_name] = threading.Thread(target=prepare, name="ceph-osds-" + host, daemon=True)
+        self.preparing[cluster_name].start()
+        self.ctl.next_due = min(self.ctl.next_due, 1.0)
 
     def bring_back(self, cluster_name, clusters):
         """At the stand-in's first pass (a lab start), the daemons of a Ceph that exists; a Ceph whose CephCluster is

@@ -1,4 +1,5 @@
-"""The lab's kubelet for pods whose container is a shell script: the collection's OVN database Jobs (ovn_database).
+"""The lab's kubelet for pods whose container is a shell script: the collection's OVN database Jobs (ovn_database) and
+its Ceph Jobs on the storage pools (ceph_node_maintenance).
 
 No container runs in the lab. A pod annotated lab.c5c3.io/played-by: shell-pods (the lab inventory's
 cobaltcore_ovn_backup.pod_annotations) is left alone by KWOK's pod-complete Stage (kubelets.py); once KWOK has it
@@ -7,7 +8,8 @@ Running, this module runs its container here, as the container would run it:
 - the command must be a shell with its script (["/bin/sh", "-ec", <script>]); the script runs with the real tools
   of this machine (ovsdb-client of Debian's Open vSwitch);
 - the container's env: literal values and the downward API's metadata fields (valueFrom.fieldRef: metadata.name,
-  .namespace, .uid, .labels['<key>'], .annotations['<key>'], spec.nodeName), as the kubelet resolves them; with what a
+  .namespace, .uid, .labels['<key>'], .annotations['<key>'], spec.nodeName) and the keys of the pod's cluster's
+  Secrets and ConfigMaps (secretKeyRef, configMapKeyRef), as the kubelet resolves them; with what a
   pod sees resolved to the lab: an OVSDB remote of an OVN database Service
   (tcp:ovn-nb.ovn-system.svc[.cluster.local]:6641) becomes the lab's members of that database (ovn.py), and a value
   under a volume mount's path the lab directory of that volume (STATE/volumes/: nfs/<server>/<path>,
@@ -15,22 +17,24 @@ Running, this module runs its container here, as the container would run it:
 - then the exit, as kubelets.exit_patch writes it: code 0 completes the pod, any other fails it with the end of
   what the script wrote to stderr.
 
-The scripts are short (a backup of the lab's databases takes milliseconds), so they run in the loop's pass, at most
-SCRIPT_TIMEOUT seconds each.
+Each script runs in a thread beside the loop's passes, at most SCRIPT_TIMEOUT seconds.
 """
 
+import base64
 import json
 import os
 import re
 import subprocess
+import threading
 
 from .. import config, kubelets
 from .. import ovn as data_plane
-from .client import object_path
+from .client import ApiError, object_path, path
 
 PLAYER = "shell-pods"
 SHELLS = ("/bin/sh", "sh", "/bin/bash", "bash")
-SCRIPT_TIMEOUT = 60
+SCRIPT_TIMEOUT = 900
+MESSAGE_LINES, MESSAGE_BYTES = 80, 2048
 VOLUMES = config.STATE / "volumes"
 _FIELD_KEY = re.compile(r"^metadata\.(labels|annotations)\['([^']+)'\]$")
 _SERVICE_REMOTE = re.compile(r"\b(tcp|ssl):([a-z0-9-]+)\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?:([0-9]+)\b")
@@ -70,8 +74,29 @@ def field_value(pod, path):
     return None
 
 
-def container_env(pod, services):
-    """(env, problem): the container's environment as the lab runs it, or the reason it cannot."""
+def key_value(pod, source, read):
+    """(value, problem) of an env var from a Secret's or a ConfigMap's key (valueFrom.secretKeyRef,
+    .configMapKeyRef), read from the pod's cluster as the kubelet reads it; a missing object or key the kubelet
+    refuses (CreateContainerConfigError) unless the reference is optional. None for another source."""
+    for ref_kind, plural, kind in (("secretKeyRef", "secrets", "Secret"), ("configMapKeyRef", "configmaps",
+                                                                             "ConfigMap")):
+        ref = source.get(ref_kind)
+        if ref is None:
+            continue
+        namespace = pod["metadata"]["namespace"]
+        data = (read(plural, namespace, ref["name"]) or {}).get("data") or {}
+        if ref["key"] not in data:
+            if ref.get("optional"):
+                return "", None
+            return None, "couldn't find key %s in %s %s/%s" % (ref["key"], kind, namespace, ref["name"])
+        value = data[ref["key"]]
+        return (base64.b64decode(value).decode() if kind == "Secret" else value), None
+    return None, None
+
+
+def container_env(pod, services, read=None):
+    """(env, problem): the container's environment as the lab runs it, or the reason it cannot; read(plural,
+    namespace, name) reads a Secret or ConfigMap of the pod's cluster."""
     spec = pod["spec"]
     container = spec["containers"][0]
     volumes = dict((v["name"], v) for v in spec.get("volumes") or [])
@@ -86,11 +111,14 @@ def container_env(pod, services):
         if "value" in item:
             value = item["value"]
         else:
-            path = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
-            value = field_value(pod, path) if path else None
+            source = item.get("valueFrom") or {}
+            path = (source.get("fieldRef") or {}).get("fieldPath")
+            value, problem = (field_value(pod, path), None) if path else key_value(pod, source, read)
+            if problem:
+                return None, problem
             if value is None:
-                return None, "the lab plays only literal env values and metadata fieldRefs (%s has %s)" % (
-                    item["name"], json.dumps(item.get("valueFrom")))
+                return None, "the lab plays only literal env values, metadata fieldRefs and Secret and ConfigMap " \
+                    "keys (%s has %s)" % (item["name"], json.dumps(item.get("valueFrom")))
         value = resolve_remotes(value, services)
         for path, found in mounts:
             if value == path or value.startswith(path + "/"):
@@ -100,13 +128,13 @@ def container_env(pod, services):
     return env, None
 
 
-def run(pod, services):
+def run(pod, services, read=None):
     """(exit code, message) of the pod's container, run here."""
     container = pod["spec"]["containers"][0]
     argv = list(container.get("command") or []) + list(container.get("args") or [])
     if len(argv) < 3 or argv[0] not in SHELLS or argv[-2] not in ("-c", "-ec", "-ce", "-euc", "-eu"):
         return 127, "the lab plays only a shell running a script, not %r" % (argv[:2],)
-    env, problem = container_env(pod, services)
+    env, problem = container_env(pod, services, read)
     if problem:
         return 1, problem
     try:
@@ -114,7 +142,13 @@ def run(pod, services):
                               timeout=SCRIPT_TIMEOUT, check=False, cwd=env["HOME"])
     except subprocess.TimeoutExpired:
         return 137, "killed after %ss" % SCRIPT_TIMEOUT
-    return done.returncode, (done.stderr if done.returncode else done.stdout).strip()[-300:]
+    return done.returncode, log_tail(done.stderr if done.returncode else done.stdout)
+
+
+def log_tail(text):
+    """What the kubelet makes a failed container's termination message with FallbackToLogsOnError: the log's last
+    80 lines, at most its last 2048 bytes (kubecontainer.MaxContainerTerminationMessageLogLines, ...Length)."""
+    return "\n".join(text.strip().splitlines()[-MESSAGE_LINES:])[-MESSAGE_BYTES:]
 
 
 def ovn_services():
@@ -123,27 +157,55 @@ def ovn_services():
 
 
 class ShellPods:
-    """One pass over the pods of the watched namespaces (the c5c3-operator stand-in's loop)."""
+    """One pass over the pods of the watched namespaces (the loop of the stand-in that holds it). Each container runs
+    beside the passes, as a kubelet runs it beside the cluster's controllers (a Ceph Job waits for what the Rook
+    stand-in's passes do); its exit is written on the first pass after it ended."""
 
     def __init__(self, ctl, kube, pods_urls):
         self.ctl = ctl
         self.kube = kube
         self.urls = pods_urls
+        self.running = {}  # pod uid -> {"pod", "thread", "exit": (code, message) once ended}
         os.makedirs(VOLUMES, exist_ok=True)
 
+    def read(self, plural, namespace, name):
+        return self.kube.get(path("v1", plural, namespace, name))
+
+    def start(self, pod):
+        entry = {"pod": pod}
+
+        def container():
+            entry["exit"] = run(pod, ovn_services(), self.read)
+            self.ctl.wake.set()
+
+        entry["thread"] = threading.Thread(target=container, name="pod-" + pod["metadata"]["name"], daemon=True)
+        self.running[pod["metadata"]["uid"]] = entry
+        entry["thread"].start()
+
     def reconcile(self):
+        for uid, entry in list(self.running.items()):
+            if "exit" not in entry:
+                continue
+            del self.running[uid]
+            pod, (code, message) = entry["pod"], entry["exit"]
+            meta = pod["metadata"]
+            try:
+                self.kube.request("PATCH", object_path("v1", "pods", pod), kubelets.exit_patch(code, message),
+                                  params={"fieldManager": "lab-" + PLAYER},
+                                  content_type="application/merge-patch+json")
+            except ApiError as exc:
+                if exc.code != 404:  # a pod deleted while its container ran has no exit to record
+                    raise
+            self.ctl.log("pod %s/%s: container exited %d: %s" % (meta["namespace"], meta["name"], code,
+                                                                 message.replace("\n", " ")[-200:]))
         for url in self.urls:
             for pod in self.kube.list(url):
                 meta = pod["metadata"]
                 notes, labels = meta.get("annotations") or {}, meta.get("labels") or {}
                 if (notes.get(kubelets.PLAYED_BY) != PLAYER or kubelets.EXIT_CODE in notes
                         or kubelets.KWOK_FAILED in labels or meta.get("deletionTimestamp")
-                        or (pod.get("status") or {}).get("phase") != "Running"):
+                        or (pod.get("status") or {}).get("phase") != "Running" or meta["uid"] in self.running):
                     continue
-                code, message = run(pod, ovn_services())
-                self.kube.request("PATCH", object_path("v1", "pods", pod), kubelets.exit_patch(code, message),
-                                  params={"fieldManager": "lab-" + PLAYER},
-                                  content_type="application/merge-patch+json")
-                self.ctl.log("pod %s/%s: container exited %d: %s" % (meta["namespace"], meta["name"], code,
-                                                                     message.replace("\n", " ")[-200:]))
-
+                self.start(pod)
+        if self.running:
+            self.ctl.next_due = min(self.ctl.next_due, 1.0)

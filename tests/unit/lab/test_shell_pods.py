@@ -45,12 +45,35 @@ def test_the_downward_apis_metadata_fields_are_resolved_as_the_kubelet_does(monk
     assert shell_pods.run(played, {}) == (0, "ovn-backup-scheduled-42 ovn-system .")
     played["spec"]["containers"][0]["env"] = [{"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
     code, message = shell_pods.run(played, {})
-    assert code == 1 and message.startswith("the lab plays only literal env values and metadata fieldRefs (IP has ")
+    assert code == 1 and message.startswith("the lab plays only literal env values, metadata fieldRefs and Secret and "
+                                            "ConfigMap keys (IP has ")
+
+
+def test_secret_and_config_map_keys_are_read_from_the_pods_cluster(monkeypatch, tmp_path):
+    monkeypatch.setattr(shell_pods, "VOLUMES", tmp_path)
+    objects = {("secrets", "ovn-system", "mon"): {"data": {"key": "czNjcjN0"}},
+               ("configmaps", "ovn-system", "endpoints"): {"data": {"data": "a=127.30.1.10:6789"}}}
+    played = pod('echo "$KEY $MONS [$OPTIONAL]"')
+    played["spec"]["containers"][0]["env"] = [
+        {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "mon", "key": "key"}}},
+        {"name": "MONS", "valueFrom": {"configMapKeyRef": {"name": "endpoints", "key": "data"}}},
+        {"name": "OPTIONAL", "valueFrom": {"secretKeyRef": {"name": "gone", "key": "k", "optional": True}}}]
+
+    def read(plural, namespace, name):
+        return objects.get((plural, namespace, name))
+
+    assert shell_pods.run(played, {}, read) == (0, "s3cr3t a=127.30.1.10:6789 []")
+    # A missing key the kubelet refuses (CreateContainerConfigError): the container does not start.
+    played["spec"]["containers"][0]["env"] = [{"name": "K", "valueFrom": {"secretKeyRef": {"name": "mon", "key": "x"}}}]
+    assert shell_pods.run(played, {}, read) == (1, "couldn't find key x in Secret ovn-system/mon")
 
 
 def test_a_failing_script_an_unmountable_volume_and_a_non_shell_command(monkeypatch, tmp_path):
     monkeypatch.setattr(shell_pods, "VOLUMES", tmp_path)
     assert shell_pods.run(pod('echo "no such backup" >&2; exit 3'), {}) == (3, "no such backup")
+    # The kubelet's FallbackToLogsOnError: the log's last 80 lines, at most 2048 bytes.
+    code, message = shell_pods.run(pod('for i in $(seq 1 100); do echo "line $i" >&2; done; exit 1'), {})
+    assert (code, message.splitlines()[0], message.splitlines()[-1]) == (1, "line 21", "line 100")
     assert shell_pods.run(pod("true", volume={"configMap": {"name": "x"}}), {}) == (
         1, "the lab cannot mount volume data")
     assert shell_pods.run(pod("", command=["ovsdb-client", "backup"]), {})[0] == 127

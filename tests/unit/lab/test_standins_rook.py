@@ -133,6 +133,18 @@ class FakeCeph:
     def destroy(self):
         self.booted = None
 
+    def hosts(self):
+        return sorted({osd["host"] for osd in self.booted["osds"]})
+
+    def add_host(self, host, address, osds_per_host, device_class=None):
+        first = max([o["id"] for o in self.booted["osds"]] + [-1]) + 1
+        made = [{"id": first + i, "host": host, "address": address} for i in range(osds_per_host)]
+        self.booted["osds"] += made
+        return [o["id"] for o in made]
+
+    def remove_host(self, host):
+        self.booted["osds"] = [o for o in self.booted["osds"] if o["host"] != host]
+
     def status(self):
         return {"fsid": self.booted["fsid"], "health": {"status": "HEALTH_OK", "checks": {}},
                 "osdmap": {"num_osds": len(self.booted["osds"]), "num_up_osds": len(self.booted["osds"])},
@@ -403,6 +415,36 @@ def test_cluster_goes_through_rooks_steps_to_ready_with_health_ok_and_its_output
     passes(operator)
     assert kube.writes == writes
     assert not any(mon["mon-secret"] in line or mon["ceph-secret"] in line or mon["fsid"] in line for line in ctl.logs)
+
+
+def test_osds_follow_the_nodes_that_join_and_go_after_the_bootstrap():
+    kube, ctl = FakeKube(), Ctl()
+    node(kube, "st-1", "10.250.5.10")
+    operator = operator_for(ctl, {"st-pool-a": kube})
+    add(kube, "CephCluster", "rook-ceph", {"mon": {"count": 1}})
+    passes(operator)
+    pool_ceph = operator.cephs["st-pool-a"]
+
+    def settle():
+        for dummy in range(3):
+            operator.reconcile()
+            for thread in list(operator.preparing.values()):  # Rook's OSD prepare runs beside the passes
+                thread.join()
+
+    assert pool_ceph.hosts() == ["st-1"]
+    # A cordoned Node gets none (k8sutil.ValidNode: "node is unschedulable"); once schedulable, its disks' OSDs.
+    node(kube, "st-2", "10.250.5.11")
+    kube.objects["/api/v1/nodes/st-2"]["spec"] = {"unschedulable": True}
+    settle()
+    assert pool_ceph.hosts() == ["st-1"]
+    kube.objects["/api/v1/nodes/st-2"]["spec"] = {}
+    settle()
+    assert pool_ceph.hosts() == ["st-1", "st-2"]
+    assert [o["id"] for o in pool_ceph.booted["osds"] if o["host"] == "st-2"] == [3, 4, 5]
+    # A Node that is gone takes its OSD daemons with it.
+    del kube.objects["/api/v1/nodes/st-2"]
+    settle()
+    assert pool_ceph.hosts() == ["st-1"]
 
 
 def test_too_many_mons_for_the_nodes_is_refused_as_rook_does():

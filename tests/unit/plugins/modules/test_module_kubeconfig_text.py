@@ -49,6 +49,7 @@ KUBE_ARGS = {
     "generated_secret": {"namespace": "n", "secrets": [{"name": "s", "generate": ["password"]}]},
     "hypervisor_nodes": {"workers": 0, "zone": "a", "wait": False},
     "hypervisor_maintenance": {"node": "n", "state": "on"},
+    "storage_maintenance": {"node": "n", "state": "on"},
     "database_backup": {"settings": {}},
     "database_restore": {"namespace": "n", "backup": "b", "confirm": "n"},
     "ovn_database": {"action": "backup", "backup_id": "b",
