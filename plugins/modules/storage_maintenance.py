@@ -24,7 +24,8 @@ description:
   - O(state=off) - C(ceph osd in), waits until every PG is C(active+clean), then drops the cordon and the annotation
     it set. A Node held for another reason is refused, naming it.
   - O(state=purged) - for a Node that is gone (its server released) - its OSDs, out, are purged
-    (C(ceph osd purge)) once they are down, and its CRUSH bucket removed, as Rook's RemoveOSDs does. Refused while
+    (C(ceph osd purge)) once they are down, and its CRUSH bucket removed, as Rook's RemoveOSDs does; then waits
+    until every PG is C(active+clean) again (without their CRUSH weight, CRUSH may place PGs anew). Refused while
     any of them is in, or while the Node exists (check mode plans it for a Node still there).
   - A Node already as asked reports C(changed=false) without a Job. A cluster without that Node reports
     RV(found=false) and changes nothing (maintenance.yml runs on every storage pool; one of them has it).
@@ -57,6 +58,11 @@ options:
     description: The maintenance reason the module sets and recognises as its own.
     type: str
     default: cobaltcore - maintenance
+  crush_host:
+    description:
+      - With O(state=purged), the gone Node's CRUSH host bucket, as RV(crush_host) returned it while the Node was
+        there. Default - the Node's name, dots made dashes.
+    type: str
   namespace:
     description: The CephCluster's namespace, where the Job runs.
     type: str
@@ -87,6 +93,10 @@ job:
   description: The Job that ran, C({namespace, name, action}), or would run in check mode.
   returned: when a Job ran or would run
   type: dict
+crush_host:
+  description: The Node's CRUSH host bucket, where its OSDs are.
+  returned: when found
+  type: str
 health:
   description: The CephCluster's C(status.ceph.health) as the module last read it.
   returned: when found
@@ -108,6 +118,7 @@ class StorageMaintenanceModule(KubeModule):
         node=dict(type="str", required=True),
         state=dict(type="str", required=True, choices=["on", "off", "purged"]),
         reason=dict(type="str", default=maintenance.REASON),
+        crush_host=dict(type="str"),
         namespace=dict(type="str", default=naming.ROOK_NAMESPACE),
         pod_annotations=dict(type="dict"),
         **OPERATOR_WAIT_SPEC
@@ -123,21 +134,21 @@ class StorageMaintenanceModule(KubeModule):
                 return
             if node is not None and not self.check_mode:  # a check run of scale_in.yml released nothing yet
                 raise InputError([problem("node", "Node %s still exists: only a gone Node's OSDs are purged" % name)])
-            self.results["health"] = self.health(cluster)
-            self.run_job(maintenance.PURGE, name.replace(".", "-"), cluster)
+            host = self.params["crush_host"] or maintenance.crush_host({"metadata": {"name": name}})
+            self.results.update(health=self.health(cluster), crush_host=host)
+            self.run_job(maintenance.PURGE, host, cluster)
             return
         self.results.update(found=node is not None and cluster is not None)
         if not self.results["found"]:
             return
-        held = maintenance.owner(node, reason)
-        self.results.update(maintenance=held, health=self.health(cluster))
+        held, host = maintenance.owner(node, reason), maintenance.crush_host(node)
+        self.results.update(maintenance=held, health=self.health(cluster), crush_host=host)
         if held not in (None, "ours"):
             raise InputError([problem("node", "Node %s is in storage maintenance for another reason (%s): it is "
                                       "left alone" % (name, held))])
         on = state == "on"
         if (on and maintenance.is_done(node, reason)) or (not on and held is None):
             return
-        host = maintenance.crush_host(node)
         self.run_job(maintenance.OUT if on else maintenance.IN, host, cluster)
         self.client.server_side_apply(self.client.resource("v1", "Node"),
                                       maintenance.node_manifest(name, on, reason), maintenance.FIELD_MANAGER,
@@ -179,17 +190,18 @@ class StorageMaintenanceModule(KubeModule):
             return outcome is not None, outcome
 
         ended, outcome = poll(attempt, self.params["wait_timeout"] + 60, self.params["wait_sleep"])
-        if outcome == "failed":
+        why = None
+        if not ended:
+            why = "did not end within %ss" % (self.params["wait_timeout"] + 60)
+        elif outcome == "failed":
             pods = self.client.list(self.client.resource("v1", "Pod"), namespace,
                                     label_selector="%s=%s" % (maintenance.JOB_NAME_LABEL, name))
-            said = maintenance.pod_message(pods) or "no termination message"
+            why = "(OSDs %s) failed: %s" % (action, maintenance.pod_message(pods) or "no termination message")
+        elif outcome == "gone":
+            why = "(OSDs %s) was deleted before it ended" % action
         self.client.delete(jobs, name, namespace, propagation="Background")
-        if not ended:
-            raise WaitError("Node %s: the Job %s/%s did not end within %ss" % (
-                self.params["node"], namespace, name, self.params["wait_timeout"] + 60), [])
-        if outcome != "complete":
-            raise WaitError("Node %s: the Job %s/%s (OSDs %s) failed: %s" % (
-                self.params["node"], namespace, name, action, said if outcome == "failed" else "it was deleted"), [])
+        if why:
+            raise WaitError("Node %s: the Job %s/%s %s" % (self.params["node"], namespace, name, why), [])
 
 
 def main():

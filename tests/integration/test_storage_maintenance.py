@@ -160,7 +160,8 @@ def test_a_storage_node_goes_out_with_its_data_moved_comes_back_and_is_scaled_in
         rc, out = play(SCALE_IN, "-e", json.dumps({"pool": POOL}), inventory_dir=shrunk)
         restored = rc == 0
         assert rc == 0, failures(out)
-        assert [r["item"] for r in task_results(out, PURGE)[POOL]["results"]] == [new]
+        assert [(r["item"]["item"], r["crush_host"]) for r in task_results(out, PURGE)[POOL]["results"]] == [
+            (new, new)]
         assert pool_nodes(POOL) == nodes_before and shoot_maximum(POOL) == 1
         tree = ceph.Cluster(POOL).command("osd tree")
         assert osds(POOL, new) == {} and new not in [n["name"] for n in tree["nodes"]]

@@ -33,7 +33,8 @@ JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 # The Job's script. Actions: out (the host's OSDs out, refused when the pools would lose a failure domain they
 # need; waits until `ceph osd safe-to-destroy` says their data lives elsewhere and every PG is active+clean), in
 # (back in; waits until every PG is active+clean), purge (a gone host's OSDs, out - refused if one is in - once they
-# are down: `osd purge` each, then its CRUSH bucket, as Rook's RemoveOSDs does).
+# are down: `osd purge` each, then its CRUSH bucket, as Rook's RemoveOSDs does; waits until every PG is
+# active+clean again).
 SCRIPT = r'''
 import atexit, json, os, subprocess, sys, tempfile, time
 
@@ -128,6 +129,19 @@ def clean(ceph):
         "%s %s" % (s.get("num"), s.get("name")) for s in states if s.get("name") != "active+clean")
 
 
+def settled(ceph, ready):
+    """Once ready() (the mgr has the new map), every PG whole on three polls, more than a stats period apart: the mgr's
+    PG states are the OSDs' last reports."""
+    seen = []
+
+    def check():
+        is_ready = ready()
+        done, why = clean(ceph)
+        seen.append(is_ready and done)
+        return len(seen) > 2 and all(seen[-3:]), why or ("not yet" if not is_ready else "settling")
+    return check
+
+
 def wait(what, done, deadline):
     while True:
         finished, why = done()
@@ -164,16 +178,8 @@ def main(ceph, action, host, deadline):
         wait("drained", drained, deadline)
     elif action == "in":
         ceph("osd", "in", *names)
-        seen = []
-
-        def settled():
-            # Once the mgr has them in, every PG whole on two polls a stats period apart (the mgr's PG states are
-            # the OSDs' last reports).
-            back = all(n["reweight"] for n in ceph("osd", "df")["nodes"] if n["id"] in osds)
-            done, why = clean(ceph)
-            seen.append(back and done)
-            return len(seen) > 2 and all(seen[-3:]), why or "the OSDs not yet in"
-        wait("active+clean", settled, deadline)
+        wait("active+clean", settled(ceph, lambda: all(
+            n["reweight"] for n in ceph("osd", "df")["nodes"] if n["id"] in osds)), deadline)
     elif action == "purge":
         still_in = [n["name"] for n in tree["nodes"] if n["id"] in osds and n.get("reweight")]
         if still_in:
@@ -186,6 +192,8 @@ def main(ceph, action, host, deadline):
         for name in names:
             ceph("osd", "purge", name, "--yes-i-really-mean-it")
         ceph("osd", "crush", "rm", host, check=False)
+        # Their CRUSH weight gone, CRUSH may place some PGs anew.
+        wait("active+clean", settled(ceph, lambda: True), deadline)
     print("%s of %s done" % (action, " ".join(names)))
     return 0
 

@@ -141,6 +141,8 @@ def test_purge_refuses_osds_still_in_and_purges_the_down_ones_with_their_bucket(
     assert [c for c in ceph.calls if c[:2] in (("osd", "purge"), ("osd", "crush"))] == [
         ("osd", "purge", "osd.1", "--yes-i-really-mean-it"), ("osd", "purge", "osd.2", "--yes-i-really-mean-it"),
         ("osd", "crush", "rm", "node-b")]
+    # Then until every PG is whole again, on three polls (their weight gone, CRUSH may place PGs anew).
+    assert ceph.calls[-3:] == [("pg", "stat")] * 3
 
 
 def test_the_node_records_and_the_job():

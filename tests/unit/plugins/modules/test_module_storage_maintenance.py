@@ -40,12 +40,12 @@ def run(check_mode=False, **args):
 
 
 def end_jobs(kube, outcome, message=None):
-    """The Job controller and kubelet: each Job the module makes ends with the outcome (its pod's last words)."""
+    """The Job controller and kubelet: the next Job the module makes ends with the outcome (its pod's last words)."""
     seen = []
 
     def play():
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not seen:
             for key, job in list(kube.objects.items()):
                 if key[1] == "Job" and not job.get("status"):
                     seen.append(job)
@@ -73,7 +73,7 @@ def test_on_runs_the_out_job_then_cordons_and_annotates_the_node(pool):
     node(pool)
     seen = end_jobs(pool, "Complete")
     result, unused = run(state="on")
-    assert result["changed"] and not result.get("failed"), result
+    assert result["changed"] and not result.get("failed") and result["crush_host"] == "st-1", result
     (job,) = seen
     env = dict((e["name"], e.get("value")) for e in job["spec"]["template"]["spec"]["containers"][0]["env"])
     assert (env["ACTION"], env["CRUSH_HOST"]) == ("out", "st-1")
@@ -135,4 +135,9 @@ def test_purged_only_once_the_node_is_gone(pool):
     result, unused = run(state="purged", node="st-9.lab")
     assert result["changed"] and not result.get("failed")
     env = seen[0]["spec"]["template"]["spec"]["containers"][0]["env"]
-    assert [e["value"] for e in env[:2]] == ["purge", "st-9-lab"]
+    assert [e["value"] for e in env[:2]] == ["purge", "st-9-lab"] and result["crush_host"] == "st-9-lab"
+    # The bucket the drain returned (the gone Node's hostname label) over the Node's name.
+    seen = end_jobs(pool, "Complete")
+    result, unused = run(state="purged", node="st-9.lab", crush_host="st-9")
+    env = seen[0]["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert [e["value"] for e in env[:2]] == ["purge", "st-9"] and result["crush_host"] == "st-9"
