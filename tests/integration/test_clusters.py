@@ -29,7 +29,7 @@ STANDINS = config.STATE / "standins.yaml"
 POOLS = {"lab-control-plane": 1, "hv-pool-a": 2, "hv-pool-b": 1, "st-pool-a": 1, "st-pool-b": 1}
 SHOOTS = {"lab-cp": "lab-control-plane", "hv-pool-a": "hv-pool-a", "hv-pool-b": "hv-pool-b",
           "st-pool-a": "st-pool-a", "st-pool-b": "st-pool-b"}
-BMCS = 8
+BMCS = 9
 # site.yml limited to the hosts of phases 1-2 (and the preflight of those): phases 4-5 run on the
 # control-plane cluster only, and a re-run of them is a no-op that takes most of a site.yml run.
 PHASES_1_2 = "ironcore,gardener"
