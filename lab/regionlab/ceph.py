@@ -249,14 +249,9 @@ class Cluster:
             state["osds"].append(osd)
             self._save(state)
             made.append(osd["id"])
-        deadline = time.monotonic() + BOOTSTRAP_TIMEOUT
-        while True:
-            up = {o["osd"] for o in self.command("osd dump")["osds"] if o["up"]}
-            if set(made) <= up:
-                return made
-            if time.monotonic() > deadline:
-                raise RuntimeError("Ceph %s: the OSDs of %s not up after %ds" % (self.pool, host, BOOTSTRAP_TIMEOUT))
-            time.sleep(0.5)
+        self.wait(lambda dump: set(made) <= {o["osd"] for o in dump["osds"] if o["up"]}, "the OSDs of %s up" % host,
+                  read=lambda: self.command("osd dump"))
+        return made
 
     def remove_host(self, host):
         """A Node's OSD daemons stopped and forgotten: its server was released and wiped. What Ceph still records of
@@ -471,10 +466,11 @@ class Cluster:
             self.rbd("rm", "--no-progress", "%s/%s" % (pool, image))
         return len(images)
 
-    def wait(self, predicate, what, timeout=BOOTSTRAP_TIMEOUT):
+    def wait(self, predicate, what, timeout=BOOTSTRAP_TIMEOUT, read=None):
+        """Until predicate(read()) (read: `ceph status` unless given); its last answer."""
         deadline = time.monotonic() + timeout
         while True:
-            status = self.status()
+            status = (read or self.status)()
             if predicate(status):
                 return status
             if time.monotonic() > deadline:

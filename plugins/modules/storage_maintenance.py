@@ -106,6 +106,7 @@ health:
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import readiness
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import OPERATOR_WAIT_SPEC, KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
@@ -186,8 +187,12 @@ class StorageMaintenanceModule(KubeModule):
             found = self.client.get(jobs, name, namespace)
             offer(self.progress, lambda: "Node %s: waiting until the Job %s/%s ends (OSDs %s)" % (
                 self.params["node"], namespace, name, action))
-            outcome = maintenance.job_outcome(found) if found is not None else "gone"
-            return outcome is not None, outcome
+            if found is None:
+                return True, "gone"
+            verdict = readiness.evaluate(found)  # the Job rule: Complete, or Failed / FailureTarget
+            if verdict.ready:
+                return True, "complete"
+            return verdict.terminal, "failed"
 
         ended, outcome = poll(attempt, self.params["wait_timeout"] + 60, self.params["wait_sleep"])
         why = None

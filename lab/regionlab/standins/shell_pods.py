@@ -1,5 +1,5 @@
 """The lab's kubelet for pods whose container is a shell script: the collection's OVN database Jobs (ovn_database) and
-its Ceph Jobs on the storage pools (ceph_node_maintenance).
+its Ceph Jobs on the storage pools (storage_maintenance).
 
 No container runs in the lab. A pod annotated lab.c5c3.io/played-by: shell-pods (the lab inventory's
 cobaltcore_ovn_backup.pod_annotations) is left alone by KWOK's pod-complete Stage (kubelets.py); once KWOK has it

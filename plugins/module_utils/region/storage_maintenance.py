@@ -19,10 +19,11 @@ __metaclass__ = type
 
 import hashlib
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster, naming
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster, hypervisor_rollout, naming
 
-FIELD_MANAGER = "c5c3.cobaltcore-maintenance"
-REASON = "cobaltcore - maintenance"
+# maintenance.yml's field manager and reason, the same for a hypervisor and a storage Node.
+FIELD_MANAGER = hypervisor_rollout.MAINTENANCE_FIELD_MANAGER
+REASON = hypervisor_rollout.MAINTENANCE_REASON
 ANNOTATION = "c5c3.io/storage-maintenance"
 OUT, IN, PURGE = "out", "in", "purge"
 # The exit codes of SCRIPT: refused before anything changed, and not done within the deadline.
@@ -266,14 +267,6 @@ def job_manifest(action, host, image, deadline, namespace=naming.ROOK_NAMESPACE,
             "spec": {"backoffLimit": 0, "activeDeadlineSeconds": int(deadline) + 60,
                      "template": {"metadata": template_meta, "spec": {
                          "restartPolicy": "Never", "containers": [container]}}}}
-
-
-def job_outcome(job):
-    """"complete", "failed" or None (still running) of a Job, from its conditions."""
-    for cond in (job.get("status") or {}).get("conditions") or []:
-        if cond.get("status") == "True" and cond.get("type") in ("Complete", "Failed"):
-            return cond["type"].lower()
-    return None
 
 
 def pod_message(pods):

@@ -164,7 +164,5 @@ def test_the_node_records_and_the_job():
     assert env["ROOK_CEPH_SECRET"] == {"secretKeyRef": {"name": "rook-ceph-mon", "key": "ceph-secret"}}
     assert env["ROOK_MON_ENDPOINTS"] == {"configMapKeyRef": {"name": "rook-ceph-mon-endpoints", "key": "data"}}
     assert (env["ACTION"], env["CRUSH_HOST"], env["DEADLINE_SECONDS"]) == ("out", "st-pool-1-lab", "600")
-    assert maintenance.job_outcome({"status": {"conditions": [{"type": "Failed", "status": "True"}]}}) == "failed"
-    assert maintenance.job_outcome({"status": {}}) is None
     assert maintenance.pod_message([{"status": {"containerStatuses": [{"state": {"terminated": {
         "message": "refused\n"}}}]}}]) == "refused"
