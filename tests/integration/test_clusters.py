@@ -29,7 +29,8 @@ STANDINS = config.STATE / "standins.yaml"
 POOLS = {"lab-control-plane": 1, "hv-pool-a": 2, "hv-pool-b": 1, "st-pool-a": 1, "st-pool-b": 1}
 SHOOTS = {"lab-cp": "lab-control-plane", "hv-pool-a": "hv-pool-a", "hv-pool-b": "hv-pool-b",
           "st-pool-a": "st-pool-a", "st-pool-b": "st-pool-b"}
-BMCS = 9
+INVENTORY_BMCS = yaml.safe_load((REPO / "inventories/lab/host_vars/baremetal/ironcore.yml").read_text())["cobaltcore_bmcs"]
+BMCS = len(INVENTORY_BMCS)
 # site.yml limited to the hosts of phases 1-2 (and the preflight of those): phases 4-5 run on the
 # control-plane cluster only, and a re-run of them is a no-op that takes most of a site.yml run.
 PHASES_1_2 = "ironcore,gardener"
@@ -230,10 +231,9 @@ def test_a_wrong_bmc_password_on_the_converged_region_fails_before_any_write_and
     assert rc != 0
     message = failed_message(out)
     assert message.startswith("invalid input, nothing was changed: "), message
-    for index in range(BMCS):
-        name = "lab-bmc-%02d" % (index + 1)
+    for index, bmc in enumerate(INVENTORY_BMCS):
         assert ("bmcs[%d]: BMC %s with BMCSecret bmc-lab-rack-1 refuses the credentials (HTTP 401 from "
-                "http://127.0.1.%d:8000/redfish/v1/Systems)" % (index, name, index + 1)) in message, message
+                "http://%s:%d/redfish/v1/Systems)" % (index, bmc["name"], bmc["ip"], bmc["port"])) in message, message
     assert "(a new password in the inventory is set on the BMCs first: playbooks/rotate.yml -e rotate=bmc-credentials" \
         in message
     assert wrong["cobaltcore_bmc_credentials"]["lab-rack-1"]["password"] not in out
