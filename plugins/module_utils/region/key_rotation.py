@@ -97,6 +97,19 @@ def _true_condition(job, ctype):
     return condition(job, ctype) if is_true(job, ctype) else None
 
 
+def refusals(events, staging_names, since):
+    """"<reason>: <message>" of each refusal (RotationRejected, RotationAnnotationInvalid) of keys staged on one of
+    staging_names that the operator reported at or after since (a datetime or an RFC 3339 time), oldest first."""
+    since = timestamps.parse_datetime(since) if isinstance(since, str) else since
+    found = []
+    for event in sorted(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or ""):
+        when = timestamps.parse_datetime(event.get("lastTimestamp") or event.get("eventTime"))
+        if (event.get("reason") in REJECTIONS and any(name in (event.get("message") or "") for name in staging_names)
+                and when is not None and since is not None and when >= since):
+            found.append("%s: %s" % (event["reason"], event.get("message")))
+    return found
+
+
 def rotation_state(job, keys_meta, events, staging_name):
     """(state, detail) of one rotation: ABSENT, RUNNING, DONE (detail: the completion time) or FAILED.
 
@@ -108,12 +121,9 @@ def rotation_state(job, keys_meta, events, staging_name):
     failed = _true_condition(job, "Failed")
     if failed:
         return FAILED, "Job %s failed: %s: %s" % (job["metadata"]["name"], failed.get("reason"), failed.get("message"))
-    for event in sorted(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or ""):
-        when = timestamps.parse_datetime(event.get("lastTimestamp") or event.get("eventTime"))
-        if (event.get("reason") in REJECTIONS and staging_name in (event.get("message") or "")
-                and when is not None and started is not None and when >= started):
-            return FAILED, "the keystone-operator refused the rotation of Job %s: %s: %s" % (
-                job["metadata"]["name"], event["reason"], event.get("message"))
+    refused = refusals(events, [staging_name], started)
+    if refused:
+        return FAILED, "the keystone-operator refused the rotation of Job %s: %s" % (job["metadata"]["name"], refused[0])
     completed = ((keys_meta or {}).get("annotations") or {}).get(COMPLETED_AT)
     applied = timestamps.parse_datetime(completed)
     complete = _true_condition(job, "Complete")

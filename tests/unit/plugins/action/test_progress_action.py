@@ -18,7 +18,7 @@ from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils import progress
 WAITING_MODULES = ("apply", "wait", "gardener_shoot", "flux_releases", "control_plane_health", "ironcore_bmc",
                    "ironcore_server_claim", "hypervisor_nodes", "ovn_verify", "keystone_admin_password",
                    "hypervisor_rollout", "gardener_kubernetes_version", "database_backup", "database_restore",
-                   "hypervisor_maintenance", "ovn_database", "storage_maintenance")
+                   "hypervisor_maintenance", "ovn_database", "storage_maintenance", "key_backup")
 
 
 @pytest.mark.parametrize("switch, expected", [

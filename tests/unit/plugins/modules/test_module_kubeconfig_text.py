@@ -72,6 +72,7 @@ KUBE_ARGS = {
     "ovn_verify": {"plan": {}, "pools": [], "wait": False},
     "region_lock": {"region": "lab", "state": "released"},
     "secret_copy": {"copies": []},
+    "key_backup": {"cluster": "lab-control-plane", "backup_id": "k1", "passphrase": "a passphrase of the lab"},
     "tenant_objects": {"name": "t", "side": "storage"},
     "wait": {"resources": [{"api_version": "v1", "kind": "ConfigMap", "name": "a", "namespace": "n"}], "timeout": 0},
 }
@@ -118,6 +119,8 @@ def module_args(name, keystone_server, text, **extra):
         args = dict(KUBE_ARGS[name])
     if name == "secret_copy":
         args["target_kubeconfig"] = text
+    if name == "key_backup":
+        args["store_kubeconfig"] = text
     args.update(kubeconfig=text, **extra)
     return args
 
@@ -179,13 +182,14 @@ def test_a_kubeconfig_text_is_read_and_its_credentials_never_shown(name, resolvi
     result, text = run(name, module_args(name, keystone, kubeconfig_text()))
     # keystone_verify reports what this empty Keystone lacks (its catalog, K-ORC's Secret) as failed: it ran;
     # openstack_release and the rotation modules find no ControlPlane, gardener_kubernetes_version no Project,
-    # hypervisor_rollout no Hypervisor kind, database_restore no Backup, ovn_database no OVNCluster, in the empty API
-    # server.
+    # hypervisor_rollout no Hypervisor kind, database_restore no Backup, ovn_database no OVNCluster, key_backup no
+    # ControlPlane, in the empty API server.
     assert not result.get("failed") or name == "keystone_verify" and result["checked"]["services"] \
         or name in ("openstack_release", "keystone_key_rotation", "keystone_admin_password",
                     "gardener_kubernetes_version", "ovn_database") \
         and "does not exist" in result["msg"] or name == "hypervisor_rollout" and "does not serve" in result["msg"] \
-        or name == "database_restore" and "no Backup b in namespace n" in result["msg"], result
+        or name == "database_restore" and "no Backup b in namespace n" in result["msg"] \
+        or name == "key_backup" and "the cluster has no ControlPlane" in result["msg"], result
     assert resolving_kube.endpoints and all(e.token == TOKEN and e.host == "https://127.0.0.1:6443"
                                             for e in resolving_kube.endpoints)
     assert result["invocation"]["module_args"]["kubeconfig"] == "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
