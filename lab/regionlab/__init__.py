@@ -17,7 +17,7 @@ def up(log=print):
     started = time.monotonic()
     built = build.build_all(log)
     clusters = config.clusters()
-    bmc_passwords()
+    lab_secrets()
     kube.up(clusters, log)
     kubelets.up(clusters)
     metal.up(clusters)
@@ -38,13 +38,14 @@ def management(clusters):
     return [c for c in clusters if "management" in c.groups]
 
 
-def bmc_passwords():
-    """The lab rack's BMC passwords, once (letters and digits, as the inventory's lookup makes them)."""
+def lab_secrets():
+    """The lab rack's BMC passwords and the key backups' passphrase, once (letters and digits, as the inventory's
+    lookup makes them)."""
     alphabet = string.ascii_letters + string.digits
-    for name in config.BMC_CREDENTIALS:
-        path = config.bmc_password_file(name)
+    wanted = [(config.bmc_password_file(name), config.BMC_PASSWORD_LENGTH) for name in config.BMC_CREDENTIALS]
+    for path, length in wanted + [(config.KEY_BACKUP_PASSPHRASE, config.KEY_BACKUP_PASSPHRASE_LENGTH)]:
         if not path.exists():
-            password = "".join(random.SystemRandom().choices(alphabet, k=config.BMC_PASSWORD_LENGTH))
+            password = "".join(random.SystemRandom().choices(alphabet, k=length))
             pki.write_private(path, password.encode())
 
 

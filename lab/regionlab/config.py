@@ -47,6 +47,11 @@ def bmc_password_file(name):
     return STATE / "secrets" / ("bmc-%s" % name)
 
 
+# The passphrase of the region's key backups (inventory cobaltcore_key_backup), made once like the BMC passwords.
+KEY_BACKUP_PASSPHRASE = STATE / "secrets" / "key-backup-passphrase"
+KEY_BACKUP_PASSPHRASE_LENGTH = 32
+
+
 @dataclass
 class Cluster:
     name: str

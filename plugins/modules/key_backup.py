@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: key_backup
 short_description: Back up a cluster's Keystone or Ceph keys, encrypted, to the management cluster, and restore Keystone keys
-version_added: 0.9.0
+version_added: 0.6.0
 description:
   - "O(action=backup): reads the keys of the cluster (the module's Kubernetes connection) and stores them, encrypted
     with O(passphrase), as the Secret C(keys-<cluster>-<backup_id>) (key C(keys.vault), labels C(c5c3.io/backup: keys),
@@ -18,7 +18,7 @@ description:
     and C(<keystone>-credential-keys). O(keys=ceph): in O(namespace) (Rook's), every Secret of type
     C(kubernetes.io/rook) - C(rook-ceph-mon) with the fsid and the mon and admin keys, the daemons' keyrings, the
     CephClients' keys - and the ConfigMap C(rook-ceph-mon-endpoints): what Rook's disaster-recovery guide keeps."
-  - The encryption is ansible-vault's (format 1.1, AES256), so C(ansible-vault view) opens a backup with the same
+  - The encryption is ansible-vault's (format 1.1, AES256), so C(ansible-vault decrypt) opens a backup with the same
     passphrase. The Secret's annotation C(c5c3.io/backup-contents) names what it holds; no value leaves the module.
   - A backup of that id that exists already is kept as it is (C(changed=false)); a new id takes a new backup.
   - "O(action=restore): decrypts the backup C(keys-<cluster>-<backup_id>) and gives the Keystone of O(namespace) its

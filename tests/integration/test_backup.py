@@ -5,13 +5,17 @@ stand-in (lab/regionlab/standins/mariadb_batch.py); the lab's kube-controller-ma
 KWOK's kubelets the pods.
 """
 
+import base64
 import json
 import shutil
 import subprocess
 import time
 
-from conftest import REGION_HOST, REPO, _play, failures, get_object, lab_kubectl, objects, standins_restored, \
-    task_result, update_standins
+from ansible.parsing.vault import VaultLib, VaultSecret
+
+from conftest import REGION_HOST, REPO, _play, failures, get_object, lab_kubectl, objects, run_verbose, \
+    standins_restored, task_result, update_standins
+from regionlab import config
 from regionlab import ovn as data_plane
 from regionlab.standins import shell_pods
 
@@ -57,6 +61,7 @@ def test_a_backup_taken_now_completes_in_every_cluster_and_again_writes_nothing(
     try:
         rc, out, unused = _play(BACKUP, "-e", "backup_id=t1")
         assert rc == 0, failures(out)
+        assert sorted(n for n in key_backups() if n.endswith("-t1")) == sorted("keys-%s-t1" % c for c in KEY_CLUSTERS)
         found = backups()
         for namespace in CLUSTERS:
             backup = found[(namespace, "mariadb-t1")]
@@ -89,6 +94,8 @@ def test_a_backup_taken_now_completes_in_every_cluster_and_again_writes_nothing(
         forget("restores.k8s.mariadb.com", TENANT, "mariadb-t1-restore")
         for namespace in CLUSTERS:
             forget("backups.k8s.mariadb.com", namespace, "mariadb-t1")
+        lab_kubectl(MANAGEMENT, "-n", "cobaltcore-backups", "delete", "secret", "--ignore-not-found",
+                    *["keys-%s-t1" % c for c in KEY_CLUSTERS])
 
 
 def test_a_failed_backup_fails_the_run_naming_it(region):
@@ -109,6 +116,87 @@ def test_a_failed_backup_fails_the_run_naming_it(region):
     finally:
         for namespace in ("openstack", TENANT):
             forget("backups.k8s.mariadb.com", namespace, "mariadb-t2")
+
+
+# ---------------------------------------------------------------------------
+# The keys outside the databases: the Keystones' and each storage pool's Ceph keys, encrypted, on the management
+# cluster (module key_backup).
+
+MANAGEMENT = "management-cluster"
+KEY_CLUSTERS = (REGION_HOST, "st-pool-a", "st-pool-b")
+ROTATE = REPO / "playbooks" / "rotate.yml"
+
+
+def key_backups():
+    found = objects(MANAGEMENT, "secrets", "cobaltcore-backups")
+    return dict((s["metadata"]["name"], s) for s in found if s["metadata"]["labels"].get("c5c3.io/backup") == "keys")
+
+
+def opened(secret):
+    """The document of a key backup, opened as `ansible-vault view` opens it, with the lab inventory's passphrase."""
+    passphrase = config.KEY_BACKUP_PASSPHRASE.read_bytes().strip()
+    text = base64.b64decode(secret["data"]["keys.vault"])
+    return json.loads(VaultLib([("default", VaultSecret(passphrase))]).decrypt(text))
+
+
+def live_data(cluster, namespace, name):
+    return (get_object(cluster, "-n", namespace, "secret", name, missing_ok=False).get("data")) or {}
+
+
+def test_the_keys_are_backed_up_encrypted_and_a_keystone_gets_its_keys_back(region):
+    only = json.dumps({"backup_namespaces": ["openstack"], "backup_ovn": False})
+    rc, out, unused = _play(BACKUP, "-e", "backup_id=k1", "-e", only, "--check")
+    assert rc == 0 and not [n for n in key_backups() if n.endswith("-k1")], failures(out)
+    try:
+        rc, out, text = run_verbose(BACKUP, "-e", "backup_id=k1", "-e", only)
+        assert rc == 0, failures(out)
+        found = key_backups()
+        assert sorted(n for n in found if n.endswith("-k1")) == sorted("keys-%s-k1" % c for c in KEY_CLUSTERS)
+        secrets = []
+        keystone = opened(found["keys-%s-k1" % REGION_HOST])
+        assert keystone["keys"] == "keystone"
+        held = dict(((o["namespace"], o["name"]), o["data"]) for o in keystone["objects"])
+        assert sorted(held) == sorted((ns, "keystone-%s-keys" % kind) for ns in CLUSTERS
+                                      for kind in ("fernet", "credential"))
+        for (namespace, name), data in held.items():
+            assert data == live_data(REGION_HOST, namespace, name)
+            secrets.extend(data.values())
+        ceph = opened(found["keys-st-pool-a-k1"])
+        held = dict(((o["kind"], o["name"]), o) for o in ceph["objects"])
+        assert held[("Secret", "rook-ceph-mon")]["data"] == live_data("st-pool-a", "rook-ceph", "rook-ceph-mon")
+        assert held[("Secret", "rook-ceph-mon")]["type"] == "kubernetes.io/rook"
+        assert ("ConfigMap", "rook-ceph-mon-endpoints") in held
+        assert any(kind == "Secret" and name.startswith("rook-ceph-client-") for kind, name in held)
+        secrets.extend(held[("Secret", "rook-ceph-mon")]["data"].values())
+        assert "Secret rook-ceph/rook-ceph-mon" in \
+            found["keys-st-pool-a-k1"]["metadata"]["annotations"]["c5c3.io/backup-contents"]
+        for value in secrets:
+            assert value not in text and base64.b64decode(value).decode() not in text
+        assert config.KEY_BACKUP_PASSPHRASE.read_text().strip() not in text
+        rc, out, unused = _play(BACKUP, "-e", "backup_id=k1", "-e", only)
+        assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+
+        # The region's fernet keys rotate after the backup; the restore gives the Keystone the backup's back.
+        backed_up = live_data(REGION_HOST, "openstack", "keystone-fernet-keys")
+        rc, out, unused = _play(ROTATE, "-e", json.dumps({"rotate": "fernet", "rotation_id": "after-k1"}))
+        assert rc == 0 and live_data(REGION_HOST, "openstack", "keystone-fernet-keys") != backed_up, failures(out)
+        restore = {"cluster": "openstack", "key_backup": "k1", "confirm": "openstack"}
+        rc, out, unused = _play(RESTORE, "-e", json.dumps(dict(restore, confirm="openstack-lab-tenant-a")))
+        assert rc != 0 and "confirm: must be openstack" in task_result(out, "Give the Keystone of")["msg"]
+        rc, out, unused = _play(RESTORE, "-e", json.dumps(dict(restore, key_backup="none")))
+        assert rc != 0 and "no key backup none" in task_result(out, "Give the Keystone of")["msg"]
+        rc, out, unused = _play(RESTORE, "-e", json.dumps(restore), "--check")
+        assert rc == 0 and live_data(REGION_HOST, "openstack", "keystone-fernet-keys") != backed_up, failures(out)
+        assert task_result(out, "Give the Keystone of")["restored"] == ["openstack/keystone-fernet-keys"]
+        rc, out, unused = _play(RESTORE, "-e", json.dumps(restore))
+        assert rc == 0, failures(out)
+        assert live_data(REGION_HOST, "openstack", "keystone-fernet-keys") == backed_up
+        rc, out, unused = _play(RESTORE, "-e", json.dumps(restore))
+        assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
+    finally:
+        forget("backups.k8s.mariadb.com", "openstack", "mariadb-k1")
+        lab_kubectl(MANAGEMENT, "-n", "cobaltcore-backups", "delete", "secret", "--ignore-not-found",
+                    *["keys-%s-k1" % c for c in KEY_CLUSTERS])
 
 
 def region_settings():
