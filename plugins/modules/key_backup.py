@@ -11,9 +11,10 @@ short_description: Back up a cluster's Keystone or Ceph keys, encrypted, to the 
 version_added: 0.6.0
 description:
   - "O(action=backup): reads the keys of the cluster (the module's Kubernetes connection) and stores them, encrypted
-    with O(passphrase), as the Secret C(keys-<cluster>-<backup_id>) (key C(keys.vault), labels C(c5c3.io/backup: keys),
-    C(c5c3.io/backup-cluster), C(c5c3.io/backup-id), C(c5c3.io/backup-keys)) in O(store_namespace) of the store
-    cluster (O(store_kubeconfig), the region's management cluster). The namespace is created when it does not exist."
+    with the passphrase of O(settings), as the Secret C(keys-<cluster>-<backup_id>) (key C(keys.vault), labels
+    C(c5c3.io/backup: keys), C(c5c3.io/backup-cluster), C(c5c3.io/backup-id), C(c5c3.io/backup-keys)) in the
+    namespace of O(settings) on the store cluster (O(store_kubeconfig), the region's management cluster). The
+    namespace is created when it does not exist."
   - "O(keys=keystone): of every ControlPlane's Keystone CR, the keystone-operator's Secrets C(<keystone>-fernet-keys)
     and C(<keystone>-credential-keys). O(keys=ceph): in O(namespace) (Rook's), every Secret of type
     C(kubernetes.io/rook) - C(rook-ceph-mon) with the fsid and the mon and admin keys, the daemons' keyrings, the
@@ -63,12 +64,21 @@ options:
     description: Names the backup (a lowercase DNS-1123 label, for example the database backup's id).
     type: str
     required: true
-  passphrase:
-    description:
-      - Encrypts and opens the backups (at least 16 characters). Keep it in the inventory's vault, and a copy of it
-        outside the region; without it no backup can be read.
-    type: str
+  settings:
+    description: The inventory's C(cobaltcore_key_backup).
+    type: dict
     required: true
+    suboptions:
+      passphrase:
+        description:
+          - Encrypts and opens the backups (at least 16 characters). Keep it in the inventory's vault, and a copy of
+            it outside the region; without it no backup can be read.
+        type: str
+        required: true
+      namespace:
+        description: The namespace of the backups on the store cluster.
+        type: str
+        default: cobaltcore-backups
   store_kubeconfig:
     description: Kubeconfig of the cluster that keeps the backups (path or dict), the region's management cluster.
     type: raw
@@ -76,10 +86,6 @@ options:
   store_context:
     description: Context of O(store_kubeconfig); omitted, its current one.
     type: str
-  store_namespace:
-    description: The namespace of the backups on the store cluster.
-    type: str
-    default: cobaltcore-backups
   namespace:
     description:
       - O(keys=ceph) - Rook's namespace on the storage pool (default C(rook-ceph)). O(action=restore) - the OpenStack
@@ -97,7 +103,7 @@ EXAMPLES = r"""
     cluster: "{{ inventory_hostname }}"
     keys: keystone
     backup_id: db-2026-12-06
-    passphrase: "{{ cobaltcore_key_backup.passphrase }}"
+    settings: "{{ cobaltcore_key_backup }}"
     store_kubeconfig: "{{ hostvars[groups['management'][0]].cobaltcore_kubeconfig }}"
 
 - name: Back up a storage pool's Ceph keys
@@ -106,7 +112,7 @@ EXAMPLES = r"""
     cluster: st-pool-a
     keys: ceph
     backup_id: db-2026-12-06
-    passphrase: "{{ cobaltcore_key_backup.passphrase }}"
+    settings: "{{ cobaltcore_key_backup }}"
     store_kubeconfig: "{{ hostvars[groups['management'][0]].cobaltcore_kubeconfig }}"
 
 - name: Give a tenant's Keystone its keys of that backup back
@@ -117,7 +123,7 @@ EXAMPLES = r"""
     backup_id: db-2026-12-06
     namespace: openstack-customer-a-prod
     confirm: openstack-customer-a-prod
-    passphrase: "{{ cobaltcore_key_backup.passphrase }}"
+    settings: "{{ cobaltcore_key_backup }}"
     store_kubeconfig: "{{ hostvars[groups['management'][0]].cobaltcore_kubeconfig }}"
 """
 
@@ -173,10 +179,12 @@ class KeyBackupModule(KubeModule):
         keys=dict(type="str", choices=list(key_backup.KINDS), default="keystone", no_log=False),
         cluster=dict(type="str", required=True),
         backup_id=dict(type="str", required=True),
-        passphrase=dict(type="str", required=True, no_log=True),
+        settings=dict(type="dict", required=True, options=dict(
+            passphrase=dict(type="str", required=True, no_log=True),
+            namespace=dict(type="str", default=key_backup.DEFAULT_NAMESPACE),
+        )),
         store_kubeconfig=dict(type="raw", required=True, no_log=True),
         store_context=dict(type="str"),
-        store_namespace=dict(type="str", default=key_backup.DEFAULT_NAMESPACE),
         namespace=dict(type="str"),
         confirm=dict(type="str"),
         **OPERATOR_WAIT_SPEC
@@ -197,7 +205,7 @@ class KeyBackupModule(KubeModule):
     def run(self):
         params = self.params
         problems = key_backup.name_problems(params["cluster"], params["backup_id"])
-        problems += key_backup.settings_problems(params["passphrase"], params["store_namespace"])
+        problems += key_backup.settings_problems(params["settings"])
         if params["action"] == "restore":
             if params["keys"] != "keystone":
                 problems.append(problem("keys", "a restore gives Keystone keys back; Ceph's are restored with Rook's "
@@ -210,15 +218,18 @@ class KeyBackupModule(KubeModule):
                                         % (params["namespace"], params["confirm"])))
         if problems:
             raise InputError(problems)
+        # The cluster's own API first: a connection that does not work fails before the store is read.
+        self.secrets = self.client.resource("v1", "Secret")
         self.store = connection.KubeClient({"kubeconfig": params["store_kubeconfig"],
                                             "context": params["store_context"]})
-        self.results["backup"] = "%s/%s" % (params["store_namespace"],
+        self.namespace = params["settings"]["namespace"]
+        self.results["backup"] = "%s/%s" % (self.namespace,
                                             key_backup.secret_name(params["cluster"], params["backup_id"]))
         self.results["restored"] = []
         try:
             stored = self.store.get(self.store.resource("v1", "Secret"),
                                     key_backup.secret_name(params["cluster"], params["backup_id"]),
-                                    params["store_namespace"])
+                                    self.namespace)
             if stored:
                 self.results["contents"] = (stored["metadata"].get("annotations") or {}).get(
                     key_backup.CONTENTS_ANNOTATION, "")
@@ -244,10 +255,10 @@ class KeyBackupModule(KubeModule):
             vaulttext = b""
         else:
             vaulttext = vault_format.encrypt(key_backup.document(params["cluster"], params["keys"], objects, taken),
-                                             params["passphrase"])
+                                             params["settings"]["passphrase"])
         manifests = [
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": params["store_namespace"]}},
-            key_backup.store_secret(params["store_namespace"], params["cluster"], params["keys"], params["backup_id"],
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}},
+            key_backup.store_secret(self.namespace, params["cluster"], params["keys"], params["backup_id"],
                                     vaulttext, objects, taken),
         ]
         applier = Applier(self.store, check_mode=self.check_mode)
@@ -264,7 +275,6 @@ class KeyBackupModule(KubeModule):
 
     def keystone_objects(self):
         """The production key Secrets of every ControlPlane's Keystone; InputError naming each one missing."""
-        secrets = self.client.resource("v1", "Secret")
         problems, objects = [], []
         planes = c5c3_api.control_planes(self.client)
         if not planes:
@@ -277,7 +287,7 @@ class KeyBackupModule(KubeModule):
                 continue
             namespace, name = keystone["metadata"]["namespace"], keystone["metadata"]["name"]
             for secret_name in key_backup.keystone_secrets(name).values():
-                live = self.client.get(secrets, secret_name, namespace)
+                live = self.client.get(self.secrets, secret_name, namespace)
                 if live is None:
                     problems.append(problem("keys", "Keystone %s/%s has no Secret %s: the keystone-operator has not "
                                             "made its keys yet" % (namespace, name, secret_name)))
@@ -291,7 +301,7 @@ class KeyBackupModule(KubeModule):
     def ceph_objects(self):
         """Rook's Secrets and mon endpoints of the namespace; InputError when Rook keeps none there."""
         namespace = self.params["namespace"] or ROOK_NAMESPACE
-        found = self.client.list(self.client.resource("v1", "Secret"), namespace,
+        found = self.client.list(self.secrets, namespace,
                                  field_selector="type=%s" % key_backup.ROOK_SECRET_TYPE)
         objects = [key_backup.exported(dict(s, kind="Secret")) for s in found]
         self.hide_data(objects)
@@ -316,27 +326,23 @@ class KeyBackupModule(KubeModule):
                 params["backup_id"], self.results["backup"]))])
         try:
             plaintext = vault_format.decrypt(base64.b64decode((stored.get("data") or {}).get(key_backup.DATA_KEY, "")),
-                                             params["passphrase"])
-            backup = key_backup.parse(plaintext)
-        except ValueError as error:
-            raise InputError([problem("passphrase", "the key backup %s cannot be read: %s" % (
+                                             params["settings"]["passphrase"])
+        except vault_format.VaultFormatError as error:
+            raise InputError([problem("settings.passphrase", "the key backup %s cannot be read: %s" % (
                 self.results["backup"], error))])
+        backup = key_backup.parse(plaintext, self.results["backup"])
         self.hide_data(backup["objects"])
         keystone = self.keystone_in(namespace)
         if keystone is None:
             raise InputError([problem("namespace", "no ControlPlane with a Keystone CR in namespace %s" % namespace)])
-        try:
-            wanted = key_backup.keystone_restores(backup, namespace, keystone)
-        except ValueError as error:
-            raise InputError([problem("backup_id", "the key backup %s %s" % (self.results["backup"], error))])
-        secrets = self.client.resource("v1", "Secret")
+        wanted = key_backup.keystone_restores(backup, self.results["backup"], namespace, keystone)
         plan = []
         for kind, name, data in wanted:
-            live = self.client.get(secrets, name, namespace)
+            live = self.client.get(self.secrets, name, namespace)
             if live is not None and (live.get("data") or {}) == data:
                 continue
             staging_name = key_rotation.staging_secret(keystone, kind)
-            staging = self.client.get(secrets, staging_name, namespace)
+            staging = self.client.get(self.secrets, staging_name, namespace)
             if staging is None:
                 problems.append(problem("namespace", "Keystone %s/%s has no staging Secret %s: the keystone-operator "
                                         "has not set up its %s keys yet" % (namespace, keystone, staging_name, kind)))
@@ -354,7 +360,7 @@ class KeyBackupModule(KubeModule):
             return
         started = _now()
         for unused, unused2, staging_name, data in plan:
-            self.client.request("PATCH", secrets.path(namespace, staging_name),
+            self.client.request("PATCH", self.secrets.path(namespace, staging_name),
                                 body=key_backup.staging_patch(data, started),
                                 content_type="application/merge-patch+json")
         self.await_applied(namespace, keystone, plan, started)
@@ -367,12 +373,11 @@ class KeyBackupModule(KubeModule):
         return None
 
     def await_applied(self, namespace, keystone, plan, started):
-        secrets = self.client.resource("v1", "Secret")
         events_type = self.client.resource("v1", "Event")
 
         def attempt():
             waiting = [name for unused, name, unused2, data in plan
-                       if ((self.client.get(secrets, name, namespace) or {}).get("data") or {}) != data]
+                       if ((self.client.get(self.secrets, name, namespace) or {}).get("data") or {}) != data]
             events = self.client.list(events_type, namespace, field_selector="involvedObject.kind=Keystone")
             mine = [e for e in events if (e.get("involvedObject") or {}).get("name") == keystone]
             refused = key_rotation.refusals(mine, [staging for unused, unused2, staging, unused3 in plan], started)

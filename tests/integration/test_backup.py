@@ -182,12 +182,12 @@ def test_the_keys_are_backed_up_encrypted_and_a_keystone_gets_its_keys_back(regi
         assert rc == 0 and live_data(REGION_HOST, "openstack", "keystone-fernet-keys") != backed_up, failures(out)
         restore = {"cluster": "openstack", "key_backup": "k1", "confirm": "openstack"}
         rc, out, unused = _play(RESTORE, "-e", json.dumps(dict(restore, confirm="openstack-lab-tenant-a")))
-        assert rc != 0 and "confirm: must be openstack" in task_result(out, "Give the Keystone of")["msg"]
+        assert rc != 0 and "confirm: must be openstack" in task_result(out, "Give the Keystone its keys back")["msg"]
         rc, out, unused = _play(RESTORE, "-e", json.dumps(dict(restore, key_backup="none")))
-        assert rc != 0 and "no key backup none" in task_result(out, "Give the Keystone of")["msg"]
+        assert rc != 0 and "no key backup none" in task_result(out, "Give the Keystone its keys back")["msg"]
         rc, out, unused = _play(RESTORE, "-e", json.dumps(restore), "--check")
         assert rc == 0 and live_data(REGION_HOST, "openstack", "keystone-fernet-keys") != backed_up, failures(out)
-        assert task_result(out, "Give the Keystone of")["restored"] == ["openstack/keystone-fernet-keys"]
+        assert task_result(out, "Give the Keystone its keys back")["restored"] == ["openstack/keystone-fernet-keys"]
         rc, out, unused = _play(RESTORE, "-e", json.dumps(restore))
         assert rc == 0, failures(out)
         assert live_data(REGION_HOST, "openstack", "keystone-fernet-keys") == backed_up

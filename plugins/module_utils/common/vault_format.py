@@ -32,7 +32,7 @@ ITERATIONS = 10000
 LINE = 80
 
 
-class VaultFormatError(ValueError):
+class VaultFormatError(Exception):
     """Not an AES256 vault, or a passphrase that does not open it."""
 
 

@@ -25,7 +25,7 @@ import base64
 import json
 import re
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import key_rotation
 
 KINDS = ("keystone", "ceph")
@@ -56,14 +56,15 @@ def keystone_secrets(keystone):
     return dict((kind, key_rotation.keys_secret(keystone, kind)) for kind in key_rotation.KINDS)
 
 
-def settings_problems(passphrase, namespace):
-    """Every problem of the backups' settings: the passphrase and the store namespace."""
+def settings_problems(settings):
+    """Every problem of the settings {passphrase, namespace} (cobaltcore_key_backup)."""
     problems = []
+    passphrase, namespace = settings.get("passphrase"), settings.get("namespace")
     if not isinstance(passphrase, str) or len(passphrase) < MIN_PASSPHRASE:
-        problems.append(problem("passphrase", "must be a string of at least %d characters (keep it in the inventory's "
-                                "vault: it alone opens the backups)" % MIN_PASSPHRASE))
+        problems.append(problem("settings.passphrase", "must be a string of at least %d characters (keep it in the "
+                                "inventory's vault: it alone opens the backups)" % MIN_PASSPHRASE))
     if not isinstance(namespace, str) or not DNS_LABEL.match(namespace) or len(namespace) > MAX_LABEL:
-        problems.append(problem("store_namespace", "%r is not a namespace name (a lowercase DNS-1123 label)"
+        problems.append(problem("settings.namespace", "%r is not a namespace name (a lowercase DNS-1123 label)"
                                 % (namespace,)))
     return problems
 
@@ -89,14 +90,15 @@ def document(cluster, keys, objects, taken):
                       sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
-def parse(plaintext):
-    """The document of a decrypted backup; ValueError when it is not one."""
+def parse(plaintext, backup):
+    """The document of the decrypted backup (its Secret's name); InputError when it is none."""
     try:
         found = json.loads(plaintext.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        raise ValueError("it decrypts, but to no key backup document")
+        found = None
     if not isinstance(found, dict) or found.get("format") != FORMAT or not isinstance(found.get("objects"), list):
-        raise ValueError("it decrypts, but to no key backup document of format %s" % FORMAT)
+        raise InputError([problem("backup_id", "the key backup %s decrypts, but to no key backup document of format %s"
+                                  % (backup, FORMAT))])
     return found
 
 
@@ -122,16 +124,16 @@ def store_secret(namespace, cluster, keys, backup_id, vaulttext, objects, taken)
     }
 
 
-def keystone_restores(backup, namespace, keystone):
-    """[(kind, production Secret name, data)] the backup holds for the Keystone `keystone` in namespace; ValueError
-    naming what the backup holds when it has not both of its Secrets."""
+def keystone_restores(document, backup, namespace, keystone):
+    """[(kind, production Secret name, data)] the document of the backup (its Secret's name) holds for the Keystone
+    `keystone` in namespace; InputError naming what it holds when it has not both of its Secrets."""
     wanted = keystone_secrets(keystone)
-    held = dict(((o["namespace"], o["name"]), o) for o in backup["objects"] if o.get("kind") == "Secret")
+    held = dict(((o["namespace"], o["name"]), o) for o in document["objects"] if o.get("kind") == "Secret")
     missing = [name for name in wanted.values() if (namespace, name) not in held]
     if missing:
-        namespaces = sorted(set(o["namespace"] for o in backup["objects"]))
-        raise ValueError("holds no %s in namespace %s (it holds keys of: %s)" % (
-            " and no ".join(missing), namespace, ", ".join(namespaces) or "nothing"))
+        namespaces = sorted(set(o["namespace"] for o in document["objects"]))
+        raise InputError([problem("backup_id", "the key backup %s holds no %s in namespace %s (it holds keys of: %s)"
+                                  % (backup, " and no ".join(missing), namespace, ", ".join(namespaces) or "nothing"))])
     return [(kind, wanted[kind], held[(namespace, wanted[kind])]["data"]) for kind in key_rotation.KINDS]
 
 

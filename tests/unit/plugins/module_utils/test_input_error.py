@@ -25,6 +25,8 @@ FILTERS = os.path.join(REPO, "plugins", "filter")
 
 # The exceptions module_utils may define besides InputError: failures of a service, not of the input.
 NOT_INPUT_ERRORS = {
+    "VaultFormatError": "a damaged vault text, or a passphrase that does not open it; key_backup reports it as an "
+                        "InputError naming its settings (common/vault_format.py)",
     "KubeError": "the Kubernetes API refused or could not be reached (k8s/client.py)",
     "TransportError": "a request got no answer; the client retries it, then raises a KubeError (k8s/client.py)",
     "WaitError": "objects not ready in time or failed for good (k8s/wait.py)",

@@ -17,7 +17,7 @@ import yaml
 
 from conftest import REPO, _ROOT
 from module_harness import KEYSTONE_MODULES
-from test_module_kubeconfig_text import KUBE_ARGS
+from test_module_kubeconfig_text import KUBE_ARGS, SECOND_KUBECONFIG
 from tls_servers import API, CA
 
 KEYSTONE_ARGS = dict((m.__name__.rsplit(".", 1)[-1], args) for m, args in KEYSTONE_MODULES.items())
@@ -43,12 +43,14 @@ def servers(tmp_path_factory):
         server.stop()
 
 
-def _kubeconfig(directory, server):
-    """A kubeconfig file for the server without its CA: only a TLS option from elsewhere could make it trusted."""
+def _kubeconfig(directory, server, insecure=False):
+    """A kubeconfig file for the server without its CA: only a TLS option from elsewhere could make it trusted (or,
+    insecure, one that trusts any certificate: a second cluster's, which no TLS option of the module is for)."""
     path = directory / ("kubeconfig-%d.yaml" % server.server.server_address[1])
+    cluster = dict({"server": server.url}, **({"insecure-skip-tls-verify": True} if insecure else {}))
     path.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": server.url}}],
+        "clusters": [{"name": "c", "cluster": cluster}],
         "users": [{"name": "u", "user": {"token": "t"}}],
         "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
     return str(path)
@@ -69,8 +71,9 @@ def _task(direction, name, servers, directory, **extra):
                                    "secret_name": "admin-pw"}
     else:
         args = dict(KUBE_ARGS[name], kubeconfig=kubeconfig)
-        if name == "secret_copy":
-            args["target_kubeconfig"] = kubeconfig
+        if name in SECOND_KUBECONFIG:
+            # The second cluster at the server of the other role: its requests are not the module's connection's.
+            args[SECOND_KUBECONFIG[name]] = _kubeconfig(directory, keystone, insecure=True)
     args.update(extra)
     return {"name": "%s %s" % (direction, name), "c5c3.cobaltcore.%s" % name: args, "ignore_errors": True,
             "register": "result"}

@@ -25,7 +25,7 @@ STORE = "cobaltcore-backups"
 KEYS = {"fernet": ["ZmVybmV0LWtleS1vbmUtLS0tLS0tLS0tLS0tLS0tLS0tLS0=", "ZmVybmV0LWtleS10d28tLS0tLS0tLS0tLS0tLS0tLS0tLS0="],
         "credential": ["Y3JlZGVudGlhbC1rZXktLS0tLS0tLS0tLS0tLS0tLS0tLS0="]}
 MON_KEY = "QVFCZ0h6Vm1vbi1zZWNyZXQtbmV2ZXItc2hvd24tLS0tLS0tLQ=="
-ARGS = {"cluster": "lab-control-plane", "backup_id": "t1", "passphrase": PASSPHRASE, "store_kubeconfig": {},
+ARGS = {"cluster": "lab-control-plane", "backup_id": "t1", "settings": {"passphrase": PASSPHRASE}, "store_kubeconfig": {},
         "wait_timeout": 3, "wait_sleep": 1}
 
 
@@ -113,8 +113,8 @@ def test_a_ceph_backup_keeps_rooks_secrets_and_the_mon_endpoints(region):
     region.add(secret("rook-ceph-mon", "rook-ceph", {"ceph-secret": MON_KEY, "fsid": "ZnNpZA=="}, "kubernetes.io/rook"))
     region.add(secret("rook-ceph-client-openstack-b", "rook-ceph", {"openstack-b": MON_KEY[::-1]}, "kubernetes.io/rook"))
     region.add(secret("an-operators-own", "rook-ceph", {"x": "eA=="}))
-    region.add({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rook-ceph-mon-endpoints",
-                                                                     "namespace": "rook-ceph"},
+    region.add({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "rook-ceph-mon-endpoints", "namespace": "rook-ceph"},
                 "data": {"data": "a=10.0.0.1:6789"}})
     args = dict(ARGS, cluster="st-pool-a", keys="ceph")
     result, text = run_module(key_backup.main, args)
@@ -133,10 +133,10 @@ def test_a_pool_without_rooks_cluster_is_refused(region):
 
 
 def test_bad_input_names_every_field_and_writes_nothing(region):
-    result, text = run_module(key_backup.main, dict(ARGS, backup_id="T 1", passphrase="short",
-                                                    store_namespace="No Namespace"))
+    result, text = run_module(key_backup.main, dict(ARGS, backup_id="T 1", settings={
+        "passphrase": "short", "namespace": "No Namespace"}))
     assert result["failed"] and result["msg"].startswith("invalid input, nothing was changed: ")
-    for field in ("backup_id:", "passphrase:", "store_namespace:"):
+    for field in ("backup_id:", "settings.passphrase:", "settings.namespace:"):
         assert field in result["msg"], result["msg"]
     assert not writes(region)
     assert_hidden(text, "short")
@@ -179,7 +179,7 @@ def test_a_restore_is_refused_before_any_write(region):
     region.calls[:] = []
     result, unused = run_module(key_backup.main, restore_args(confirm="openstack"))
     assert result["failed"] and "confirm: must be openstack-b" in result["msg"]
-    result, text = run_module(key_backup.main, restore_args(passphrase="another passphrase of sixteen"))
+    result, text = run_module(key_backup.main, restore_args(settings={"passphrase": "another passphrase of sixteen"}))
     assert result["failed"] and "cannot be read: the passphrase does not open it" in result["msg"]
     assert_hidden(text, "another passphrase of sixteen")
     result, unused = run_module(key_backup.main, restore_args(backup_id="t2"))

@@ -37,6 +37,8 @@ ROOK = "ceph.rook.io/v1"
 FLUX_SOURCE = "source.toolkit.fluxcd.io/v1"
 FLUX_HELM = "helm.toolkit.fluxcd.io/v2"
 # Each Kubernetes module with arguments that succeed against an empty API server (plus the kinds it reads).
+# The modules that reach a second cluster, and the option of its kubeconfig.
+SECOND_KUBECONFIG = {"secret_copy": "target_kubeconfig", "key_backup": "store_kubeconfig"}
 KUBE_ARGS = {
     "apply": {"definition": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n"}}},
     "ceph_cluster_info": {"pool": "st-pool-a"},
@@ -72,7 +74,7 @@ KUBE_ARGS = {
     "ovn_verify": {"plan": {}, "pools": [], "wait": False},
     "region_lock": {"region": "lab", "state": "released"},
     "secret_copy": {"copies": []},
-    "key_backup": {"cluster": "lab-control-plane", "backup_id": "k1", "passphrase": "a passphrase of the lab"},
+    "key_backup": {"cluster": "lab-control-plane", "backup_id": "k1", "settings": {"passphrase": "a passphrase of the lab"}},
     "tenant_objects": {"name": "t", "side": "storage"},
     "wait": {"resources": [{"api_version": "v1", "kind": "ConfigMap", "name": "a", "namespace": "n"}], "timeout": 0},
 }
@@ -117,10 +119,8 @@ def module_args(name, keystone_server, text, **extra):
             "auth_url": keystone_server.url, "secret_namespace": "openstack", "secret_name": "admin-pw"})
     else:
         args = dict(KUBE_ARGS[name])
-    if name == "secret_copy":
-        args["target_kubeconfig"] = text
-    if name == "key_backup":
-        args["store_kubeconfig"] = text
+    if name in SECOND_KUBECONFIG:
+        args[SECOND_KUBECONFIG[name]] = text
     args.update(kubeconfig=text, **extra)
     return args
 
