@@ -50,6 +50,14 @@ except ImportError:  # pragma: no cover - openstacksdk brings it
     ksa_exceptions = None
     HAS_KEYSTONEAUTH = False
 
+try:
+    # openstacksdk with the module, not first in OpenStackModule's constructor: the action plugin imports the module
+    # in ansible-playbook's own process, so each task's forked worker finds the SDK imported instead of importing it
+    # again (plugin_utils/in_process.py). openstack.cloud imports it by name, as here.
+    importlib.import_module("openstack")
+except ImportError:  # pragma: no cover - OpenStackModule reports the missing SDK
+    pass
+
 TRANSIENT_STATUSES = (500, 502, 503, 504)
 MAX_DELAY = 8.0
 
