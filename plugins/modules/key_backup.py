@@ -154,7 +154,6 @@ requests:
 import base64
 import datetime
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import vault_format
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
@@ -189,18 +188,7 @@ class KeyBackupModule(KubeModule):
         confirm=dict(type="str"),
         **OPERATOR_WAIT_SPEC
     )
-    narrowed_options = ("kubeconfig", "store_kubeconfig")
-
-    def narrowed_strings(self, params):
-        secret, public = super(KeyBackupModule, self).narrowed_strings(params)
-        store_secret, store_public = masking.kubeconfig_strings(params.get("store_kubeconfig"))
-        return secret | store_secret, public | store_public
-
-    @classmethod
-    def argument_secrets(cls, params):
-        found = super(KeyBackupModule, cls).argument_secrets(params)
-        store = params.get("store_kubeconfig") if isinstance(params, dict) else None
-        return found | (masking.kubeconfig_strings(store)[0] if isinstance(store, str) else set())
+    other_kubeconfigs = ("store_kubeconfig",)
 
     def run(self):
         params = self.params
@@ -265,14 +253,6 @@ class KeyBackupModule(KubeModule):
         self.record(applier.apply(manifests), via="store_kubeconfig")
         self.results["result"] = "created"
 
-    def hide_data(self, objects):
-        for obj in objects:
-            if obj["kind"] != "Secret":
-                continue
-            values = [v for v in obj["data"].values() if isinstance(v, str)]
-            self.hide(*values)
-            self.hide(*[_decoded(v) for v in values])
-
     def keystone_objects(self):
         """The production key Secrets of every ControlPlane's Keystone; InputError naming each one missing."""
         problems, objects = [], []
@@ -293,7 +273,7 @@ class KeyBackupModule(KubeModule):
                                             "made its keys yet" % (namespace, name, secret_name)))
                     continue
                 objects.append(key_backup.exported(dict(live, kind="Secret")))
-        self.hide_data(objects)
+        self.hide_secret_values(objects)
         if problems:
             raise InputError(problems)
         return objects
@@ -304,7 +284,7 @@ class KeyBackupModule(KubeModule):
         found = self.client.list(self.secrets, namespace,
                                  field_selector="type=%s" % key_backup.ROOK_SECRET_TYPE)
         objects = [key_backup.exported(dict(s, kind="Secret")) for s in found]
-        self.hide_data(objects)
+        self.hide_secret_values(objects)
         configmaps = self.client.resource("v1", "ConfigMap")
         for name in key_backup.ROOK_CONFIGMAPS:
             live = self.client.get(configmaps, name, namespace)
@@ -331,7 +311,7 @@ class KeyBackupModule(KubeModule):
             raise InputError([problem("settings.passphrase", "the key backup %s cannot be read: %s" % (
                 self.results["backup"], error))])
         backup = key_backup.parse(plaintext, self.results["backup"])
-        self.hide_data(backup["objects"])
+        self.hide_secret_values(backup["objects"])
         keystone = self.keystone_in(namespace)
         if keystone is None:
             raise InputError([problem("namespace", "no ControlPlane with a Keystone CR in namespace %s" % namespace)])
@@ -392,13 +372,6 @@ class KeyBackupModule(KubeModule):
         if not done:
             raise WaitError("the keystone-operator did not apply the restored keys within %ss: %s still differ from "
                             "the backup" % (self.params["wait_timeout"], ", ".join(waiting)), [])
-
-
-def _decoded(value):
-    try:
-        return base64.b64decode(value).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        return None
 
 
 def main():

@@ -99,7 +99,6 @@ summary:
 
 import base64
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import masking
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import Applier, summary
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import connection
@@ -146,18 +145,7 @@ class SecretCopyModule(KubeModule):
         field_manager=dict(type="str", default="c5c3.cobaltcore"),
         public_keys=dict(type="list", elements="str", default=[], no_log=False),
     )
-    narrowed_options = ("kubeconfig", "target_kubeconfig")
-
-    def narrowed_strings(self, params):
-        secret, public = super(SecretCopyModule, self).narrowed_strings(params)
-        target_secret, target_public = masking.kubeconfig_strings(params.get("target_kubeconfig"))
-        return secret | target_secret, public | target_public
-
-    @classmethod
-    def argument_secrets(cls, params):
-        found = super(SecretCopyModule, cls).argument_secrets(params)
-        target = params.get("target_kubeconfig") if isinstance(params, dict) else None
-        return found | (masking.kubeconfig_strings(target)[0] if isinstance(target, str) else set())
+    other_kubeconfigs = ("target_kubeconfig",)
 
     def run(self):
         copies = validate_copies(self.params["copies"])

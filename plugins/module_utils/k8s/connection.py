@@ -199,12 +199,22 @@ class KubeConnection(object):
 
     # Options whose every leaf Ansible masks (no_log) although only some are secret; see narrowed_strings.
     narrowed_options = ("kubeconfig",)
+    # Options with the kubeconfig of another cluster the module reaches (no_log, narrowed as its own kubeconfig).
+    other_kubeconfigs = ()
+
+    @classmethod
+    def kubeconfig_options(cls):
+        own = next((o for o, key in cls.kube_options.items() if key == "kubeconfig"), None)
+        return (own,) + tuple(cls.other_kubeconfigs)
 
     def narrowed_strings(self, params):
-        """(secret, public) strings of the narrowed options: a kubeconfig's credentials, and its names,
+        """(secret, public) strings of the narrowed options: each kubeconfig's credentials, and its names,
         servers and apiVersion."""
-        option = next((o for o, key in self.kube_options.items() if key == "kubeconfig"), None)
-        return masking.kubeconfig_strings(params.get(option))
+        secret, public = set(), set()
+        for option in self.kubeconfig_options():
+            credentials, names = masking.kubeconfig_strings(params.get(option))
+            secret, public = secret | credentials, public | names
+        return secret, public
 
     @classmethod
     def argument_secrets(cls, params):
@@ -213,12 +223,16 @@ class KubeConnection(object):
         A kubeconfig given as text is one no_log string to Ansible: its credentials are masked on their own
         too, wherever a part of it could appear.
         """
-        option = next((o for o, key in cls.kube_options.items() if key == "kubeconfig"), None)
-        value = params.get(option) if isinstance(params, dict) else None
-        return masking.kubeconfig_strings(value)[0] if isinstance(value, str) else set()
+        found = set()
+        for option in cls.kubeconfig_options():
+            value = params.get(option) if isinstance(params, dict) else None
+            if isinstance(value, str):
+                found |= masking.kubeconfig_strings(value)[0]
+        return found
 
     def unmaskable(self, params, spec):
         """The public strings to unmask: never one that a secret or another no_log option holds."""
         secret, public = self.narrowed_strings(params)
-        keep = masking.no_log_strings(spec, params, skip=self.narrowed_options) | self.argument_secrets(params)
+        skip = tuple(self.narrowed_options) + tuple(self.other_kubeconfigs)
+        keep = masking.no_log_strings(spec, params, skip=skip) | self.argument_secrets(params)
         return public - secret - keep
