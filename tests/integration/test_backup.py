@@ -107,7 +107,7 @@ def test_a_failed_backup_fails_the_run_naming_it(region):
                 data.get("failures") or {}, **{"Backup/%s/mariadb-t2" % TENANT: {"reason": "DumpFailed"}})))
             time.sleep(1)  # the stand-ins re-read the file when it changes
             rc, out, unused = _play(BACKUP, "-e", "backup_id=t2", "-e", json.dumps({
-                "cobaltcore_database_backup": settings, "backup_namespaces": ["openstack", TENANT]}))
+                "cobaltcore_database_backup": settings, "backup_keys": False, "backup_namespaces": ["openstack", TENANT]}))
         assert rc != 0
         message = task_result(out, "Back up each OpenStack cluster's database now")["msg"]
         assert "failed" in message and "%s/mariadb-t2" % TENANT in message and "JobFailed" in message, message
@@ -223,7 +223,7 @@ def test_an_ovn_backup_is_real_and_its_restore_brings_the_northbound_contents_ba
     nbctl("--may-exist", "ls-add", "probe-before-backup")
     backup_dir = shell_pods.volume_dir("ovn-system", {"nfs": {"server": "backups.lab.invalid", "path": "/ovn"}})
     try:
-        rc, out, unused = _play(BACKUP, "-e", json.dumps({"backup_id": OVN_ID, "backup_namespaces": []}))
+        rc, out, unused = _play(BACKUP, "-e", json.dumps({"backup_id": OVN_ID, "backup_namespaces": [], "backup_keys": False}))
         assert rc == 0, failures(out)
         taken = task_result(out, "Back up the OVN databases now")
         job = {"namespace": "ovn-system", "name": "ovn-backup-" + OVN_ID, "result": "created"}
@@ -234,7 +234,7 @@ def test_an_ovn_backup_is_real_and_its_restore_brings_the_northbound_contents_ba
             assert subprocess.run(["ovsdb-tool", "db-name", str(path)], capture_output=True, text=True,
                                   check=True).stdout.strip() == schema
         assert "probe-before-backup" in (backup_dir / OVN_ID / "nb.db").read_text()
-        rc, out, unused = _play(BACKUP, "-e", json.dumps({"backup_id": OVN_ID, "backup_namespaces": []}))
+        rc, out, unused = _play(BACKUP, "-e", json.dumps({"backup_id": OVN_ID, "backup_namespaces": [], "backup_keys": False}))
         assert rc == 0 and all(s["changed"] == 0 for s in out["stats"].values()), out["stats"]
         # After the backup: the switch goes, another comes.
         nbctl("ls-del", "probe-before-backup")

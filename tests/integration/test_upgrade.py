@@ -165,6 +165,13 @@ def test_a_failed_step_stops_the_move_and_the_next_run_resumes_it_in_order(regio
         ovn = get_object(REGION_HOST, "-n", "ovn-system", "job", "ovn-backup-pre-2026-1", missing_ok=False)
         assert ovn["status"].get("succeeded") == 1 and \
             ovn["status"]["completionTime"] <= release_written(REGION_NAMESPACE, "lab"), ovn["status"]
+        # And the Keystones' keys, whose credential keys decrypt the credentials in those databases.
+        keys = get_object("management-cluster", "-n", "cobaltcore-backups", "secret",
+                          "keys-%s-pre-2026-1" % REGION_HOST, missing_ok=False)
+        assert keys["metadata"]["labels"]["c5c3.io/backup-keys"] == "keystone"
+        assert "Secret %s/keystone-credential-keys" % TENANT_NAMESPACE in \
+            keys["metadata"]["annotations"]["c5c3.io/backup-contents"]
+        assert keys["metadata"]["creationTimestamp"] <= release_written(REGION_NAMESPACE, "lab")
     # The cause is gone: the phase's Job runs again, and the next run resumes at the identity step.
     recorder = Recorder()
     recorder.start()
