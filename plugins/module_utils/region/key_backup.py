@@ -23,8 +23,8 @@ __metaclass__ = type
 
 import base64
 import json
-import re
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import key_rotation
 
@@ -42,9 +42,6 @@ TAKEN_ANNOTATION = "c5c3.io/backup-taken-at"
 ROOK_SECRET_TYPE = "kubernetes.io/rook"
 ROOK_CONFIGMAPS = ("rook-ceph-mon-endpoints",)
 MIN_PASSPHRASE = 16
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-# A label value has at most 63 characters; the backup id and the cluster name are label values.
-MAX_LABEL = 63
 
 
 def secret_name(cluster, backup_id):
@@ -63,7 +60,7 @@ def settings_problems(settings):
     if not isinstance(passphrase, str) or len(passphrase) < MIN_PASSPHRASE:
         problems.append(problem("settings.passphrase", "must be a string of at least %d characters (keep it in the "
                                 "inventory's vault: it alone opens the backups)" % MIN_PASSPHRASE))
-    if not isinstance(namespace, str) or not DNS_LABEL.match(namespace) or len(namespace) > MAX_LABEL:
+    if not kube_names.is_dns1123_label(namespace):
         problems.append(problem("settings.namespace", "%r is not a namespace name (a lowercase DNS-1123 label)"
                                 % (namespace,)))
     return problems
@@ -72,9 +69,10 @@ def settings_problems(settings):
 def name_problems(cluster, backup_id):
     problems = []
     for field, value in (("cluster", cluster), ("backup_id", backup_id)):
-        if not isinstance(value, str) or not DNS_LABEL.match(value) or len(value) > MAX_LABEL:
+        # The backup id and the cluster name are label values too: at most 63 characters, as a DNS-1123 label.
+        if not kube_names.is_dns1123_label(value):
             problems.append(problem(field, "%r is not a lowercase DNS-1123 label of at most %d characters (it names "
-                                    "the backup's Secret and labels it)" % (value, MAX_LABEL)))
+                                    "the backup's Secret and labels it)" % (value, kube_names.DNS1123_LABEL_MAX)))
     return problems
 
 
