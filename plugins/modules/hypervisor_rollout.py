@@ -76,8 +76,7 @@ requests:
   type: dict
 """
 
-import time
-
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.conditions import condition
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
@@ -156,7 +155,7 @@ class HypervisorRolloutModule(KubeModule):
         self.apply(at(None), version, "enter")
         found = self.wait(batch, version, "evicted", lambda hv: rollout.stage(hv, version) in (
             rollout.EVICTED, rollout.UPDATING, rollout.UPDATED))
-        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        since = timestamps.format_datetime()
         self.apply(at(rollout.EVICTED), version, "update")
         self.wait(batch, version, "running %s" % version, lambda hv: rollout.os_version(hv) == version, since)
         self.apply(batch, version, "leave")

@@ -152,13 +152,11 @@ requests:
 """
 
 import base64
-import datetime
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import vault_format
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps, vault_format
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import connection
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import Applier
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import OPERATOR_WAIT_SPEC, KubeModule
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.wait import WaitError
@@ -166,10 +164,6 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import c
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import key_backup
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import key_rotation
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.naming import ROOK_NAMESPACE
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class KeyBackupModule(KubeModule):
@@ -208,13 +202,11 @@ class KeyBackupModule(KubeModule):
             raise InputError(problems)
         # The cluster's own API first: a connection that does not work fails before the store is read.
         self.secrets = self.client.resource("v1", "Secret")
-        self.store = connection.KubeClient({"kubeconfig": params["store_kubeconfig"],
-                                            "context": params["store_context"]})
         self.namespace = params["settings"]["namespace"]
         self.results["backup"] = "%s/%s" % (self.namespace,
                                             key_backup.secret_name(params["cluster"], params["backup_id"]))
         self.results["restored"] = []
-        try:
+        with self.other_client(params["store_kubeconfig"], params["store_context"]) as self.store:
             stored = self.store.get(self.store.resource("v1", "Secret"),
                                     key_backup.secret_name(params["cluster"], params["backup_id"]),
                                     self.namespace)
@@ -225,9 +217,6 @@ class KeyBackupModule(KubeModule):
                 self.backup(stored)
             else:
                 self.restore(stored)
-        finally:
-            for verb, count in self.store.requests.items():
-                self.client.requests[verb] = self.client.requests.get(verb, 0) + count
 
     # The backup.
 
@@ -237,7 +226,7 @@ class KeyBackupModule(KubeModule):
             self.results["result"] = "unchanged"
             return
         objects = self.keystone_objects() if params["keys"] == "keystone" else self.ceph_objects()
-        taken = _now()
+        taken = timestamps.format_datetime()
         self.results["contents"] = key_backup.contents_line(objects)
         if self.check_mode:
             vaulttext = b""
@@ -338,7 +327,7 @@ class KeyBackupModule(KubeModule):
         self.results["changed"] = bool(plan)
         if self.check_mode or not plan:
             return
-        started = _now()
+        started = timestamps.format_datetime()
         for unused, unused2, staging_name, data in plan:
             self.client.request("PATCH", self.secrets.path(namespace, staging_name),
                                 body=key_backup.staging_patch(data, started),

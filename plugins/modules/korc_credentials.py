@@ -184,10 +184,10 @@ except ImportError:  # pragma: no cover - PyYAML comes with Ansible
     yaml = None
 
 import binascii
-import calendar
 import os
 import time
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone.catalog import cloud
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.secret_data import decoded
@@ -209,14 +209,7 @@ def credential_version(secret):
 
 def held_for(live, now):
     """Seconds since this collection last wrote the Secret (managedFields), 0 when unknown."""
-    times = [entry.get("time") for entry in (live or {}).get("metadata", {}).get("managedFields") or []
-             if entry.get("manager") == FIELD_MANAGER and entry.get("time")]
-    if not times:
-        return 0
-    try:
-        return now - calendar.timegm(time.strptime(max(times), "%Y-%m-%dT%H:%M:%SZ"))
-    except ValueError:
-        return 0
+    return timestamps.seconds_since(timestamps.last_write(live, manager=FIELD_MANAGER), now) or 0
 
 
 def clouds_yaml(cloud_name, auth_url, credential_id, secret, region, interface):

@@ -88,8 +88,8 @@ requests:
   type: dict
 """
 
-from datetime import datetime, timezone
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import timestamps
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
@@ -152,7 +152,7 @@ class OpenStackClusterClaimStatusModule(KubeModule):
             rtype = None
         live = dict(((item["metadata"]["namespace"], item["metadata"]["name"]), item)
                     for item in (self.client.list(rtype, self.params["namespace"]) if rtype else []))
-        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = timestamps.format_datetime()
         for entry in self.params["statuses"]:
             key = (entry["namespace"], entry["name"])
             result = {"namespace": entry["namespace"], "name": entry["name"]}

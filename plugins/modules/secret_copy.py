@@ -101,7 +101,6 @@ import base64
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.apply import Applier, summary
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import connection
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.module import KubeModule
 
 
@@ -177,15 +176,10 @@ class SecretCopyModule(KubeModule):
             "metadata": {"name": target[1], "namespace": target[0], "labels": dict(labels)},
             "data": dict((key, values[source][key]) for key in keys),
         } for source, target, keys, labels in ready]
-        target_client = connection.KubeClient(
-            {"kubeconfig": self.params["target_kubeconfig"], "context": self.params["target_context"]})
-        try:
+        with self.other_client(self.params["target_kubeconfig"], self.params["target_context"]) as target_client:
             applier = Applier(target_client, field_manager=self.params["field_manager"],
                               check_mode=self.check_mode, diff=self.diff, drift=bool(self.drift))
             results = self.record(applier.apply(manifests), via="target_kubeconfig") if manifests else []
-        finally:
-            for verb, count in target_client.requests.items():
-                self.client.requests[verb] = self.client.requests.get(verb, 0) + count
         by_target = dict(((r["namespace"], r["name"]), r["result"]) for r in results)
         self.results.update(
             results=[{"source": "%s/%s" % source, "target": "%s/%s" % target,

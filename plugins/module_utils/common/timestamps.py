@@ -33,6 +33,13 @@ def parse_datetime(text):
     return moment if moment.tzinfo is not None else None
 
 
+def format_datetime(moment=None):
+    """An RFC 3339 time in UTC to the second, as the API server writes Time fields (2026-11-26T12:00:00Z); now
+    when no moment (an aware datetime) is given."""
+    moment = datetime.datetime.now(datetime.timezone.utc) if moment is None else moment
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def parse_timestamp(text):
     """Seconds since the epoch of an RFC 3339 timestamp; None if not one."""
     moment = parse_datetime(text)

@@ -14,6 +14,7 @@ validate_certs, ca_cert, client_cert, client_key, api_timeout, ...) never reach 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import contextlib
 import copy
 import json
 import os
@@ -176,6 +177,17 @@ class KubeConnection(object):
             if error.status == 409:
                 return None
             raise
+
+    @contextlib.contextmanager
+    def other_client(self, kubeconfig, context=None):
+        """A client of another cluster (a kubeconfig option of other_kubeconfigs); its requests count in this call's
+        `requests`."""
+        other = KubeClient({"kubeconfig": kubeconfig, "context": context})
+        try:
+            yield other
+        finally:
+            for verb, count in other.requests.items():
+                self.client.requests[verb] = self.client.requests.get(verb, 0) + count
 
     def _with_requests(self, result):
         """The result as the module exits with it (its last step: the drift is written here too)."""
