@@ -9,38 +9,39 @@ Each filter's documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import claim_status
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import decommission
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import endpoints
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import flux
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import naming
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ovn
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import scale_in
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.claims import (
-    claim_name_problems, claims_named, load_claim_files, validate_claims)
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.composition import (
-    compose_openstack_cluster, region_control_plane)
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.run_summary import changed_objects
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region, public_url_template_of
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.network_plan import build_plan
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.size_presets import size_preset
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import tenants
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
+from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.lazy_import import lazy_module
+
+ceph = lazy_module("region.ceph")
+ceph_cluster = lazy_module("region.ceph_cluster")
+claim_status = lazy_module("region.claim_status")
+region_claims = lazy_module("region.claims")
+composition = lazy_module("region.composition")
+decommission = lazy_module("region.decommission")
+endpoints = lazy_module("region.endpoints")
+model = lazy_module("region.model")
+naming = lazy_module("region.naming")
+network_plan = lazy_module("region.network_plan")
+ovn = lazy_module("region.ovn")
+run_summary = lazy_module("common.run_summary")
+scale_in = lazy_module("region.scale_in")
+size_presets = lazy_module("region.size_presets")
+tenants = lazy_module("region.tenants")
+flux = lazy_module("providers.flux")
+gardener = lazy_module("providers.gardener")
+ironcore = lazy_module("providers.ironcore")
 
 
 def validate_claims_filter(claims, region):
-    return validate_claims(claims, region)
+    return region_claims.validate_claims(claims, region)
 
 
 @fails_on_input_error("invalid OpenStackCluster claims, nothing composed")
 def compose_openstack_cluster_filter(claim, region, claims=None, public_url_template=None, ceph_client_version=0):
-    return compose_openstack_cluster(claim, region, claims=claims, public_url_template=public_url_template or None,
-                                     ceph_client_version=ceph_client_version)
+    return composition.compose_openstack_cluster(claim, region, claims=claims,
+                                                 public_url_template=public_url_template or None,
+                                                 ceph_client_version=ceph_client_version)
 
 
 @fails_on_input_error("invalid region")
@@ -50,7 +51,7 @@ def region_model_filter(region):
 
 @fails_on_input_error("invalid size")
 def size_preset_filter(size):
-    return size_preset(size)
+    return size_presets.size_preset(size)
 
 
 @fails_on_input_error("invalid Ceph pools")
@@ -72,7 +73,7 @@ def quota_bytes_filter(quota_gb):
 
 @fails_on_input_error("invalid tenant name")
 def tenant_names_filter(name):
-    problems = claim_name_problems(name, field="name")
+    problems = region_claims.claim_name_problems(name, field="name")
     if problems:
         raise InputError(problems)
     return naming.tenant_names(name)
@@ -82,13 +83,13 @@ def tenant_names_filter(name):
 def region_control_plane_filter(region, services=None, size="medium", public_url_template=None,
                                 key_rotation_interval=None):
     # Keystone's public endpoint: the given template, else an inventory-shaped region's own.
-    template = public_url_template or public_url_template_of(region)
-    return region_control_plane(_region(region), services, size, template, key_rotation_interval or None)
+    template = public_url_template or model.public_url_template_of(region)
+    return composition.region_control_plane(_region(region), services, size, template, key_rotation_interval or None)
 
 
 def tenant_claims_filter(directory, name=None):
-    claims = load_claim_files(directory)
-    return claims if name is None else claims_named(claims, name)
+    claims = region_claims.load_claim_files(directory)
+    return claims if name is None else region_claims.claims_named(claims, name)
 
 
 def claim_statuses_filter(claims, problems, region, generations=None, reports=None, ceph_ready=True,
@@ -135,7 +136,7 @@ def tenant_removal_filter(name, found):
 
 @fails_on_input_error("invalid network plan, nothing changed")
 def network_plan_filter(region, network=None):
-    return build_plan(_region(region), network)
+    return network_plan.build_plan(_region(region), network)
 
 
 @fails_on_input_error("invalid OVN Southbound address, nothing changed")
@@ -149,7 +150,7 @@ def cross_cluster_endpoints_filter(region, network=None, gardener=None):
 
 
 def _region(region):
-    return build_region(region).to_dict()
+    return model.build_region(region).to_dict()
 
 
 @fails_on_input_error("invalid region or Gardener settings, no Shoot composed")
@@ -188,7 +189,7 @@ def operator_releases_filter(operators, group_names, overrides=None, repositorie
 
 @fails_on_input_error("cannot count the changed objects")
 def changed_objects_filter(registered):
-    return changed_objects(registered)
+    return run_summary.changed_objects(registered)
 
 
 def _read_items(reads):

@@ -9,8 +9,13 @@ Each filter's documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.keystone import catalog, clusters, failures, recheck
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
+from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.lazy_import import lazy_module
+
+catalog = lazy_module("keystone.catalog")
+clusters = lazy_module("keystone.clusters")
+failures = lazy_module("keystone.failures")
+recheck = lazy_module("keystone.recheck")
 
 
 @fails_on_input_error("invalid Keystone bootstrap settings, nothing was changed")

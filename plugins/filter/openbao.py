@@ -9,8 +9,10 @@ Each filter's documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import openbao
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
+from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.lazy_import import lazy_module
+
+openbao = lazy_module("providers.openbao")
 
 
 @fails_on_input_error("invalid OpenBao settings of the K-ORC credentials, nothing was changed")

@@ -9,9 +9,11 @@ Its documentation is the YAML file of its name beside this one.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import region_needs
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import preflight
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.filter_errors import fails_on_input_error
+from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils.lazy_import import lazy_module
+
+region_needs = lazy_module("providers.region_needs")
+preflight = lazy_module("region.preflight")
 
 
 @fails_on_input_error("invalid preflight checks")

@@ -11,7 +11,6 @@ __metaclass__ = type
 import json
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible.module_utils.urls import open_url
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 
 # The collection of ComputerSystems: metal-operator reads it first when it discovers a BMC's servers.
@@ -33,6 +32,13 @@ def base_url(scheme, ip, port):
 def systems_url(scheme, ip, port):
     """The BMC's Redfish systems URL."""
     return base_url(scheme, ip, port) + SYSTEMS
+
+
+def open_url(url, **options):
+    """ansible.module_utils.urls.open_url, imported by the first request: with cryptography it costs ~0.1 s, which
+    the filters and modules that only build a BMC's URLs (ironcore) need not pay."""
+    from ansible.module_utils import urls
+    return urls.open_url(url, **options)
 
 
 def login_problem(url, username, password, validate_certs=True, timeout=TIMEOUT):

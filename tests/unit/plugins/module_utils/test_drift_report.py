@@ -10,7 +10,7 @@ import json
 import pytest
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
-from ansible_collections.c5c3.cobaltcore.plugins.filter.report import RUN_RECORDS
+from ansible_collections.c5c3.cobaltcore.plugins.filter.report import run_records
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report import drift
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.report import render_html, render_markdown
 from ansible_collections.c5c3.cobaltcore.plugins.plugin_utils import drift as recorder
@@ -65,7 +65,7 @@ def _managed():
 
 
 def test_the_report_merges_the_tasks_findings_per_cluster_and_object():
-    report = drift.compose("lab", _records(), _managed(), RUN_RECORDS)
+    report = drift.compose("lab", _records(), _managed(), run_records())
     clusters = dict((c["name"], c) for c in report["clusters"])
     assert sorted(clusters) == ["baremetal", "lab-control-plane", "st-pool-a"]
     cp = clusters["lab-control-plane"]
@@ -95,7 +95,7 @@ def test_a_region_as_declared_has_no_drift():
 
 
 def test_lines_markdown_and_the_region_reports_section_name_every_finding():
-    report = drift.compose("lab", _records(), _managed(), RUN_RECORDS)
+    report = drift.compose("lab", _records(), _managed(), run_records())
     lines = drift.report_lines(report)
     assert "lab-control-plane: ConfigMap openstack/a: data.replicas: declared 3, live 1" in lines
     assert "st-pool-a: HelmRelease flux-system/rook: spec.values.debug: set by kubectl-edit (live true), not declared" \
