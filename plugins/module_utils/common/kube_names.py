@@ -15,6 +15,8 @@ from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors impo
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
+# The label the Job controller puts on a Job's pods (Kubernetes 1.27 and later).
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 # The operators of a LabelSelector's matchExpressions.
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 

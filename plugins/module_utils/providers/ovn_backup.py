@@ -45,8 +45,6 @@ SCHEDULE = "schedule"
 SCHEDULED = "scheduled"
 CRON_JOB = "ovn-backup-" + SCHEDULED
 DEFAULT_KEEP = 7
-# The label the Job controller puts on a Job's pods (Kubernetes 1.27 and later).
-JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 _MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 
 _BACKUP_LINES = [
@@ -188,7 +186,7 @@ def cron_job_manifest(namespace, settings, endpoints):
     container = template["spec"]["containers"][0]
     container["command"] = ["/bin/sh", "-ec", SCRIPTS[SCHEDULED]]
     container["env"] = [{"name": "JOB_NAME", "valueFrom": {"fieldRef": {
-        "fieldPath": "metadata.labels['%s']" % JOB_NAME_LABEL}}}, {"name": "KEEP", "value": str(keep)}] + [
+        "fieldPath": "metadata.labels['%s']" % kube_names.JOB_NAME_LABEL}}}, {"name": "KEEP", "value": str(keep)}] + [
         e for e in container["env"] if e["name"] != "BACKUP_ID"]
     template["metadata"]["labels"] = dict(labels)
     return {"apiVersion": "batch/v1", "kind": "CronJob",

@@ -19,6 +19,7 @@ __metaclass__ = type
 
 import hashlib
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.kube_names import JOB_NAME_LABEL
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster, hypervisor_rollout, naming
 
 # maintenance.yml's field manager and reason, the same for a hypervisor and a storage Node.
@@ -29,7 +30,6 @@ OUT, IN, PURGE = "out", "in", "purge"
 # The exit codes of SCRIPT: refused before anything changed, and not done within the deadline.
 REFUSED, NOT_DONE = 3, 4
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
 # The Job's script. Actions: out (the host's OSDs out, refused when the pools would lose a failure domain they
 # need; waits until `ceph osd safe-to-destroy` says their data lives elsewhere and every PG is active+clean), in
