@@ -5,22 +5,26 @@
 
 region.preflight judges every cluster; this adds the vendors' part (providers.gardener,
 providers.ironcore), which region/ may not import. Pure Python.
+
+The preflight asks every cluster what to read (reads), and most clusters are neither the garden nor the IronCore
+cluster: the vendors' modules and the region model are imported only for those that are, as the filters import
+module_utils only when they call them (plugin_utils/lazy_import.py).
 """
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener, ironcore
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
 
 
 def reads(group_names, gardener_settings=None):
     """What cluster_info reads on a cluster for the preflight, by the inventory groups it is in."""
     found = []
     if "ironcore" in (group_names or []):
+        from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import ironcore
         found += [dict(read) for read in ironcore.PREFLIGHT_READS]
     if "gardener" in (group_names or []) and gardener_settings:
+        from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener
         found += gardener.preflight_reads(gardener_settings)
     return found
 
@@ -31,6 +35,8 @@ def _reads_of(cluster, kinds):
 
 def problems(values, cluster):
     """What the region needs from this cluster and it lacks: the garden's objects, IronCore's machines."""
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.providers import gardener, ironcore
+    from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region.model import build_region
     gardener.check_seed_strategy(values["seed_strategy"])
     found = []
     try:

@@ -61,3 +61,11 @@ def test_a_lazy_module_reads_through_to_the_module():
     assert "(imported)" in repr(naming)
     with pytest.raises(AttributeError):
         naming.no_such_name  # pylint: disable=pointless-statement
+
+
+def test_the_preflight_reads_of_a_cluster_import_only_its_vendors_modules():
+    reads = "from ansible_collections.c5c3.cobaltcore.plugins.filter import preflight as f\n" \
+            "f.FilterModule().filters()['preflight_reads'](%r, {})"
+    plain = imported_after(reads % (["hypervisor_pools", "shoots"],))
+    assert PREFIX + "providers.ironcore" not in plain and PREFIX + "providers.gardener" not in plain
+    assert PREFIX + "providers.ironcore" in imported_after(reads % (["ironcore"],))
