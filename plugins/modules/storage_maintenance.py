@@ -104,6 +104,7 @@ health:
 """
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError, problem
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.kube_names import JOB_NAME_LABEL
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.poll import poll
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.progress import offer
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import readiness
@@ -200,7 +201,7 @@ class StorageMaintenanceModule(KubeModule):
             why = "did not end within %ss" % (self.params["wait_timeout"] + 60)
         elif outcome == "failed":
             pods = self.client.list(self.client.resource("v1", "Pod"), namespace,
-                                    label_selector="%s=%s" % (maintenance.JOB_NAME_LABEL, name))
+                                    label_selector="%s=%s" % (JOB_NAME_LABEL, name))
             why = "(OSDs %s) failed: %s" % (action, maintenance.pod_message(pods) or "no termination message")
         elif outcome == "gone":
             why = "(OSDs %s) was deleted before it ended" % action

@@ -528,6 +528,9 @@ def empty_region():
     wait_until(lambda: get_object("baremetal", "namespace", CLAIMS_NAMESPACE) is None,
                60, "claims namespace gone")
     shutil.rmtree(PRIVATE, ignore_errors=True)
+    # A run lock an earlier run left held (one whose controller process was not ansible-playbook, so its own release
+    # did not match it) would read as the build's.
+    lab_kubectl("management-cluster", "-n", "kube-system", "delete", "lease", RUN_LOCK, "--ignore-not-found")
 
 
 def failures(out):

@@ -19,7 +19,6 @@ __metaclass__ = type
 
 import hashlib
 
-from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.kube_names import JOB_NAME_LABEL
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import ceph_cluster, hypervisor_rollout, naming
 
 # maintenance.yml's field manager and reason, the same for a hypervisor and a storage Node.

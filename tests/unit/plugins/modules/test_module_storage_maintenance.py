@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common import kube_names
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.region import storage_maintenance as maintenance
 from ansible_collections.c5c3.cobaltcore.plugins.modules import storage_maintenance
 
@@ -51,7 +52,7 @@ def end_jobs(kube, outcome, message=None):
                     seen.append(job)
                     name = job["metadata"]["name"]
                     kube.add({"apiVersion": "v1", "kind": "Pod", "metadata": {
-                        "name": name + "-x", "namespace": "rook-ceph", "labels": {maintenance.JOB_NAME_LABEL: name}},
+                        "name": name + "-x", "namespace": "rook-ceph", "labels": {kube_names.JOB_NAME_LABEL: name}},
                         "status": {"containerStatuses": [{"state": {"terminated": {"message": message or ""}}}]}})
                     kube.add(dict(job, status={"conditions": [{"type": outcome, "status": "True"}]}))
             time.sleep(0.05)
