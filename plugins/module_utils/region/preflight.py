@@ -102,7 +102,7 @@ def problems(checks, region_needs=None):
     it, so a missing one is no problem yet), cluster_info (the cluster_info result; it has
     `version` once the API server answered), min_version and max_version (major.minor,
     inclusive), api_groups_by_group and group_names (the host's inventory groups), check_keystone,
-    keystone (the openstack.cloud.auth result), keystone_cloud, keystone_clouds_yaml.
+    keystone (the keystone_token_check result), keystone_cloud, keystone_clouds_yaml.
     region_needs(values, cluster_info) judges those reads (providers.region_needs.problems: the vendors'
     knowledge lives there, above this package). InputError lists every malformed key.
     """
@@ -129,7 +129,7 @@ def problems(checks, region_needs=None):
         if region_needs is not None and values["region"] is not None:
             found.extend(region_needs(values, cluster))
     keystone = values["keystone"] or {}
-    if values["check_keystone"] and not keystone.get("auth_token"):
+    if values["check_keystone"] and not keystone.get("user_id"):
         found.append("Keystone: no token for cloud %s from %s: %s" % (
             values["keystone_cloud"], values["keystone_clouds_yaml"], keystone.get("msg", "no answer")))
     return found

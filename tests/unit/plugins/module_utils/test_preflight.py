@@ -32,7 +32,8 @@ def checks(**changes):
     values = {"kubeconfig": KUBECONFIG, "kubeconfig_exists": True, "kubeconfig_fetched_later": False,
               "cluster_info": cluster_info(), "min_version": "1.31", "max_version": "1.37",
               "api_groups_by_group": GROUPS, "group_names": ["control_plane"], "check_keystone": True,
-              "keystone": {"changed": False, "auth_token": "gAAAA-token"}, "keystone_cloud": "eu-de-1-admin",
+              "keystone": {"changed": False, "user_id": "u-1", "expires_at": "2026-12-07T06:00:00Z"},
+              "keystone_cloud": "eu-de-1-admin",
               "keystone_clouds_yaml": "/srv/region/.private/clouds.yaml"}
     values.update(changes)
     return values
@@ -114,7 +115,8 @@ def test_no_message_is_no_answer():
 
 def test_keystone_is_judged_only_when_it_was_asked():
     assert preflight.problems(checks(check_keystone=False, keystone=SKIPPED)) == []
-    assert preflight.problems(checks(keystone={"auth_token": ""}))[0].startswith("Keystone: no token for cloud")
+    found = preflight.problems(checks(keystone={"failed": True, "msg": "refused"}))
+    assert found == ["Keystone: no token for cloud eu-de-1-admin from /srv/region/.private/clouds.yaml: refused"]
 
 
 def test_the_api_groups_are_those_of_the_hosts_inventory_groups():
@@ -142,7 +144,7 @@ def test_the_server_version_is_empty_until_the_server_answered():
 def test_no_token_or_password_reaches_a_problem():
     info = cluster_info(version="v1.20.0")
     info["connection"] = {"host": "https://127.0.0.1:6443", "password": "basic-auth-password-0123"}
-    found = preflight.problems(checks(cluster_info=info, keystone={"auth_token": "", "msg": "refused"}))
+    found = preflight.problems(checks(cluster_info=info, keystone={"failed": True, "msg": "refused"}))
     assert len(found) == 2 and "basic-auth-password-0123" not in " ".join(found)
 
 

@@ -33,7 +33,8 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s import connection
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.k8s.client import KubeError, ResourceType, api_error
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
-    keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments, keystone_verify, korc_credentials)
+    keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments, keystone_token_check, keystone_verify,
+    korc_credentials)
 
 SECRET = "s3cr3t-Passw0rd-never-shown"
 SECRET_B64 = base64.b64encode(SECRET.encode()).decode()
@@ -47,6 +48,7 @@ KEYSTONE_MODULES = {
     keystone_endpoint_regions: {"region": "RegionOne", "endpoints": [
         {"service": "keystone", "type": "identity", "interface": "public", "url": "http://k/v3"}]},
     keystone_role_assignments: {"assignments": [{"user": "admin", "project": "admin", "roles": ["admin"]}]},
+    keystone_token_check: {},
     keystone_verify: {"namespace": "openstack", "region": "RegionOne", "services": [
         {"name": "keystone", "type": "identity", "public_url": "http://k/v3", "internal_url": "http://k/v3"}]},
     korc_credentials: {"namespace": "openstack"},

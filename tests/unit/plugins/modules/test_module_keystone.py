@@ -7,10 +7,11 @@ __metaclass__ = type
 import base64
 
 import yaml
+from openstack.config import loader as config_loader
 
 from ansible_collections.c5c3.cobaltcore.plugins.modules import (
-    keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments, keystone_verify,
-    korc_credentials)
+    keystone_bootstrap_check, keystone_endpoint_regions, keystone_role_assignments, keystone_token_check,
+    keystone_verify, korc_credentials)
 
 from module_harness import SECRET, assert_hidden, run_module
 from module_harness import keystone, kube  # noqa: F401  # pylint: disable=unused-import
@@ -70,6 +71,54 @@ def test_keystone_refusing_the_credentials_fails_at_once(keystone):
     assert result["failed"] and "refused the credentials (HTTP 401)" in result["msg"], result["msg"]
     assert [r for r in keystone.state.requests if r[1] == "/v3/auth/tokens"].__len__() == 1
     assert_hidden(text, "wrong-password-1")
+
+
+# -- keystone_token_check ----------------------------------------------------------
+
+def clouds_yaml(tmp_path, monkeypatch, server, password=SECRET):
+    """A clouds.yaml with the cloud lab-admin, found through OS_CLIENT_CONFIG_FILE as the preflight finds it."""
+    path = tmp_path / "clouds.yaml"
+    auth = dict(server.auth(password=password))
+    path.write_text(yaml.safe_dump({"clouds": {"lab-admin": {"auth": auth, "identity_api_version": 3}}}))
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(path))
+    # openstacksdk inserts the file into its module-level list of files: a copy keeps it out of later tests.
+    monkeypatch.setattr(config_loader, "CONFIG_FILES", list(config_loader.CONFIG_FILES))
+
+
+def test_token_check_reports_whom_the_token_is_for_and_never_the_token(keystone, tmp_path, monkeypatch):
+    keystone.bootstrap()
+    clouds_yaml(tmp_path, monkeypatch, keystone)
+    for check_mode in (True, False):
+        result, text = run_module(keystone_token_check.main, {"cloud": "lab-admin", "connect_retries": 2},
+                                  check_mode=check_mode)
+        state = keystone.state
+        assert not result.get("failed") and not result["changed"], result
+        assert result["auth_url"] == keystone.url
+        assert result["user_id"] == state.named("users", "admin")["id"]
+        assert result["project_id"] == state.named("projects", "admin")["id"]
+        assert result["expires_at"] == "2999-01-01T00:00:00Z"
+        assert keystone.httpd.tokens
+        assert_hidden(text, SECRET, *keystone.httpd.tokens)
+
+
+def test_token_check_refused_names_the_cloud_and_asks_once(keystone, tmp_path, monkeypatch):
+    keystone.bootstrap()
+    clouds_yaml(tmp_path, monkeypatch, keystone, password="wrong-password-1")
+    result, text = run_module(keystone_token_check.main, {"cloud": "lab-admin", "connect_retries": 2})
+    assert result["failed"] and result["msg"].startswith(
+        "Keystone at %s (cloud lab-admin) refused the credentials (HTTP 401)" % keystone.url), result["msg"]
+    assert len([r for r in keystone.state.requests if r[1] == "/v3/auth/tokens"]) == 1
+    assert "user_id" not in result
+    assert_hidden(text, "wrong-password-1")
+
+
+def test_token_check_retries_an_unreachable_keystone_then_names_it(keystone):
+    url = keystone.url
+    keystone.stop()
+    result, _text = run_module(keystone_token_check.main, {"auth": keystone.auth(), "connect_retries": 2,
+                                                           "connect_retry_delay": 0.01})
+    assert result["failed"] and result["msg"].startswith("Keystone at %s is not reachable: authentication failed 2 times"
+                                                         % url), result["msg"]
 
 
 # -- keystone_endpoint_regions ----------------------------------------------------------
