@@ -21,12 +21,12 @@ class LazyModule(object):
     """Stands for a module_utils module; the first attribute read imports it."""
 
     def __init__(self, name):
-        self.__dict__["_name"] = PACKAGE + name
-        self.__dict__["_module"] = None
+        self._name = PACKAGE + name
+        self._module = None
 
-    def __getattr__(self, attribute):
+    def __getattr__(self, attribute):  # only for what the instance itself does not have
         if self._module is None:
-            self.__dict__["_module"] = importlib.import_module(self._name)
+            self._module = importlib.import_module(self._name)
         return getattr(self._module, attribute)
 
     def __repr__(self):

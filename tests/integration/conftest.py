@@ -599,6 +599,10 @@ def finish_verbose(proc):
     return proc.returncode, out, stdout + stderr
 
 
+# A line ansible-core shows only from -vvv on (InventoryManager: "Parsed <source> inventory source with <plugin> plugin").
+VVV_LINE = " inventory source with "
+
+
 def run_verbose(playbook, *args, inventory=None):
     """ansible-playbook -vvv with the JSON callback: (rc, parsed JSON, whole stdout + stderr)."""
     return finish_verbose(start_verbose(playbook, *args, inventory=inventory))

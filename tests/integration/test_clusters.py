@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import (CLAIMS_NAMESPACE as CLAIMS, PRIVATE, PROJECT_NAMESPACE, REPO, ansible_env,
+from conftest import (CLAIMS_NAMESPACE as CLAIMS, PRIVATE, PROJECT_NAMESPACE, REPO, VVV_LINE, ansible_env,
                       failures, get_object, kubeconfig_secrets, kubectl, lab_kubectl, objects, run_playbook,
                       task_results, writes)
 from regionlab import config
@@ -156,7 +156,7 @@ def inventory_secrets():
 def test_a_vvv_run_shows_no_bmc_password_or_kubeconfig(region):
     password = (config.STATE / "secrets" / "bmc-lab-rack-1").read_text().strip()
     # The build from an empty region (-vvv) registered the BMCs with it.
-    assert "ESTABLISH LOCAL CONNECTION" in region.first.text
+    assert VVV_LINE in region.first.text
     assert password not in region.first.text
     assert base64.b64encode(password.encode()).decode() not in region.first.text
     # And read the inventory's other secrets: the admin cloud (preflight) and every cluster's kubeconfig.
