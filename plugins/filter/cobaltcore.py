@@ -211,7 +211,9 @@ def decommission_users_filter(reads, pool, claims=None, region=None):
 
 def decommission_release_filter(read, inventory_bmcs):
     claims, servers, bmcs = [(entry.get("items") or []) for entry in read["objects"]]
-    return decommission.release_plan(claims, servers, bmcs, [b["name"] for b in inventory_bmcs or []])
+    plan = decommission.release_plan(claims, servers, bmcs, [b["name"] for b in inventory_bmcs or []])
+    plan["servers_released"] = ironcore.servers_released_wait(plan["servers"], plan["claims"])
+    return plan
 
 
 def scale_in_problems_filter(pool, groups, settings, claim_reads=None, claims=None):

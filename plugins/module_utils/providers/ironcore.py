@@ -572,6 +572,18 @@ def surplus_claims(pool, workers, claims):
     return result
 
 
+def servers_released_wait(servers, claims):
+    """The wait module's resources and expression for these Servers (names) released from these ServerClaims
+    (references with metadata.name and metadata.namespace). Once a claim is gone, handleReservedState
+    (server_controller.go) releases its Server only after the BMC confirmed it off: reclaim policy Recycle clears
+    spec.serverClaimRef, Retain keeps the reference and sets status.state Released. A Server another claim took since
+    counts as released from these."""
+    held = ", ".join("'%s/%s'" % (c["metadata"].get("namespace", ""), c["metadata"]["name"]) for c in claims)
+    return {"resources": [{"api_version": API_VERSION, "kind": "Server", "name": name} for name in servers],
+            "expression": "spec.serverClaimRef == null || status.state == 'Released' || "
+                          "!contains([%s], join('/', [spec.serverClaimRef.namespace, spec.serverClaimRef.name]))" % held}
+
+
 def claim_nodes(claims, nodes):
     """The names of the Nodes on the claims' servers (surplus_claims' entries), in the claims' order; a claim whose
     Node is gone has none."""

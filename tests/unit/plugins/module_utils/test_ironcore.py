@@ -7,6 +7,7 @@ __metaclass__ = type
 import base64
 import json
 
+import jmespath
 import pytest
 
 from ansible_collections.c5c3.cobaltcore.plugins.module_utils.common.errors import InputError
@@ -400,3 +401,18 @@ def test_a_reservation_for_a_claim_bound_to_another_server_is_stale():
 def test_an_inventory_bmcs_redfish_address_is_http_unless_it_names_a_scheme():
     assert ironcore.bmc_url({"ip": "10.0.0.1"}) == "http://10.0.0.1:80"
     assert ironcore.bmc_url({"ip": "fd00::1", "scheme": "https", "port": 8443}) == "https://[fd00::1]:8443"
+
+
+def test_a_server_counts_as_released_once_metal_operator_let_go_of_the_claim():
+    claims = [{"apiVersion": ironcore.API_VERSION, "kind": "ServerClaim",
+               "metadata": {"name": "hv-pool-x-0", "namespace": "cobaltcore-servers"}}]
+    wait = ironcore.servers_released_wait(["server-5"], claims)
+    assert wait["resources"] == [{"api_version": ironcore.API_VERSION, "kind": "Server", "name": "server-5"}]
+
+    def released(spec, state="Reserved"):
+        return bool(jmespath.search(wait["expression"], {"spec": spec, "status": {"state": state}}))
+    held = {"bmcRef": {"name": "bmc-5"}, "serverClaimRef": {"name": "hv-pool-x-0", "namespace": "cobaltcore-servers"}}
+    assert not released(held)  # the claim is gone, the BMC has not confirmed the server off yet
+    assert released({"bmcRef": {"name": "bmc-5"}}, "Available")  # Recycle: the reference cleared
+    assert released(held, "Released")  # Retain: the reference kept, the state Released
+    assert released(dict(held, serverClaimRef={"name": "hv-pool-y-0", "namespace": "cobaltcore-servers"}))
